@@ -1,0 +1,326 @@
+// tool_effects/conflict.hpp — pairwise conflicts between tools, at compile
+// time: `conflicts_v<A, B>`, `ConflictFree<A, B>`, `ParallelBatch<Tools...>`
+// and the N×N table `conflict_matrix_v<Tools...>`.
+//
+// The rule itself lives in access.hpp (`access_modes_conflict`,
+// `access_lists_conflict`). The matrix evaluates the same rule by resource
+// rather than by pair: each resource node gets one bitset of the tools that
+// touch it per mode, so building the table costs O(accesses × depth × N/64)
+// word operations instead of O(N² × accesses²) — linear template
+// instantiations, and within clang's default constexpr step limit for a few
+// hundred tools. See docs/benchmarks.md for the compile-time measurements.
+#ifndef TOOL_EFFECTS_CONFLICT_HPP
+#define TOOL_EFFECTS_CONFLICT_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <type_traits>
+#include <utility>
+
+#include <boost/mp11/list.hpp>
+
+#include <tool_effects/access.hpp>
+#include <tool_effects/resource.hpp>
+#include <tool_effects/side_effects.hpp>
+
+namespace tool_effects {
+
+/// Whether a call of `A` and a call of `B` may not run at the same time.
+/// `conflicts_v<T, T>` says whether two calls of `T` conflict.
+template <class A, class B>
+inline constexpr bool conflicts_v = conflicts(accesses_v<A>, accesses_v<B>);
+
+/// A call of `A` and a call of `B` may run at the same time.
+template <class A, class B>
+concept ConflictFree = !conflicts_v<A, B>;
+
+/// An N×N table: `m(i, j)` says whether call i and call j conflict; the
+/// diagonal says whether two calls of the same tool conflict. Rows are
+/// bitsets, so planners can combine them a word at a time.
+template <std::size_t N>
+class conflict_matrix {
+ public:
+  static constexpr std::size_t words_per_row = (N + 63) / 64;
+
+  /// Number of calls (rows and columns).
+  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
+
+  /// Whether call i and call j conflict. Symmetric.
+  [[nodiscard]] constexpr bool operator()(std::size_t i, std::size_t j) const noexcept {
+    return ((bits_[i * words_per_row + j / 64] >> (j % 64)) & 1u) != 0;
+  }
+
+  /// Row i as `words_per_row` bitset words (bit j = `(*this)(i, j)`).
+  [[nodiscard]] constexpr const std::uint64_t* row(std::size_t i) const noexcept {
+    return bits_.data() + i * words_per_row;
+  }
+
+  /// The first pair (i, j), i < j, in row-major order that conflicts.
+  [[nodiscard]] constexpr std::optional<std::array<std::size_t, 2>> first_conflict() const noexcept {
+    for (std::size_t i = 0; i < N; ++i)
+      for (std::size_t w = (i + 1) / 64; w < words_per_row; ++w) {
+        std::uint64_t bits = bits_[i * words_per_row + w];
+        if (w == (i + 1) / 64) bits &= ~std::uint64_t{0} << ((i + 1) % 64);
+        if (bits != 0) {
+          std::size_t j = w * 64;
+          while ((bits & 1u) == 0) bits >>= 1, ++j;
+          return std::array<std::size_t, 2>{i, j};
+        }
+      }
+    return std::nullopt;
+  }
+
+  /// Whether no two distinct calls conflict.
+  [[nodiscard]] constexpr bool conflict_free() const noexcept { return !first_conflict().has_value(); }
+
+  friend constexpr bool operator==(const conflict_matrix&, const conflict_matrix&) = default;
+
+  // Set bit (i, j) only; used by the builder.
+  constexpr void set(std::size_t i, std::size_t j) noexcept {
+    bits_[i * words_per_row + j / 64] |= std::uint64_t{1} << (j % 64);
+  }
+  constexpr std::uint64_t* mutable_row(std::size_t i) noexcept { return bits_.data() + i * words_per_row; }
+
+ private:
+  std::array<std::uint64_t, N * words_per_row> bits_{};
+};
+
+namespace detail {
+
+constexpr std::size_t pow2_at_least(std::size_t n) noexcept {
+  std::size_t p = 1;
+  while (p < n) p *= 2;
+  return p;
+}
+
+// Number of accesses of a list of tools.
+template <std::size_t N>
+constexpr std::size_t access_count(const std::array<access_list, N>& tools) noexcept {
+  std::size_t c = 0;
+  for (const auto& t : tools) c += t.size();
+  return c;
+}
+
+inline constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+// Open-addressing table from resource identity to a dense node index; holds
+// the resources that are accessed (not their unaccessed ancestors).
+template <std::size_t Cap>
+struct node_table {
+  std::array<const resource_info*, Cap> keys{};
+  std::array<std::size_t, Cap> index{};
+  std::array<const resource_info*, Cap / 2> nodes{};  // by dense index
+  std::size_t count = 0;
+
+  constexpr void insert(const resource_info* r) noexcept {
+    std::size_t h = static_cast<std::size_t>(r->hash) & (Cap - 1);
+    while (keys[h] != nullptr && keys[h] != r) h = (h + 1) & (Cap - 1);
+    if (keys[h] == nullptr) {
+      keys[h] = r;
+      index[h] = count;
+      nodes[count++] = r;
+    }
+  }
+  constexpr std::size_t find(const resource_info* r) const noexcept {
+    std::size_t h = static_cast<std::size_t>(r->hash) & (Cap - 1);
+    while (keys[h] != nullptr) {
+      if (keys[h] == r) return index[h];
+      h = (h + 1) & (Cap - 1);
+    }
+    return npos;
+  }
+};
+
+template <std::size_t Cap, std::size_t N>
+constexpr node_table<Cap> make_node_table(const std::array<access_list, N>& tools) noexcept {
+  node_table<Cap> t;
+  for (const auto& tool : tools)
+    for (const auto& a : tool) t.insert(a.resource);
+  return t;
+}
+
+inline constexpr std::array<access_mode, 3> all_access_modes{access_mode::read, access_mode::write,
+                                                             access_mode::append};
+
+// The matrix, by resource. T[m][r] = tools with a mode-m access to a node that
+// overlaps r (r's subtree, or a strict ancestor of r). Row i is the union,
+// over i's accesses (r, m), of T[m'][r] for every m' that conflicts with m.
+template <std::size_t N, std::size_t Cap, std::size_t U>
+constexpr conflict_matrix<N> build_conflict_matrix(const std::array<access_list, N>& tools,
+                                                   const node_table<Cap>& nodes) noexcept {
+  constexpr std::size_t W = conflict_matrix<N>::words_per_row;
+  conflict_matrix<N> m;
+  if constexpr (N > 0) {
+    // exact[mode][node] then, in place, subtree sets; anc[mode][node] = strict ancestors' exact sets.
+    std::array<std::uint64_t, 3 * U * W> exact{};
+    std::array<std::uint64_t, 3 * U * W> overlap{};
+    std::array<std::uint64_t, W> exclusive{};
+    auto at = [](auto& a, std::size_t mode, std::size_t node) { return a.begin() + (mode * U + node) * W; };
+
+    for (std::size_t i = 0; i < N; ++i) {
+      if (tools[i].exclusive) exclusive[i / 64] |= std::uint64_t{1} << (i % 64);
+      for (const auto& a : tools[i]) {
+        const auto node = nodes.find(a.resource);
+        at(exact, static_cast<std::size_t>(a.mode), node)[i / 64] |= std::uint64_t{1} << (i % 64);
+      }
+    }
+    // overlap[m][r] = exact sets of every node that is an ancestor-or-self of
+    // r, or a descendant of r.
+    for (std::size_t s = 0; s < U; ++s) {
+      for (const resource_info* r = nodes.nodes[s]; r != nullptr; r = r->parent) {
+        const auto a = nodes.find(r);
+        if (a == npos) continue;  // an ancestor nobody accesses
+        for (std::size_t mode = 0; mode < 3; ++mode) {
+          auto dst_up = at(overlap, mode, a);    // s is in a's subtree
+          auto src_s = at(exact, mode, s);
+          for (std::size_t w = 0; w < W; ++w) dst_up[w] |= src_s[w];
+          if (a != s) {  // a is a strict ancestor of s
+            auto dst_down = at(overlap, mode, s);
+            auto src_a = at(exact, mode, a);
+            for (std::size_t w = 0; w < W; ++w) dst_down[w] |= src_a[w];
+          }
+        }
+      }
+    }
+    for (std::size_t i = 0; i < N; ++i) {
+      auto row = m.mutable_row(i);
+      if (tools[i].exclusive) {
+        for (std::size_t j = 0; j < N; ++j) m.set(i, j);
+        continue;
+      }
+      for (std::size_t w = 0; w < W; ++w) row[w] |= exclusive[w];
+      for (const auto& a : tools[i]) {
+        const auto node = nodes.find(a.resource);
+        for (const auto other : all_access_modes) {
+          if (!access_modes_conflict(a.mode, other)) continue;
+          auto src = at(overlap, static_cast<std::size_t>(other), node);
+          for (std::size_t w = 0; w < W; ++w) row[w] |= src[w];
+        }
+      }
+    }
+  }
+  return m;
+}
+
+template <class... Tools>
+struct tool_access_table {
+  static constexpr std::array<access_list, sizeof...(Tools)> value{accesses_v<Tools>...};
+  static constexpr std::size_t cap = pow2_at_least(2 * access_count(value) + 2);
+  static constexpr node_table<cap> nodes = make_node_table<cap>(value);
+  static constexpr conflict_matrix<sizeof...(Tools)> matrix =
+      build_conflict_matrix<sizeof...(Tools), cap, nodes.count>(value, nodes);
+};
+
+}  // namespace detail
+
+/// The conflict table of a list of calls (a tool may be listed more than
+/// once). Built in O(accesses × depth × N/64) constexpr word operations.
+template <class... Tools>
+inline constexpr const conflict_matrix<sizeof...(Tools)>& conflict_matrix_v =
+    detail::tool_access_table<Tools...>::matrix;
+
+/// Names, in a compile error, the first conflicting pair of a batch and the
+/// resource they collide on (the deeper of the two overlapping resources;
+/// `everything` when one of them is exclusive).
+template <class First, class Second, class Resource, std::size_t FirstIndex, std::size_t SecondIndex>
+struct conflicting_pair {
+  static constexpr bool conflict_free = false;
+};
+/// The result of checking a batch that has no conflicting pair.
+struct no_conflicting_pair {
+  static constexpr bool conflict_free = true;
+};
+
+namespace detail {
+// The I-th type of a pack, in O(1) template depth (overload resolution on
+// an indexed base), without <boost/mp11/algorithm.hpp>.
+template <std::size_t I, class T>
+struct indexed_type {
+  using type = T;
+};
+template <class Seq, class... T>
+struct type_indexer;
+template <std::size_t... I, class... T>
+struct type_indexer<std::index_sequence<I...>, T...> : indexed_type<I, T>... {};
+template <std::size_t I, class T>
+indexed_type<I, T> select_type(const indexed_type<I, T>&);
+template <class List, std::size_t I>
+struct type_at_impl;
+template <template <class...> class L, class... T, std::size_t I>
+struct type_at_impl<L<T...>, I> {
+  using type = typename decltype(select_type<I>(type_indexer<std::index_sequence_for<T...>, T...>{}))::type;
+};
+template <class List, std::size_t I>
+using type_at = typename type_at_impl<List, I>::type;
+
+struct pair_witness {
+  std::size_t first_index = 0, second_index = 0;
+  bool from_first = true;     // the named resource is the first tool's access ...
+  std::size_t access = 0;     // ... at this index; npos: `everything`
+};
+
+template <std::size_t N>
+constexpr pair_witness witness(const std::array<access_list, N>& tools, std::size_t i, std::size_t j) noexcept {
+  pair_witness w{i, j, true, static_cast<std::size_t>(-1)};
+  if (tools[i].exclusive || tools[j].exclusive) return w;
+  for (std::size_t k = 0; k < tools[i].size(); ++k)
+    for (std::size_t l = 0; l < tools[j].size(); ++l)
+      if (accesses_conflict(tools[i][k], tools[j][l])) {
+        const bool first_deeper = tools[i][k].resource->depth >= tools[j][l].resource->depth;
+        w.from_first = first_deeper;
+        w.access = first_deeper ? k : l;
+        return w;
+      }
+  return w;
+}
+
+template <bool Conflict, class... Tools>
+struct first_conflict_impl {
+  using type = no_conflicting_pair;
+};
+template <class... Tools>
+struct first_conflict_impl<true, Tools...> {
+  using table = tool_access_table<Tools...>;
+  static constexpr auto pair = *table::matrix.first_conflict();
+  static constexpr pair_witness w = witness(table::value, pair[0], pair[1]);
+  using list = boost::mp11::mp_list<Tools...>;
+  using first = detail::type_at<list, w.first_index>;
+  using second = detail::type_at<list, w.second_index>;
+  template <class T>
+  using resources_of = typename resources_of<side_effects_of_t<T>>::type;
+  template <bool Everything, class = void>
+  struct resource_type {
+    using type = everything;
+  };
+  template <class V>
+  struct resource_type<false, V> {
+    using type = detail::type_at<resources_of<std::conditional_t<w.from_first, first, second>>, w.access>;
+  };
+  using type = conflicting_pair<first, second,
+                                typename resource_type<w.access == static_cast<std::size_t>(-1)>::type,
+                                w.first_index, w.second_index>;
+};
+}  // namespace detail
+
+/// `no_conflicting_pair` when every two calls of the list are conflict-free;
+/// otherwise `conflicting_pair<A, B, Resource, I, J>` for the first pair.
+template <class... Tools>
+using first_conflict_t =
+    typename detail::first_conflict_impl<!conflict_matrix_v<Tools...>.conflict_free(), Tools...>::type;
+
+namespace detail {
+template <class Result>
+concept NoConflictingPair = Result::conflict_free;
+}
+
+/// Every two calls of the list are conflict-free (a tool listed twice is
+/// checked against itself). On failure, the diagnostic shows
+/// `conflicting_pair<A, B, Resource, I, J>`.
+template <class... Tools>
+concept ParallelBatch = detail::NoConflictingPair<first_conflict_t<Tools...>>;
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_CONFLICT_HPP

@@ -1,0 +1,78 @@
+// tool_effects/rules.hpp — the unary safety rules, each one constexpr function
+// on `effect_set`. Concepts, traits, the planner, the retry gate and the
+// runtime registry all call these; no rule is stated anywhere else.
+//
+// They match the code (not the looser prose) of the reference Rust crate and
+// Python package `tool-side-effects-tag`. See docs/concepts.md. The strict
+// (throwing) class parser and stream output are in <tool_effects/text.hpp>.
+#ifndef TOOL_EFFECTS_RULES_HPP
+#define TOOL_EFFECTS_RULES_HPP
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include <tool_effects/effect.hpp>
+
+namespace tool_effects {
+
+/// Safe to run alongside any other call: reads, and neither writes nor
+/// destroys. The empty (unknown) set is not parallel-safe.
+constexpr bool is_parallel_safe(effect_set s) noexcept {
+  return s.contains(effect::read) && !s.contains(effect::write) && !s.contains(effect::destructive);
+}
+
+/// Safe to re-run after a transient error: never when empty (unknown) or
+/// destructive; otherwise when idempotent, or when it reads without writing.
+constexpr bool is_retry_safe(effect_set s) noexcept {
+  if (s.empty() || s.contains(effect::destructive)) return false;
+  return s.contains(effect::idempotent) || (s.contains(effect::read) && !s.contains(effect::write));
+}
+
+/// Removes or invalidates state: the set contains `destructive`.
+constexpr bool is_destructive(effect_set s) noexcept { return s.contains(effect::destructive); }
+
+/// The side-effect classes of the side-effect safety design note.
+enum class side_effect_class : std::uint8_t {
+  none,           ///< no external side effect: retry- and ledger-rollback-eligible
+  idempotent,     ///< external effects are safe to repeat
+  non_idempotent  ///< repeating may cause more effects; also every unknown
+};
+
+/// `none` if parallel-safe, else `idempotent` if retry-safe, else
+/// `non_idempotent`. The empty (unknown) set is `non_idempotent`.
+constexpr side_effect_class classify(effect_set s) noexcept {
+  if (is_parallel_safe(s)) return side_effect_class::none;
+  if (is_retry_safe(s)) return side_effect_class::idempotent;
+  return side_effect_class::non_idempotent;
+}
+
+/// Whether the class allows an automatic retry (`none` and `idempotent`).
+constexpr bool is_retry_eligible(side_effect_class c) noexcept { return c != side_effect_class::non_idempotent; }
+
+/// The stable slug: "none", "idempotent" or "non_idempotent".
+constexpr std::string_view to_string(side_effect_class c) noexcept {
+  switch (c) {
+    case side_effect_class::none: return "none";
+    case side_effect_class::idempotent: return "idempotent";
+    case side_effect_class::non_idempotent: return "non_idempotent";
+  }
+  return "non_idempotent";
+}
+
+/// The class whose slug is exactly `s`, or `std::nullopt`.
+constexpr std::optional<side_effect_class> try_parse_side_effect_class(std::string_view s) noexcept {
+  for (const auto c : {side_effect_class::none, side_effect_class::idempotent, side_effect_class::non_idempotent})
+    if (to_string(c) == s) return c;
+  return std::nullopt;
+}
+
+/// Lenient parse, as the design note requires ("MUST treat unknown
+/// side-effect class as non_idempotent"): an unknown slug is `non_idempotent`.
+constexpr side_effect_class parse_side_effect_class(std::string_view s) noexcept {
+  return try_parse_side_effect_class(s).value_or(side_effect_class::non_idempotent);
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_RULES_HPP
