@@ -1,0 +1,137 @@
+// tool_effects/failure.hpp — failure records: why recovery of a call was
+// blocked or gave up, as stable strings that survive process boundaries.
+//
+// The reasons are those recommended by the side-effect safety design note
+// (`unsafe_to_retry`, `non_idempotent_side_effect`,
+// `rollback_not_supported_for_side_effects`) plus two of this library
+// (`confirmation_denied`, `retries_exhausted`). See docs/recovery.md.
+#ifndef TOOL_EFFECTS_FAILURE_HPP
+#define TOOL_EFFECTS_FAILURE_HPP
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <optional>
+#include <ostream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <tool_effects/rules.hpp>
+#include <tool_effects/text.hpp>
+
+namespace tool_effects {
+
+/// Why a call failed with a failure record instead of (another) attempt.
+enum class failure_reason : std::uint8_t {
+  unsafe_to_retry,                          ///< a retry was wanted, but the call is not retry-safe
+  non_idempotent_side_effect,               ///< a repair was wanted, but the repaired attempt is non_idempotent
+  rollback_not_supported_for_side_effects,  ///< rollback asked for a call with external effects (ledger-only)
+  confirmation_denied,                      ///< a destructive call was not approved (denied, no approver, approver threw)
+  retries_exhausted                         ///< every allowed attempt failed with a transient error
+};
+
+/// Number of enumerators of `failure_reason`.
+inline constexpr std::size_t failure_reason_count = 5;
+
+/// The stable slug of `r` (the enumerator's name). Never changes between versions.
+constexpr std::string_view to_string(failure_reason r) noexcept {
+  constexpr std::array<std::string_view, failure_reason_count> slugs{
+      "unsafe_to_retry", "non_idempotent_side_effect", "rollback_not_supported_for_side_effects",
+      "confirmation_denied", "retries_exhausted"};
+  const auto i = static_cast<std::size_t>(r);
+  return i < failure_reason_count ? slugs[i] : std::string_view{};
+}
+
+/// The reason whose slug is exactly `s` (case-sensitive), or `std::nullopt`.
+constexpr std::optional<failure_reason> try_parse_failure_reason(std::string_view s) noexcept {
+  for (std::size_t i = 0; i < failure_reason_count; ++i)
+    if (to_string(static_cast<failure_reason>(i)) == s) return static_cast<failure_reason>(i);
+  return std::nullopt;
+}
+
+/// Strict parse: throws `parse_error` naming `s` (`unknown failure reason: "x"`).
+inline failure_reason parse_failure_reason(std::string_view s) {
+  if (const auto r = try_parse_failure_reason(s)) return *r;
+  throw parse_error("unknown failure reason", s);
+}
+
+inline std::ostream& operator<<(std::ostream& os, failure_reason r) { return os << to_string(r); }
+
+/// Whether a call of class `c` can be rolled back: only `none`, and only in
+/// the ledger. External effects (class `idempotent` or `non_idempotent`) are
+/// never undone by this library (design note: rollback is ledger-only).
+constexpr bool is_rollback_eligible(side_effect_class c) noexcept { return c == side_effect_class::none; }
+
+/// The reason a rollback of a call of class `c` is refused:
+/// `rollback_not_supported_for_side_effects` for every class but `none`,
+/// `std::nullopt` (a ledger-only rollback is fine) for `none`.
+constexpr std::optional<failure_reason> rollback_refusal(side_effect_class c) noexcept {
+  if (is_rollback_eligible(c)) return std::nullopt;
+  return failure_reason::rollback_not_supported_for_side_effects;
+}
+
+/// What is known about a failed call: which tool, how many times it was
+/// invoked (0 when it never ran), its side-effect class, why recovery stopped,
+/// and the last error (if any: `confirmation_denied` by a plain "deny" has none).
+struct failure_record {
+  std::string tool;
+  std::size_t attempts = 0;
+  side_effect_class effect_class = side_effect_class::non_idempotent;
+  failure_reason reason = failure_reason::unsafe_to_retry;
+  std::exception_ptr last_error;
+  std::string last_error_message;
+};
+
+/// One line for logs: `tool 'x' failed: reason=unsafe_to_retry class=non_idempotent attempts=1 error="boom"`.
+inline std::string to_string(const failure_record& r) {
+  std::string out = "tool '" + r.tool + "' failed: reason=" + std::string(to_string(r.reason)) +
+                    " class=" + std::string(to_string(r.effect_class)) + " attempts=" + std::to_string(r.attempts);
+  if (!r.last_error_message.empty() || r.last_error) out += " error=" + parse_error::quote(r.last_error_message);
+  return out;
+}
+
+inline std::ostream& operator<<(std::ostream& os, const failure_record& r) { return os << to_string(r); }
+
+namespace detail {
+// The message of an exception: what() for std::exception, a fixed text otherwise.
+inline std::string message_of(const std::exception_ptr& e) {
+  if (!e) return {};
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+}  // namespace detail
+
+/// Builds a record; `last_error_message` is taken from `error` (`what()`).
+inline failure_record make_failure_record(std::string tool, std::size_t attempts, side_effect_class c,
+                                          failure_reason reason, std::exception_ptr error = nullptr) {
+  failure_record r{std::move(tool), attempts, c, reason, std::move(error), {}};
+  r.last_error_message = detail::message_of(r.last_error);
+  return r;
+}
+
+/// The exception that delivers a failure record (e.g. inside the
+/// dispatcher's outcome<T>). `what()` is `to_string(record())`.
+class call_failure : public std::runtime_error {
+ public:
+  explicit call_failure(failure_record r) : std::runtime_error(to_string(r)), record_(std::move(r)) {}
+
+  /// The record: tool, attempts, class, reason and last error.
+  [[nodiscard]] const failure_record& record() const noexcept { return record_; }
+  /// Shorthand for `record().reason`.
+  [[nodiscard]] failure_reason reason() const noexcept { return record_.reason; }
+
+ private:
+  failure_record record_;
+};
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_FAILURE_HPP
