@@ -197,8 +197,8 @@ struct retry_policy {
   std::chrono::nanoseconds base_delay = std::chrono::milliseconds(100);
   std::chrono::nanoseconds max_delay = std::chrono::seconds(10);  ///< the cap
   jitter_mode jitter = jitter_mode::full;
-  transient_predicate is_transient;                      ///< empty: no error is transient
-  std::optional<std::uint64_t> seed;                     ///< fixed seed for deterministic jitter; none: random_device
+  transient_predicate is_transient{};                    ///< empty: no error is transient
+  std::optional<std::uint64_t> seed{};                   ///< fixed seed for deterministic jitter; none: random_device
 };
 
 /// Whether `policy` calls `e` transient. An empty predicate, a null error, or
@@ -362,16 +362,16 @@ inline std::uint64_t mix_seed(std::uint64_t seed, std::string_view key) noexcept
 /// policy (none: one attempt, errors propagate unchanged) and the approver of
 /// destructive calls (empty: every destructive call is denied).
 struct recovery_options {
-  std::optional<retry_policy> retry;
-  tool_effects::approver approver;
+  std::optional<retry_policy> retry{};
+  tool_effects::approver approver{};
 };
 
 /// Per-call settings: its name (for records and the approver), its
 /// idempotency key (empty: generated), and the explicit opt-in that lets a
 /// destructive, otherwise retry-safe call be retried.
 struct call_settings {
-  std::string name;
-  std::string idempotency_key;
+  std::string name{};
+  std::string idempotency_key{};
   bool allow_destructive_retry = false;
 };
 
