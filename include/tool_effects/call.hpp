@@ -1,0 +1,104 @@
+// tool_effects/call.hpp — `call(tool, args...)`: a tool bound to its
+// arguments, ready for the dispatcher (dispatch.hpp).
+//
+// Storage: the tool and every argument are stored BY VALUE, decayed (arrays
+// and functions become pointers, cv/ref dropped), like std::bind and
+// std::thread. Pass `std::ref(x)` / `std::cref(x)` to bind a reference: the
+// tool then receives `x&` (the wrapper is unwrapped). The bound arguments are
+// passed to the tool as lvalues, so the same call can be invoked again (a
+// retry sees the same arguments). `std::ref(tool)` binds the tool itself by
+// reference; its declaration is still found.
+#ifndef TOOL_EFFECTS_CALL_HPP
+#define TOOL_EFFECTS_CALL_HPP
+
+#include <functional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <tool_effects/side_effects.hpp>
+
+namespace tool_effects {
+
+namespace detail {
+template <class T>
+struct awaitable_traits {
+  static constexpr bool is_awaitable = false;
+  using value_type = T;
+};
+template <class T, class E>
+struct awaitable_traits<boost::asio::awaitable<T, E>> {
+  static constexpr bool is_awaitable = true;
+  using value_type = T;
+};
+
+template <class T>
+constexpr T& unwrap(T& v) noexcept {
+  return v;
+}
+template <class T>
+constexpr T& unwrap(std::reference_wrapper<T> v) noexcept {
+  return v.get();
+}
+}  // namespace detail
+
+/// A tool bound to its arguments. `tool_type` is the type whose declaration
+/// the dispatcher uses (`std::reference_wrapper` removed);
+/// `result_type` is what the call produces (`T` for a tool returning
+/// `boost::asio::awaitable<T>`, decayed otherwise); `is_awaitable` says
+/// whether the tool returns an awaitable (run as a coroutine, holding no
+/// thread while suspended).
+template <class Tool, class... Args>
+class bound_call {
+ public:
+  using tool_type = std::unwrap_reference_t<Tool>;
+  using invoke_result = std::invoke_result_t<tool_type&, std::unwrap_reference_t<Args>&...>;
+  static constexpr bool is_awaitable = detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::is_awaitable;
+  using result_type = std::remove_cvref_t<typename detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::value_type>;
+
+  template <class T, class... A>
+  constexpr explicit bound_call(T&& tool, A&&... args)
+      : tool_(std::forward<T>(tool)), args_(std::forward<A>(args)...) {}
+
+  /// Invokes the tool with the bound arguments (as lvalues). Returns what the
+  /// tool returns (an awaitable for coroutine tools).
+  decltype(auto) operator()() {
+    return std::apply([this](auto&... a) -> decltype(auto) { return detail::invoke(detail::unwrap(tool_), detail::unwrap(a)...); },
+                      args_);
+  }
+
+  /// The bound tool.
+  [[nodiscard]] tool_type& tool() noexcept { return detail::unwrap(tool_); }
+  /// The bound arguments.
+  [[nodiscard]] std::tuple<Args...>& args() noexcept { return args_; }
+
+ private:
+  Tool tool_;
+  std::tuple<Args...> args_;
+};
+
+namespace detail {
+template <class T>
+struct is_bound_call : std::false_type {};
+template <class Tool, class... Args>
+struct is_bound_call<bound_call<Tool, Args...>> : std::true_type {};
+}  // namespace detail
+
+/// A value made by `call(...)`.
+template <class T>
+concept BoundCall = detail::is_bound_call<std::remove_cvref_t<T>>::value;
+
+/// Binds `tool` to `args` (stored by value, decayed; `std::ref` for
+/// references). Any callable is accepted; an undeclared tool is unknown and
+/// the dispatcher runs it alone.
+template <class Tool, class... Args>
+  requires std::is_invocable_v<std::unwrap_ref_decay_t<Tool>&, std::unwrap_ref_decay_t<Args>&...>
+constexpr bound_call<std::decay_t<Tool>, std::decay_t<Args>...> call(Tool&& tool, Args&&... args) {
+  return bound_call<std::decay_t<Tool>, std::decay_t<Args>...>(std::forward<Tool>(tool), std::forward<Args>(args)...);
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_CALL_HPP

@@ -1,0 +1,153 @@
+// tool_effects/detail/engine.hpp — the dataflow engine shared by every
+// dispatch entry point (run_plan, run_parallel, async_run_plan, and the
+// runtime form over call descriptions).
+//
+// Input: n calls and their conflict rows (detail/plan_core.hpp layout). Each
+// call has a counter of the earlier calls it waits for; when a call ends,
+// the counters of its later conflicting calls are decremented and every
+// call that reaches zero is started. No wave barriers: a turn takes its
+// critical path. Concurrency limit: at most `max_concurrency` calls in
+// flight, the others queue in program order. Abort: once a call failed and
+// `abort_on_error` is set, calls not yet started end as "aborted".
+//
+// The derived class says how call i is started (`launch`), and reports its
+// end with `complete(i, failed)` exactly once.
+#ifndef TOOL_EFFECTS_DETAIL_ENGINE_HPP
+#define TOOL_EFFECTS_DETAIL_ENGINE_HPP
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <vector>
+
+#include <tool_effects/detail/plan_core.hpp>
+
+namespace tool_effects::detail {
+
+struct engine_config {
+  bool abort_on_error = false;
+  std::size_t max_concurrency = 0;  // 0: unlimited
+};
+
+class plan_engine {
+ public:
+  plan_engine(std::size_t n, std::size_t words, const std::uint64_t* rows, engine_config cfg)
+      : n_(n), words_(words), rows_(rows), cfg_(cfg), pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
+    for (std::size_t i = 0; i < n; ++i)
+      pending_[i].store(static_cast<std::uint32_t>(predecessor_count(row(i), i)), std::memory_order_relaxed);
+  }
+  plan_engine(const plan_engine&) = delete;
+  plan_engine& operator=(const plan_engine&) = delete;
+  virtual ~plan_engine() = default;
+
+  // Starts every call that waits for nobody (the others start as their
+  // predecessors complete). With no calls, finishes at once.
+  void start() {
+    if (n_ == 0) {
+      finish();
+      return;
+    }
+    for (std::size_t i = 0; i < n_; ++i)
+      if (pending_[i].load(std::memory_order_relaxed) == 0) admit(i);
+  }
+
+  // Runs every call in the caller's thread, in program order (which keeps
+  // every dependency): `run_inline_one(i)` must run call i to its end and
+  // call complete(i, failed).
+  void run_inline() {
+    inline_ = true;
+    for (std::size_t i = 0; i < n_; ++i) run_inline_one(i);
+    finish();
+  }
+
+  // Blocks until every call completed.
+  void wait() {
+    std::unique_lock lock(done_mutex_);
+    done_cv_.wait(lock, [this] { return done_; });
+  }
+
+  // Whether calls not yet started must be aborted (an earlier call failed
+  // and abort_on_error is set).
+  [[nodiscard]] bool abort_requested() const noexcept { return aborting_.load(std::memory_order_acquire); }
+
+  // Call i ended (ran, failed, or was aborted). Exactly once per call.
+  void complete(std::size_t i, bool failed) {
+    if (failed && cfg_.abort_on_error) aborting_.store(true, std::memory_order_release);
+    if (inline_) return;
+    for_each_successor(row(i), words_, i, [this](std::size_t j) {
+      if (pending_[j].fetch_sub(1, std::memory_order_acq_rel) == 1) admit(j);
+    });
+    if (cfg_.max_concurrency != 0) release_slot();
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
+  }
+
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+
+ protected:
+  // Start call i (post it, spawn it); it must end with complete(i, failed).
+  virtual void launch(std::size_t i) = 0;
+  // Run call i now, in this thread, to its end (inline mode).
+  virtual void run_inline_one(std::size_t i) = 0;
+  // Every call completed. Default: wake `wait()`.
+  virtual void finished() {
+    std::lock_guard lock(done_mutex_);
+    done_ = true;
+    done_cv_.notify_all();
+  }
+
+ private:
+  [[nodiscard]] const std::uint64_t* row(std::size_t i) const noexcept { return rows_ + i * words_; }
+
+  void finish() { finished(); }
+
+  void admit(std::size_t i) {
+    if (cfg_.max_concurrency != 0) {
+      std::unique_lock lock(slots_mutex_);
+      if (active_ >= cfg_.max_concurrency) {
+        ready_.push(i);
+        return;
+      }
+      ++active_;
+    }
+    launch(i);
+  }
+
+  void release_slot() {
+    std::size_t next;
+    {
+      std::lock_guard lock(slots_mutex_);
+      if (ready_.empty()) {
+        --active_;
+        return;
+      }
+      next = ready_.top();
+      ready_.pop();
+    }
+    launch(next);
+  }
+
+  std::size_t n_, words_;
+  const std::uint64_t* rows_;
+  engine_config cfg_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> pending_;
+  std::atomic<std::size_t> remaining_;
+  std::atomic<bool> aborting_{false};
+  bool inline_ = false;
+
+  std::mutex slots_mutex_;
+  std::size_t active_ = 0;
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready_;  // earliest call first
+
+  std::mutex done_mutex_;
+  std::condition_variable done_cv_;
+  bool done_ = false;
+};
+
+}  // namespace tool_effects::detail
+
+#endif  // TOOL_EFFECTS_DETAIL_ENGINE_HPP

@@ -1,0 +1,487 @@
+// tool_effects/dispatch.hpp — running a turn's calls on Boost.Asio, as fast
+// as their conflicts allow and never faster.
+//
+//   auto [a, b, c] = run_plan(pool, call(search, "q"), call(write_file, p, s), call(read_file, p));
+//
+// - `run_plan(executor, calls...)`: dataflow. Each call starts as soon as
+//   every EARLIER call it conflicts with has finished (plan.hpp); calls that
+//   do not conflict never wait for each other, so a turn takes its critical
+//   path.
+// - `run_parallel(executor, calls...)`: the same, for a batch that must be
+//   conflict-free: it requires `ParallelBatch<tools...>`, and a conflicting
+//   batch is a compile error naming `conflicting_pair<A, B, Resource, I, J>`.
+// - Both block until every call ended and return `std::tuple<outcome<R>...>`
+//   in submission order (outcome.hpp; `void` results allowed). One failing
+//   call never loses the others' results.
+// - Options, second argument: `run_options{.abort_on_error = true,
+//   .max_concurrency = 4}` (`dispatch_options<Extras...>` carries more
+//   policies by type, see below).
+// - `co_await async_run_plan(calls...)`: the awaitable form, inside an Asio
+//   coroutine; runs on the coroutine's executor and holds no thread while
+//   waiting. Tools returning `boost::asio::awaitable<T>` are spawned as
+//   coroutines (a timer wait holds no pool thread) in every form; sync and
+//   awaitable tools mix freely.
+// - `run_plan(executor, descriptions, tasks)`: the runtime, type-erased form
+//   for calls known only at runtime (the registry): one task per described
+//   call, `std::vector<outcome<R>>` back. Same engine.
+// - Executors: any Asio executor (thread_pool, io_context, strand, ...) or an
+//   execution context (its `get_executor()`), or `inline_executor{}`: every
+//   call runs in the caller's thread in program order (deterministic tests).
+//
+// Blocking forms block the calling thread: the executor must be run by other
+// threads (a thread_pool runs itself; run an io_context in another thread).
+// Calling a blocking form from a thread that runs the executor throws
+// std::logic_error (it could deadlock); use `async_run_plan` there.
+#ifndef TOOL_EFFECTS_DISPATCH_HPP
+#define TOOL_EFFECTS_DISPATCH_HPP
+
+#include <array>
+#include <cstddef>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <ranges>
+#include <string>
+#include <span>
+#include <stdexcept>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/execution.hpp>
+#include <boost/asio/execution_context.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/is_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <tool_effects/call.hpp>
+#include <tool_effects/call_description.hpp>
+#include <tool_effects/conflict.hpp>
+#include <tool_effects/detail/engine.hpp>
+#include <tool_effects/detail/type_name.hpp>
+#include <tool_effects/outcome.hpp>
+#include <tool_effects/plan.hpp>
+#include <tool_effects/side_effects.hpp>
+
+namespace tool_effects {
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
+
+/// Options of one dispatch. `abort_on_error`: after a call failed, calls not
+/// yet started are not run and their outcome is `aborted()`. Calls already
+/// running finish normally. `max_concurrency`: at most that many calls in
+/// flight (0: no limit); waiting calls start in program order.
+///
+/// `Extras...` are further policies carried BY TYPE (the retry policy and
+/// the destructive-call approver of the recovery layer plug in here), so a
+/// dispatcher can decide at compile time what is present: `has<X>`,
+/// `get<X>()`, and `with(x)` returns the options with `x` added.
+template <class... Extras>
+struct dispatch_options {
+  bool abort_on_error = false;
+  std::size_t max_concurrency = 0;
+  std::tuple<Extras...> extras{};
+
+  /// Whether an extra of type X is present.
+  template <class X>
+  static constexpr bool has = (std::is_same_v<X, Extras> || ...);
+
+  /// The extra of type X (present: `has<X>`).
+  template <class X>
+    requires(has<X>)
+  [[nodiscard]] const X& get() const noexcept {
+    return std::get<X>(extras);
+  }
+
+  /// These options plus `x` (type `std::decay_t<X>` must not be present yet).
+  template <class X>
+    requires(!has<std::decay_t<X>>)
+  [[nodiscard]] dispatch_options<Extras..., std::decay_t<X>> with(X&& x) const& {
+    return {abort_on_error, max_concurrency, std::tuple_cat(extras, std::make_tuple(std::forward<X>(x)))};
+  }
+};
+
+/// The plain options: `run_options{.abort_on_error = true, .max_concurrency = 2}`.
+using run_options = dispatch_options<>;
+
+namespace detail {
+template <class T>
+struct is_dispatch_options : std::false_type {};
+template <class... E>
+struct is_dispatch_options<dispatch_options<E...>> : std::true_type {};
+}  // namespace detail
+
+/// A `dispatch_options<...>`.
+template <class T>
+concept DispatchOptions = detail::is_dispatch_options<std::remove_cvref_t<T>>::value;
+
+// ---------------------------------------------------------------------------
+// Executors
+// ---------------------------------------------------------------------------
+
+/// Runs every call in the caller's thread, in program order (which respects
+/// every dependency of the plan): deterministic tests. Awaitable tools run
+/// to completion on a private io_context in the caller's thread.
+struct inline_executor {};
+
+/// An Asio executor (either model).
+template <class E>
+concept AsioExecutor = boost::asio::execution::is_executor<E>::value || boost::asio::is_executor<E>::value;
+
+/// What the dispatcher accepts: an Asio executor, an execution context with
+/// `get_executor()` (thread_pool, io_context), or `inline_executor`.
+template <class E>
+concept DispatchExecutor =
+    AsioExecutor<std::remove_cvref_t<E>> || std::is_same_v<std::remove_cvref_t<E>, inline_executor> ||
+    (std::is_base_of_v<boost::asio::execution_context, std::remove_cvref_t<E>> &&
+     requires(E& e) { e.get_executor(); });
+
+namespace detail {
+template <class E>
+auto to_executor(E& e) {
+  if constexpr (AsioExecutor<std::remove_cvref_t<E>> || std::is_same_v<std::remove_cvref_t<E>, inline_executor>)
+    return e;
+  else
+    return e.get_executor();
+}
+
+template <class Ex>
+void check_not_inside(const Ex& ex, std::string_view what) {
+  if constexpr (requires { ex.running_in_this_thread(); }) {
+    if (ex.running_in_this_thread())
+      throw std::logic_error(std::string("tool_effects::") + std::string(what) +
+                             ": blocking call from a thread that runs its executor (it could deadlock); "
+                             "use async_run_plan inside the executor");
+  }
+}
+
+// ---------------------------------------------------------------------------
+// THE execution of one call
+// ---------------------------------------------------------------------------
+
+/// What the dispatcher knows about the call being executed.
+struct call_info {
+  std::string_view name;  ///< tool type name (static) or description name (runtime)
+  effect_set effects;     ///< declared effects (empty: unknown)
+  std::size_t index;      ///< position in the turn
+};
+
+template <class R, class Aw, class Done>
+boost::asio::awaitable<void> await_into(Aw aw, Done done) {
+  outcome<R> o;
+  try {
+    if constexpr (std::is_void_v<R>) {
+      co_await std::move(aw);
+      o = outcome<R>::success();
+    } else {
+      o = outcome<R>::success(co_await std::move(aw));
+    }
+  } catch (...) {
+    o = outcome<R>::failure(std::current_exception());
+  }
+  done(std::move(o));
+}
+
+// THE one function through which every dispatched call runs (static and
+// runtime, sync and awaitable, pooled and inline). `fn()` invokes the call
+// (a `bound_call`, or a runtime task); `R` is its result type. Sync calls run
+// here, in the current thread; awaitable calls are spawned on `ex`. `done`
+// receives the call's outcome exactly once. The recovery layer (retry
+// policy, approver) wraps this function, keyed on `Options`' extras.
+template <class R, class Options, class Fn, class Executor, class Done>
+void execute_call(const Options& /*opts*/, Fn& fn, const call_info& /*info*/, const Executor& ex, Done&& done) {
+  using raw = decltype(fn());
+  if constexpr (awaitable_traits<std::remove_cvref_t<raw>>::is_awaitable) {
+    try {
+      boost::asio::co_spawn(ex, await_into<R>(fn(), std::forward<Done>(done)), boost::asio::detached);
+    } catch (...) {  // fn() threw before returning its awaitable
+      done(outcome<R>::failure(std::current_exception()));
+    }
+  } else {
+    outcome<R> o;
+    try {
+      if constexpr (std::is_void_v<R>) {
+        fn();
+        o = outcome<R>::success();
+      } else {
+        o = outcome<R>::success(fn());
+      }
+    } catch (...) {
+      o = outcome<R>::failure(std::current_exception());
+    }
+    done(std::move(o));
+  }
+}
+
+template <class Fn>
+inline constexpr bool returns_awaitable = awaitable_traits<std::remove_cvref_t<decltype(std::declval<Fn&>()())>>::is_awaitable;
+
+// Runs the call at `info.index` via execute_call, unless the engine is
+// aborting; `store(outcome)` keeps its outcome. With `inline_executor`,
+// awaitable calls run to their end on a private io_context, in this thread.
+template <class R, class Options, class Fn, class Executor, class Store>
+void run_one(plan_engine& engine, const Options& opts, Fn& fn, const call_info& info, const Executor& ex,
+             Store store) {
+  const std::size_t i = info.index;
+  if (engine.abort_requested()) {
+    store(outcome<R>::abort());
+    engine.complete(i, false);
+    return;
+  }
+  auto done = [&engine, store, i](outcome<R> o) mutable {
+    const bool failed = !o.has_value();
+    store(std::move(o));
+    engine.complete(i, failed);
+  };
+  if constexpr (returns_awaitable<Fn> && std::is_same_v<Executor, inline_executor>) {
+    boost::asio::io_context ctx;
+    execute_call<R>(opts, fn, info, ctx.get_executor(), std::move(done));
+    ctx.run();
+  } else {
+    execute_call<R>(opts, fn, info, ex, std::move(done));
+  }
+}
+
+// The engine for a static list of calls: conflict rows from the
+// compile-time matrix of the calls' tool types.
+template <class Executor, class Options, class Handler, class... Calls>
+class static_engine final : public plan_engine,
+                            public std::enable_shared_from_this<static_engine<Executor, Options, Handler, Calls...>> {
+ public:
+  using results_type = std::tuple<outcome<typename Calls::result_type>...>;
+  static constexpr std::size_t N = sizeof...(Calls);
+  static constexpr const auto& matrix = conflict_matrix_v<typename Calls::tool_type...>;
+
+  static_engine(const Executor& ex, const Options& opts, Handler handler, Calls&&... calls)
+      : plan_engine(N, matrix.words_per_row, matrix.row(0), {opts.abort_on_error, opts.max_concurrency}),
+        ex_(ex), opts_(opts), handler_(std::move(handler)), calls_(std::move(calls)...) {}
+
+  results_type take_results() { return std::move(results_); }
+
+ private:
+  template <std::size_t I>
+  void run() {
+    using call_t = std::tuple_element_t<I, std::tuple<Calls...>>;
+    using R = typename call_t::result_type;
+    const call_info info{type_name_v<typename call_t::tool_type>, side_effects_v<typename call_t::tool_type>, I};
+    run_one<R>(*this, opts_, std::get<I>(calls_), info, ex_,
+               [self = this->shared_from_this()](outcome<R> o) { std::get<I>(self->results_) = std::move(o); });
+  }
+  template <std::size_t I>
+  static void launch_at(static_engine& self) {
+    using call_t = std::tuple_element_t<I, std::tuple<Calls...>>;
+    if constexpr (call_t::is_awaitable) {
+      self.template run<I>();  // co_spawn posts the coroutine
+    } else {
+      boost::asio::post(self.ex_, [s = self.shared_from_this()] { s->template run<I>(); });
+    }
+  }
+  template <std::size_t I>
+  static void inline_at(static_engine& self) {
+    self.template run<I>();
+  }
+  using entry = void (*)(static_engine&);
+  template <std::size_t... I>
+  static constexpr std::array<entry, N> launch_table(std::index_sequence<I...>) {
+    return {&launch_at<I>...};
+  }
+  template <std::size_t... I>
+  static constexpr std::array<entry, N> inline_table(std::index_sequence<I...>) {
+    return {&inline_at<I>...};
+  }
+
+  void launch(std::size_t i) override {
+    if constexpr (!std::is_same_v<Executor, inline_executor>) {
+      static constexpr auto t = launch_table(std::index_sequence_for<Calls...>{});
+      t[i](*this);
+    } else {
+      (void)i;
+    }
+  }
+  void run_inline_one(std::size_t i) override {
+    static constexpr auto t = inline_table(std::index_sequence_for<Calls...>{});
+    t[i](*this);
+  }
+  void finished() override {
+    if constexpr (std::is_same_v<Handler, std::nullptr_t>) {
+      plan_engine::finished();
+    } else {
+      auto h = std::move(handler_);
+      auto results = std::move(results_);
+      boost::asio::post(ex_, [h = std::move(h), r = std::move(results)]() mutable { std::move(h)(std::move(r)); });
+    }
+  }
+
+  Executor ex_;
+  Options opts_;
+  Handler handler_;
+  std::tuple<Calls...> calls_;
+  results_type results_;
+};
+
+// The engine for calls known at runtime: conflict rows from a runtime plan.
+template <class R, class Executor, class Options, class Task>
+class runtime_engine final : public plan_engine,
+                             public std::enable_shared_from_this<runtime_engine<R, Executor, Options, Task>> {
+ public:
+  runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
+                 runtime_plan plan, std::span<Task> tasks)
+      : runtime_engine(ex, opts, calls, std::make_shared<runtime_plan>(std::move(plan)), tasks) {}
+
+  std::vector<outcome<R>> take_results() { return std::move(results_); }
+
+ private:
+  runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
+                 std::shared_ptr<runtime_plan> plan, std::span<Task> tasks)
+      : plan_engine(plan->size(), plan->words_per_row(), plan->size() ? plan->row(0) : nullptr,
+                    {opts.abort_on_error, opts.max_concurrency}),
+        plan_(std::move(plan)), ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
+
+  void run(std::size_t i) {
+    const call_info info{calls_[i].name, calls_[i].effects, i};
+    run_one<R>(*this, opts_, tasks_[i], info, ex_,
+               [self = this->shared_from_this(), i](outcome<R> o) { self->results_[i] = std::move(o); });
+  }
+  void launch(std::size_t i) override {
+    if constexpr (!std::is_same_v<Executor, inline_executor>) {
+      if constexpr (returns_awaitable<Task>) run(i);
+      else boost::asio::post(ex_, [s = this->shared_from_this(), i] { s->run(i); });
+    } else {
+      (void)i;
+    }
+  }
+  void run_inline_one(std::size_t i) override { run(i); }
+
+  std::shared_ptr<runtime_plan> plan_;
+  Executor ex_;
+  Options opts_;
+  std::span<const call_description> calls_;
+  std::span<Task> tasks_;
+  std::vector<outcome<R>> results_;
+};
+
+template <class Ex, class Options, class... Calls>
+auto run_static(const Ex& ex, const Options& opts, Calls&&... calls) {
+  using engine_t = static_engine<Ex, Options, std::nullptr_t, std::remove_cvref_t<Calls>...>;
+  if constexpr (!std::is_same_v<Ex, inline_executor>) check_not_inside(ex, "run_plan");
+  auto engine = std::make_shared<engine_t>(ex, opts, nullptr, std::forward<Calls>(calls)...);
+  if constexpr (std::is_same_v<Ex, inline_executor>) {
+    engine->run_inline();
+  } else {
+    engine->start();
+    engine->wait();
+  }
+  return engine->take_results();
+}
+}  // namespace detail
+
+// ---------------------------------------------------------------------------
+// Entry points
+// ---------------------------------------------------------------------------
+
+/// Runs `calls` on `executor` as their conflicts allow: each call starts as
+/// soon as every earlier call it conflicts with has finished. Blocks until
+/// all ended; returns their outcomes in submission order. Undeclared tools
+/// are unknown: they run alone (after every earlier call, before every later one).
+template <DispatchExecutor Executor, BoundCall... Calls>
+auto run_plan(Executor&& executor, Calls&&... calls) {
+  return detail::run_static(detail::to_executor(executor), run_options{}, std::forward<Calls>(calls)...);
+}
+
+/// `run_plan` with options (abort after an error, a concurrency limit, extras).
+template <DispatchExecutor Executor, DispatchOptions Options, BoundCall... Calls>
+auto run_plan(Executor&& executor, const Options& options, Calls&&... calls) {
+  return detail::run_static(detail::to_executor(executor), options, std::forward<Calls>(calls)...);
+}
+
+/// Runs a conflict-free batch: every call starts at once. A batch with a
+/// conflicting pair does not compile (the diagnostic names
+/// `conflicting_pair<A, B, Resource, I, J>`).
+template <DispatchExecutor Executor, BoundCall... Calls>
+  requires ParallelBatch<typename std::remove_cvref_t<Calls>::tool_type...>
+auto run_parallel(Executor&& executor, Calls&&... calls) {
+  return detail::run_static(detail::to_executor(executor), run_options{}, std::forward<Calls>(calls)...);
+}
+
+/// `run_parallel` with options.
+template <DispatchExecutor Executor, DispatchOptions Options, BoundCall... Calls>
+  requires ParallelBatch<typename std::remove_cvref_t<Calls>::tool_type...>
+auto run_parallel(Executor&& executor, const Options& options, Calls&&... calls) {
+  return detail::run_static(detail::to_executor(executor), options, std::forward<Calls>(calls)...);
+}
+
+/// The awaitable form of `run_plan`, for Asio coroutines:
+/// `auto [a, b] = co_await async_run_plan(call(f, 1), call(g));`. Runs on
+/// the awaiting coroutine's executor; resumes it there with the outcomes.
+template <DispatchOptions Options, BoundCall... Calls>
+boost::asio::awaitable<std::tuple<outcome<typename std::remove_cvref_t<Calls>::result_type>...>> async_run_plan(
+    const Options& options, Calls... calls) {
+  using results = std::tuple<outcome<typename std::remove_cvref_t<Calls>::result_type>...>;
+  auto ex = co_await boost::asio::this_coro::executor;
+  co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(results)>(
+      [&](auto handler) {
+        using engine_t = detail::static_engine<decltype(ex), Options, decltype(handler), Calls...>;
+        auto engine = std::make_shared<engine_t>(ex, options, std::move(handler), std::move(calls)...);
+        engine->start();
+      },
+      boost::asio::use_awaitable);
+}
+
+/// `async_run_plan` with default options.
+template <BoundCall... Calls>
+auto async_run_plan(Calls... calls) {
+  return async_run_plan(run_options{}, std::move(calls)...);
+}
+
+/// The runtime form: runs `tasks[i]` for the described call `calls[i]`
+/// (same sizes), planned with `plan_calls(calls)`, on the same engine as the
+/// static forms. `tasks` is a contiguous range (e.g. a
+/// `std::vector<std::function<R()>>`) of tasks invocable with no arguments
+/// that return `R` or `boost::asio::awaitable<R>`; tasks are invoked as
+/// lvalues. Both must outlive the call. Returns `std::vector<outcome<R>>`
+/// in the order of `calls`. Throws std::invalid_argument if the sizes differ.
+template <DispatchExecutor Executor, DispatchOptions Options, class Tasks>
+  requires std::ranges::contiguous_range<Tasks> && std::ranges::sized_range<Tasks> &&
+           std::is_invocable_v<std::ranges::range_value_t<Tasks>&>
+auto run_plan(Executor&& executor, const Options& options, std::span<const call_description> calls, Tasks&& tasks) {
+  using Task = std::remove_reference_t<std::ranges::range_reference_t<Tasks>>;
+  using raw = std::remove_cvref_t<std::invoke_result_t<Task&>>;
+  using R = std::remove_cvref_t<typename detail::awaitable_traits<raw>::value_type>;
+  const std::span<Task> task_span(std::ranges::data(tasks), std::ranges::size(tasks));
+  if (calls.size() != task_span.size())
+    throw std::invalid_argument("tool_effects::run_plan: " + std::to_string(calls.size()) + " call descriptions but " +
+                                std::to_string(task_span.size()) + " tasks");
+  auto ex = detail::to_executor(executor);
+  using engine_t = detail::runtime_engine<R, decltype(ex), Options, Task>;
+  if constexpr (!std::is_same_v<decltype(ex), inline_executor>) detail::check_not_inside(ex, "run_plan");
+  auto engine = std::make_shared<engine_t>(ex, options, calls, plan_calls(calls), task_span);
+  if constexpr (std::is_same_v<decltype(ex), inline_executor>) {
+    engine->run_inline();
+  } else {
+    engine->start();
+    engine->wait();
+  }
+  return engine->take_results();
+}
+
+/// The runtime form with default options.
+template <DispatchExecutor Executor, class Tasks>
+  requires std::ranges::contiguous_range<Tasks> && std::ranges::sized_range<Tasks> &&
+           std::is_invocable_v<std::ranges::range_value_t<Tasks>&>
+auto run_plan(Executor&& executor, std::span<const call_description> calls, Tasks&& tasks) {
+  return run_plan(std::forward<Executor>(executor), run_options{}, calls, std::forward<Tasks>(tasks));
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_DISPATCH_HPP

@@ -1,0 +1,398 @@
+// tool_effects/plan.hpp — conflict-aware plans: which earlier calls each
+// call of a turn waits for, and in which wave it can run.
+//
+// The model (docs/scheduling.md): calls are given in program order. Call i
+// waits for every EARLIER call it conflicts with (the rule of access.hpp),
+// and for nothing else. Its wave is 0 if it waits for nobody, else 1 + the
+// largest wave of the calls it waits for. The dispatcher does not use wave
+// barriers (a call starts as soon as its own predecessors finished), so
+// waves are a summary for people and for heterogeneous code; the dependency
+// relation is what runs.
+//
+// One planner, two front ends over the same function
+// (detail/plan_core.hpp, on bitset rows):
+//  - compile time: `plan_v<Tools...>`, `plan_waves<Tools...>()`,
+//    `dependencies_v<Tools...>`, `waves_c<Tools...>` (a Hana tuple of
+//    tuples of `hana::size_t` indices), all derived from
+//    `conflict_matrix_v<Tools...>`; O(N²/64) constexpr work, no per-pair
+//    instantiation;
+//  - runtime: `plan_calls(span<const call_description>)`, with resource
+//    paths interned once, or `plan_calls(matrix, types)` for calls of static
+//    tool types (the compile-time matrix, indexed per call).
+#ifndef TOOL_EFFECTS_PLAN_HPP
+#define TOOL_EFFECTS_PLAN_HPP
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <boost/hana/integral_constant.hpp>
+#include <boost/hana/tuple.hpp>
+
+#include <tool_effects/access.hpp>
+#include <tool_effects/call_description.hpp>
+#include <tool_effects/conflict.hpp>
+#include <tool_effects/detail/plan_core.hpp>
+
+namespace tool_effects {
+
+// ---------------------------------------------------------------------------
+// Compile-time plans
+// ---------------------------------------------------------------------------
+
+/// The "waits for" relation of N calls: bit (i, j) is set iff j < i and calls
+/// i and j conflict. Rows are bitsets (the layout of `conflict_matrix<N>`).
+template <std::size_t N>
+class dependency_matrix {
+ public:
+  static constexpr std::size_t words_per_row = (N + 63) / 64;
+
+  /// Number of calls.
+  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
+  /// Whether call i waits for call j (j < i and they conflict).
+  [[nodiscard]] constexpr bool operator()(std::size_t i, std::size_t j) const noexcept {
+    return ((bits_[i * words_per_row + j / 64] >> (j % 64)) & 1u) != 0;
+  }
+  /// Row i as `words_per_row` bitset words.
+  [[nodiscard]] constexpr const std::uint64_t* row(std::size_t i) const noexcept {
+    return bits_.data() + i * words_per_row;
+  }
+  /// How many earlier calls call i waits for.
+  [[nodiscard]] constexpr std::size_t count(std::size_t i) const noexcept {
+    return detail::predecessor_count(row(i), i);
+  }
+  friend constexpr bool operator==(const dependency_matrix&, const dependency_matrix&) = default;
+
+  // Builder: row i = the bits below i of conflict row `conflicts`.
+  constexpr void assign_row(std::size_t i, const std::uint64_t* conflicts) noexcept {
+    for (std::size_t w = 0; w < words_per_row; ++w)
+      bits_[i * words_per_row + w] = detail::bits_below(conflicts, w, i);
+  }
+
+ private:
+  std::array<std::uint64_t, N * words_per_row> bits_{};
+};
+
+/// A compile-time plan of N calls: each call's wave, the number of waves,
+/// the size of each wave, and the dependency relation.
+template <std::size_t N>
+struct static_plan {
+  std::array<std::size_t, N> waves{};        ///< wave of each call
+  std::size_t wave_count = 0;                ///< number of waves (0 iff N == 0)
+  std::array<std::size_t, N> wave_sizes{};   ///< calls per wave (first `wave_count` used)
+  dependency_matrix<N> waits_for{};          ///< which earlier calls each call waits for
+};
+
+namespace detail {
+template <std::size_t N>
+constexpr static_plan<N> make_static_plan(const conflict_matrix<N>& m) noexcept {
+  static_plan<N> p;
+  std::array<std::size_t, conflict_matrix<N>::words_per_row> blocks{};
+  p.wave_count = plan_waves_from_rows(N, [&](std::size_t i) { return m.row(i); }, p.waves, blocks);
+  for (std::size_t i = 0; i < N; ++i) {
+    ++p.wave_sizes[p.waves[i]];
+    p.waits_for.assign_row(i, m.row(i));
+  }
+  return p;
+}
+}  // namespace detail
+
+/// The plan of a list of calls of `Tools...` (in program order; a tool may
+/// repeat), derived from `conflict_matrix_v<Tools...>`.
+template <class... Tools>
+inline constexpr static_plan<sizeof...(Tools)> plan_v = detail::make_static_plan(conflict_matrix_v<Tools...>);
+
+/// Each call's wave: 0 if no earlier call conflicts with it, else 1 + the
+/// largest wave of the earlier calls it conflicts with.
+template <class... Tools>
+constexpr std::array<std::size_t, sizeof...(Tools)> plan_waves() noexcept {
+  return plan_v<Tools...>.waves;
+}
+
+/// Which earlier calls each call waits for: `dependencies_v<T...>(i, j)`.
+template <class... Tools>
+inline constexpr const dependency_matrix<sizeof...(Tools)>& dependencies_v = plan_v<Tools...>.waits_for;
+
+namespace detail {
+template <class... Tools>
+struct wave_tuple {
+  static constexpr const auto& plan = plan_v<Tools...>;
+  // The indices of wave W, in program order.
+  template <std::size_t W>
+  static constexpr auto indices = [] {
+    std::array<std::size_t, plan.wave_sizes[W]> out{};
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < sizeof...(Tools); ++i)
+      if (plan.waves[i] == W) out[k++] = i;
+    return out;
+  }();
+  template <std::size_t W, std::size_t... K>
+  static constexpr auto wave(std::index_sequence<K...>) {
+    return boost::hana::make_tuple(boost::hana::size_c<indices<W>[K]>...);
+  }
+  template <std::size_t... W>
+  static constexpr auto all(std::index_sequence<W...>) {
+    return boost::hana::make_tuple(wave<W>(std::make_index_sequence<plan.wave_sizes[W]>{})...);
+  }
+  static constexpr auto value = all(std::make_index_sequence<plan.wave_count>{});
+};
+}  // namespace detail
+
+/// The waves as a Boost.Hana tuple of tuples of `hana::size_t<i>` call
+/// indices, for heterogeneous code: `hana::for_each(waves_c<A, B, C>, ...)`.
+/// Wave k holds the calls of wave k in program order.
+template <class... Tools>
+inline constexpr auto waves_c = detail::wave_tuple<Tools...>::value;
+
+// ---------------------------------------------------------------------------
+// Runtime plans
+// ---------------------------------------------------------------------------
+
+/// The plan of calls known at runtime: their conflict rows, each call's
+/// wave, and the "waits for" relation (the earlier calls it conflicts with).
+class runtime_plan {
+ public:
+  /// An empty plan (no calls).
+  runtime_plan() = default;
+
+  /// Plans n calls from conflict rows (bit j of row i = calls i and j
+  /// conflict; `words_per_row(n)` words per row). The rows must be symmetric.
+  runtime_plan(std::size_t n, std::vector<std::uint64_t> rows) : n_(n), w_((n + 63) / 64), rows_(std::move(rows)) {
+    if (rows_.size() != n_ * w_) throw std::invalid_argument("tool_effects::runtime_plan: rows must hold n * ((n + 63) / 64) words");
+    waves_.assign(n_, 0);
+    std::vector<std::size_t> blocks(w_, 0);
+    wave_count_ = detail::plan_waves_from_rows(n_, [&](std::size_t i) { return row(i); }, waves_, blocks);
+  }
+
+  /// Number of words per row for n calls.
+  [[nodiscard]] static constexpr std::size_t words_per_row(std::size_t n) noexcept { return (n + 63) / 64; }
+  /// Number of calls.
+  [[nodiscard]] std::size_t size() const noexcept { return n_; }
+  /// Words per row.
+  [[nodiscard]] std::size_t words_per_row() const noexcept { return w_; }
+  /// Row i of the conflict relation.
+  [[nodiscard]] const std::uint64_t* row(std::size_t i) const noexcept { return rows_.data() + i * w_; }
+  /// Whether calls i and j conflict (symmetric).
+  [[nodiscard]] bool conflicts(std::size_t i, std::size_t j) const noexcept {
+    return ((row(i)[j / 64] >> (j % 64)) & 1u) != 0;
+  }
+  /// Whether call i waits for call j: j < i and they conflict.
+  [[nodiscard]] bool waits_for(std::size_t i, std::size_t j) const noexcept { return j < i && conflicts(i, j); }
+  /// The earlier calls call i waits for, in increasing order.
+  [[nodiscard]] std::vector<std::size_t> predecessors(std::size_t i) const {
+    std::vector<std::size_t> out;
+    detail::for_each_predecessor(row(i), i, [&](std::size_t j) { out.push_back(j); });
+    return out;
+  }
+  /// Wave of call i.
+  [[nodiscard]] std::size_t wave(std::size_t i) const noexcept { return waves_[i]; }
+  /// Every call's wave.
+  [[nodiscard]] const std::vector<std::size_t>& waves() const noexcept { return waves_; }
+  /// Number of waves (0 iff there are no calls).
+  [[nodiscard]] std::size_t wave_count() const noexcept { return wave_count_; }
+
+ private:
+  std::size_t n_ = 0, w_ = 0;
+  std::vector<std::uint64_t> rows_;
+  std::vector<std::size_t> waves_;
+  std::size_t wave_count_ = 0;
+};
+
+namespace detail {
+struct path_key_hash {
+  std::size_t operator()(const std::pair<std::uint32_t, std::string_view>& k) const noexcept {
+    return std::hash<std::string_view>{}(k.second) * 31u + k.first;
+  }
+};
+
+// Conflict rows of described calls, by resource (as `build_conflict_matrix`
+// does at compile time): each distinct resource path is interned once, and
+// each node gets a bitset of the calls that access it per mode. Row i is the
+// union, over i's accesses (r, m, target) and the modes m' that conflict with
+// m (`access_modes_conflict`), of the calls with a mode-m' access to a strict
+// ancestor of r, to a strict descendant of r, or to r itself with an
+// overlapping target (`accesses_overlap`: different targets of the same
+// resource do not overlap; no target holds the whole resource).
+// O(paths × depth + accesses × N/64) word operations.
+inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description> calls) {
+  const std::size_t n = calls.size(), W = (n + 63) / 64;
+  std::vector<std::uint64_t> rows(n * W, 0);
+  if (n == 0) return rows;
+
+  std::unordered_map<std::string_view, std::uint32_t> node_of;
+  std::vector<std::string_view> paths;
+  std::unordered_map<std::pair<std::uint32_t, std::string_view>, std::uint32_t, path_key_hash> slot_of;
+  struct interned {
+    std::uint32_t node, slot;  // slot: npos32 when untargeted
+    access_mode mode;
+  };
+  constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::vector<interned> acc;
+  std::vector<std::size_t> first(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    first[i] = acc.size();
+    if (calls[i].exclusive) continue;
+    for (const auto& a : calls[i].accesses) {
+      auto [it, fresh] = node_of.try_emplace(a.resource, static_cast<std::uint32_t>(paths.size()));
+      if (fresh) paths.push_back(a.resource);
+      std::uint32_t slot = none;
+      if (a.target) slot = slot_of.try_emplace({it->second, *a.target}, static_cast<std::uint32_t>(slot_of.size())).first->second;
+      acc.push_back({it->second, slot, a.mode});
+    }
+  }
+  first[n] = acc.size();
+  const std::size_t U = paths.size(), S = slot_of.size();
+
+  // Strict ancestors of each node among the accessed nodes: the prefixes of
+  // its path that end before a '/', and the root "" (see `paths_overlap`).
+  std::vector<std::vector<std::uint32_t>> ancestors(U);
+  for (std::size_t u = 0; u < U; ++u) {
+    const std::string_view p = paths[u];
+    if (p.empty()) continue;
+    if (auto it = node_of.find(std::string_view{}); it != node_of.end()) ancestors[u].push_back(it->second);
+    for (std::size_t k = 1; k < p.size(); ++k)
+      if (p[k] == '/')
+        if (auto it = node_of.find(p.substr(0, k)); it != node_of.end()) ancestors[u].push_back(it->second);
+  }
+
+  auto bits = [W](std::size_t count) { return std::vector<std::uint64_t>(3 * count * W, 0); };
+  std::vector<std::uint64_t> all = bits(U), untargeted = bits(U), by_slot = bits(S), up = bits(U), down = bits(U);
+  std::vector<std::uint64_t> exclusive(W, 0);
+  auto at = [W](std::vector<std::uint64_t>& v, std::size_t mode, std::size_t node, std::size_t count) {
+    return v.data() + (mode * count + node) * W;
+  };
+  auto set = [](std::uint64_t* row, std::size_t i) { row[i / 64] |= std::uint64_t{1} << (i % 64); };
+  auto merge = [W](std::uint64_t* dst, const std::uint64_t* src) {
+    for (std::size_t w = 0; w < W; ++w) dst[w] |= src[w];
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    if (calls[i].exclusive) set(exclusive.data(), i);
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
+      const auto m = static_cast<std::size_t>(acc[k].mode);
+      set(at(all, m, acc[k].node, U), i);
+      if (acc[k].slot == none) set(at(untargeted, m, acc[k].node, U), i);
+      else set(at(by_slot, m, acc[k].slot, S), i);
+    }
+  }
+  // up[m][u] = calls with a mode-m access to a strict ancestor of u;
+  // down[m][u] = ... to a strict descendant of u.
+  for (std::size_t u = 0; u < U; ++u)
+    for (const auto a : ancestors[u])
+      for (std::size_t m = 0; m < 3; ++m) {
+        merge(at(up, m, u, U), at(all, m, a, U));
+        merge(at(down, m, a, U), at(all, m, u, U));
+      }
+
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t* row = rows.data() + i * W;
+    if (calls[i].exclusive) {
+      for (std::size_t j = 0; j < n; ++j) set(row, j);
+      continue;
+    }
+    merge(row, exclusive.data());
+    for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
+      const auto& a = acc[k];
+      for (const auto other : all_access_modes) {
+        if (!access_modes_conflict(a.mode, other)) continue;
+        const auto m = static_cast<std::size_t>(other);
+        merge(row, at(up, m, a.node, U));
+        merge(row, at(down, m, a.node, U));
+        if (a.slot == none) {
+          merge(row, at(all, m, a.node, U));
+        } else {
+          merge(row, at(untargeted, m, a.node, U));
+          merge(row, at(by_slot, m, a.slot, S));
+        }
+      }
+    }
+  }
+  return rows;
+}
+}  // namespace detail
+
+/// Plans calls described at runtime (static tools via `describe<T>()`,
+/// dynamic ones via `describe_runtime`), with the conflict rule of
+/// `conflicts(call_description, call_description)`.
+inline runtime_plan plan_calls(std::span<const call_description> calls) {
+  return runtime_plan(calls.size(), detail::conflict_rows(calls));
+}
+
+/// Plans calls of static tool types: call i is a call of tool `types[i]`, an
+/// index into the tools of `matrix` (e.g. `conflict_matrix_v<Tools...>`).
+/// No resource work at runtime: each call copies its tool's precomputed row.
+/// Throws std::out_of_range naming the call whose tool index is too large.
+template <std::size_t K>
+runtime_plan plan_calls(const conflict_matrix<K>& matrix, std::span<const std::size_t> types) {
+  const std::size_t n = types.size(), W = runtime_plan::words_per_row(n);
+  for (std::size_t i = 0; i < n; ++i)
+    if (types[i] >= K)
+      throw std::out_of_range("tool_effects::plan_calls: call " + std::to_string(i) + " has tool index " +
+                              std::to_string(types[i]) + ", but there are only " + std::to_string(K) + " tools");
+  // calls_of[t] = calls of tool t; by_tool[t] = calls that conflict with a call of t.
+  std::vector<std::uint64_t> calls_of(K * W, 0), by_tool(K * W, 0), rows(n * W, 0);
+  for (std::size_t i = 0; i < n; ++i) calls_of[types[i] * W + i / 64] |= std::uint64_t{1} << (i % 64);
+  for (std::size_t t = 0; t < K; ++t)
+    for (std::size_t u = 0; u < K; ++u)
+      if (matrix(t, u))
+        for (std::size_t w = 0; w < W; ++w) by_tool[t * W + w] |= calls_of[u * W + w];
+  for (std::size_t i = 0; i < n; ++i) std::copy_n(by_tool.begin() + static_cast<std::ptrdiff_t>(types[i] * W), W, rows.begin() + static_cast<std::ptrdiff_t>(i * W));
+  return runtime_plan(n, std::move(rows));
+}
+
+/// Why two described calls conflict, for people: "exclusive: <name> has
+/// unknown effects", or the first conflicting pair of accesses as
+/// `<resource>[<target>]: <mode of a> / <mode of b>` (the root resource is
+/// shown as `*`). `std::nullopt` when they do not conflict.
+inline std::optional<std::string> conflict_reason(const call_description& a, const call_description& b) {
+  if (a.exclusive || b.exclusive)
+    return "exclusive: " + (a.exclusive ? a.name : b.name) + " has unknown effects";
+  for (const auto& x : a.accesses)
+    for (const auto& y : b.accesses)
+      if (access_modes_conflict(x.mode, y.mode) && accesses_overlap(x, y)) {
+        auto show = [](const runtime_access& r) {
+          std::string s = r.resource.empty() ? std::string("*") : r.resource;
+          if (r.target) s += "[" + *r.target + "]";
+          return s;
+        };
+        std::string s = show(x);
+        if (x.resource != y.resource || x.target != y.target) s += " ~ " + show(y);
+        return s + ": " + std::string(to_string(x.mode)) + " / " + std::string(to_string(y.mode));
+      }
+  return std::nullopt;
+}
+
+/// One dependency of a plan: call `to` waits for the earlier call `from`, because of `reason`.
+struct plan_edge {
+  std::size_t from = 0;
+  std::size_t to = 0;
+  std::string reason;
+};
+
+/// Every dependency of `plan` (made from `calls`) with its reason, ordered by
+/// `to`, then `from`: "which call waits for which, and why".
+inline std::vector<plan_edge> explain(std::span<const call_description> calls, const runtime_plan& plan) {
+  if (calls.size() != plan.size())
+    throw std::invalid_argument("tool_effects::explain: " + std::to_string(calls.size()) + " calls for a plan of " +
+                                std::to_string(plan.size()));
+  std::vector<plan_edge> out;
+  for (std::size_t i = 0; i < plan.size(); ++i)
+    detail::for_each_predecessor(plan.row(i), i, [&](std::size_t j) {
+      out.push_back({j, i, conflict_reason(calls[j], calls[i]).value_or("conflict")});
+    });
+  return out;
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_PLAN_HPP
