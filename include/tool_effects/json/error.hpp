@@ -159,6 +159,12 @@ inline std::string unknown_key_message(std::string_view key, std::initializer_li
   if (key.size() <= 64)
     for (const auto k : known)
       if (const auto d = edit_distance(key, k); d < best_d) best_d = d, best = k;
+  if (best.empty() && key.size() >= 3)  // a truncated or extended name: "target" for "target_arg"
+    for (const auto k : known)
+      if (k.substr(0, key.size()) == key || key.substr(0, k.size()) == k) {
+        best = k;
+        break;
+      }
   if (!best.empty()) msg += " (did you mean \"" + std::string(best) + "\"?)";
   else {
     msg += " (known:";
