@@ -1,0 +1,221 @@
+// Runtime plans (plan.hpp): conflict rows from call descriptions agree with the pairwise rule
+// `conflicts(call_description, call_description)`, waves follow the wave rule, the typed planner agrees with the
+// compile-time matrix, and every dependency comes with a reason.
+#include <cstddef>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include <tool_effects/plan.hpp>
+
+namespace te = tool_effects;
+using te::access_mode;
+
+namespace {
+struct db : te::resource<> {
+  static constexpr std::string_view resource_name = "db";
+};
+struct users : te::resource<db> {
+  static constexpr std::string_view resource_name = "users";
+};
+struct files : te::resource<> {
+  static constexpr std::string_view resource_name = "files";
+};
+struct read_users { using side_effects = te::effects<te::reads<users>>; };
+struct write_users { using side_effects = te::effects<te::writes<users>>; };
+struct read_db { using side_effects = te::effects<te::reads<db>>; };
+struct append_files { using side_effects = te::effects<te::appends<files>>; };
+struct unknown_tool {};
+
+te::call_description desc(std::string name, std::vector<te::runtime_access> acc) {
+  return te::describe_runtime(std::move(name), {}, std::move(acc));
+}
+
+// Reference: waves from the pairwise rule, written directly from the definition.
+std::vector<std::size_t> reference_waves(const std::vector<te::call_description>& calls) {
+  std::vector<std::size_t> w(calls.size(), 0);
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (te::conflicts(calls[j], calls[i])) w[i] = std::max(w[i], w[j] + 1);
+  return w;
+}
+
+te::call_description random_call(std::mt19937& rng, std::size_t index) {
+  static const std::vector<std::string> paths{"", "db", "db/users", "db/orders", "db/users/42", "files",
+                                              "files/a", "dbx", "a//b", "a/", "/a", "a"};
+  static const std::vector<std::string> targets{"x", "y", "z"};
+  std::uniform_int_distribution<int> pct(0, 99);
+  if (pct(rng) < 5) return te::call_description{"unknown" + std::to_string(index), {}, {}, true};
+  std::vector<te::runtime_access> acc;
+  const int k = std::uniform_int_distribution<int>(0, 3)(rng);
+  for (int a = 0; a < k; ++a) {
+    te::runtime_access x;
+    x.resource = paths[std::uniform_int_distribution<std::size_t>(0, paths.size() - 1)(rng)];
+    x.mode = static_cast<access_mode>(std::uniform_int_distribution<int>(0, 2)(rng));
+    if (pct(rng) < 40) x.target = targets[std::uniform_int_distribution<std::size_t>(0, targets.size() - 1)(rng)];
+    acc.push_back(std::move(x));
+  }
+  te::call_description d;
+  d.name = "call" + std::to_string(index);
+  d.exclusive = false;  // may have no access at all: conflicts with nobody but unknown calls
+  d.accesses = std::move(acc);
+  return d;
+}
+}  // namespace
+
+TEST(RuntimePlan, EmptyAndSingle) {
+  const auto p0 = te::plan_calls(std::span<const te::call_description>{});
+  EXPECT_EQ(p0.size(), 0u);
+  EXPECT_EQ(p0.wave_count(), 0u);
+  std::vector<te::call_description> one{desc("w", {{"db", access_mode::write, std::nullopt}})};
+  const auto p1 = te::plan_calls(one);
+  EXPECT_EQ(p1.wave_count(), 1u);
+  EXPECT_TRUE(p1.predecessors(0).empty());
+}
+
+TEST(RuntimePlan, HierarchyTargetsAndModes) {
+  std::vector<te::call_description> calls{
+      desc("read users/42", {{"db/users", access_mode::read, "42"}}),           // 0
+      desc("write users/7", {{"db/users", access_mode::write, "7"}}),           // 1: other target, no wait
+      desc("write users/42", {{"db/users", access_mode::write, "42"}}),         // 2: waits for 0
+      desc("read users", {{"db/users", access_mode::read, std::nullopt}}),      // 3: whole table: waits 1, 2
+      desc("append log", {{"log", access_mode::append, std::nullopt}}),         // 4
+      desc("append log again", {{"log", access_mode::append, std::nullopt}}),   // 5: appends commute
+      desc("read db", {{"db", access_mode::read, std::nullopt}}),               // 6: reads commute with 3
+      desc("write dbx", {{"dbx", access_mode::write, std::nullopt}}),           // 7: "dbx" is not under "db"
+      desc("write everything", {{"", access_mode::write, std::nullopt}}),       // 8: waits for all
+  };
+  const auto p = te::plan_calls(calls);
+  EXPECT_EQ(p.predecessors(1), (std::vector<std::size_t>{}));
+  EXPECT_EQ(p.predecessors(2), (std::vector<std::size_t>{0}));
+  EXPECT_EQ(p.predecessors(3), (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(p.predecessors(5), (std::vector<std::size_t>{}));
+  EXPECT_EQ(p.predecessors(6), (std::vector<std::size_t>{1, 2}));
+  EXPECT_EQ(p.predecessors(7), (std::vector<std::size_t>{}));
+  EXPECT_EQ(p.predecessors(8), (std::vector<std::size_t>{0, 1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(p.waves(), (std::vector<std::size_t>{0, 0, 1, 2, 0, 0, 2, 0, 3}));
+  EXPECT_EQ(p.wave_count(), 4u);
+  EXPECT_TRUE(p.waits_for(3, 1));
+  EXPECT_FALSE(p.waits_for(1, 3));  // only earlier calls
+  EXPECT_TRUE(p.conflicts(1, 3));   // the relation itself is symmetric
+}
+
+TEST(RuntimePlan, UnknownCallRunsAlone) {
+  std::vector<te::call_description> calls{desc("a", {{"x", access_mode::read, std::nullopt}}),
+                                          te::call_description{"mystery", {}, {}, true},
+                                          desc("b", {{"y", access_mode::read, std::nullopt}})};
+  const auto p = te::plan_calls(calls);
+  EXPECT_EQ(p.waves(), (std::vector<std::size_t>{0, 1, 2}));
+  const auto edges = te::explain(calls, p);
+  ASSERT_EQ(edges.size(), 2u);
+  EXPECT_EQ(edges[0].reason, "exclusive: mystery has unknown effects");
+  EXPECT_EQ(edges[1].from, 1u);
+  EXPECT_EQ(edges[1].to, 2u);
+}
+
+TEST(RuntimePlan, RandomPlansAgreeWithThePairwiseRule) {
+  std::mt19937 rng(1234);
+  for (int round = 0; round < 400; ++round) {
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(0, round % 10 == 0 ? 140 : 24)(rng);
+    std::vector<te::call_description> calls;
+    for (std::size_t i = 0; i < n; ++i) calls.push_back(random_call(rng, i));
+    const auto p = te::plan_calls(calls);
+    ASSERT_EQ(p.size(), n);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) {
+          ASSERT_EQ(p.conflicts(i, j), te::conflicts(calls[i], calls[j])) << "round " << round << " " << i << "," << j;
+        }
+    ASSERT_EQ(p.waves(), reference_waves(calls)) << "round " << round;
+    for (const auto& e : te::explain(calls, p)) {
+      ASSERT_LT(e.from, e.to);
+      ASSERT_TRUE(te::conflicts(calls[e.from], calls[e.to]));
+      ASSERT_FALSE(e.reason.empty());
+    }
+  }
+}
+
+TEST(RuntimePlan, DescribedStaticToolsMatchTheCompileTimePlan) {
+  std::vector<te::call_description> calls{te::describe<read_users>(), te::describe<write_users>(),
+                                          te::describe<read_db>(),    te::describe<append_files>(),
+                                          te::describe<unknown_tool>(), te::describe<append_files>()};
+  const auto p = te::plan_calls(calls);
+  constexpr auto w = te::plan_waves<read_users, write_users, read_db, append_files, unknown_tool, append_files>();
+  EXPECT_EQ(p.waves(), std::vector<std::size_t>(w.begin(), w.end()));
+  const auto& m = te::conflict_matrix_v<read_users, write_users, read_db, append_files, unknown_tool, append_files>;
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    for (std::size_t j = 0; j < calls.size(); ++j)
+      if (i != j) {
+        EXPECT_EQ(p.conflicts(i, j), m(i, j)) << i << "," << j;
+      }
+}
+
+TEST(RuntimePlan, TypedPlannerUsesTheCompileTimeMatrix) {
+  const auto& tools = te::conflict_matrix_v<read_users, write_users, read_db, append_files, unknown_tool>;
+  std::mt19937 rng(7);
+  for (int round = 0; round < 50; ++round) {
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(0, 130)(rng);
+    std::vector<std::size_t> types(n);
+    for (auto& t : types) t = std::uniform_int_distribution<std::size_t>(0, rng() % 7 == 0 ? 4 : 3)(rng);
+    const auto typed = te::plan_calls(tools, types);
+    std::vector<te::call_description> calls;
+    const te::call_description by_type[] = {te::describe<read_users>(), te::describe<write_users>(),
+                                            te::describe<read_db>(), te::describe<append_files>(),
+                                            te::describe<unknown_tool>()};
+    for (const auto t : types) calls.push_back(by_type[t]);
+    const auto described = te::plan_calls(calls);
+    for (std::size_t i = 0; i < n; ++i)
+      for (std::size_t j = 0; j < n; ++j)
+        if (i != j) {
+          ASSERT_EQ(typed.conflicts(i, j), described.conflicts(i, j));
+        }
+    ASSERT_EQ(typed.waves(), described.waves());
+  }
+}
+
+TEST(RuntimePlan, TypedPlannerRejectsABadToolIndex) {
+  const auto& tools = te::conflict_matrix_v<read_users, write_users>;
+  const std::vector<std::size_t> types{0, 1, 2};
+  try {
+    (void)te::plan_calls(tools, types);
+    FAIL() << "expected std::out_of_range";
+  } catch (const std::out_of_range& e) {
+    EXPECT_NE(std::string(e.what()).find("call 2 has tool index 2"), std::string::npos) << e.what();
+  }
+}
+
+TEST(RuntimePlan, RowsConstructorValidatesSize) {
+  EXPECT_THROW(te::runtime_plan(3, std::vector<std::uint64_t>(2, 0)), std::invalid_argument);
+  std::vector<std::uint64_t> rows(2, 0);
+  rows[0] = 0b10;
+  rows[1] = 0b01;
+  const te::runtime_plan p(2, rows);
+  EXPECT_EQ(p.waves(), (std::vector<std::size_t>{0, 1}));
+}
+
+TEST(RuntimePlan, ReasonsNameResourceTargetAndModes) {
+  const auto a = desc("write_file", {{"files", access_mode::write, "a.txt"}});
+  const auto b = desc("read_file", {{"files", access_mode::read, "a.txt"}});
+  const auto c = desc("read_all", {{"", access_mode::read, std::nullopt}});
+  const auto d = desc("read_other", {{"files", access_mode::read, "b.txt"}});
+  EXPECT_EQ(te::conflict_reason(a, b).value(), "files[a.txt]: write / read");
+  EXPECT_EQ(te::conflict_reason(a, c).value(), "files[a.txt] ~ *: write / read");
+  EXPECT_FALSE(te::conflict_reason(a, d).has_value());
+  EXPECT_FALSE(te::conflict_reason(b, c).has_value());
+  std::vector<te::call_description> calls{a, b};
+  EXPECT_THROW((void)te::explain(calls, te::plan_calls(std::span<const te::call_description>(calls).first(1))),
+               std::invalid_argument);
+}
+
+TEST(RuntimePlan, LargeTurnsStaySymmetric) {
+  std::mt19937 rng(99);
+  std::vector<te::call_description> calls;
+  for (std::size_t i = 0; i < 512; ++i) calls.push_back(random_call(rng, i));
+  const auto p = te::plan_calls(calls);
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) ASSERT_EQ(p.conflicts(i, j), p.conflicts(j, i));
+  EXPECT_EQ(p.waves(), reference_waves(calls));
+}
