@@ -117,13 +117,6 @@ class unknown_tool_error : public std::out_of_range {
   std::string name_;
 };
 
-/// A tool known only at runtime (from a manifest or an MCP server): a name
-/// and the description of its calls (flags, resource paths, exclusivity).
-struct dynamic_tool {
-  std::string name;
-  call_description description;
-};
-
 /// A registry of statically declared tools `Tools...` (each with a `name`
 /// and a declaration; otherwise a compile error names the tool), plus
 /// dynamic tools added at runtime. Indices 0..N-1 are the static tools in
@@ -172,13 +165,15 @@ class tool_registry {
   /// Stores the given static tool objects (in order).
   explicit tool_registry(Tools... tools) : tools_(std::move(tools)...) {}
 
-  /// Adds a dynamic tool; throws `std::invalid_argument` if the name is
-  /// already taken (by a static or dynamic tool) or empty.
-  std::size_t add(dynamic_tool tool) {
-    if (tool.name.empty()) throw std::invalid_argument("tool_registry: a dynamic tool needs a name");
-    if (index_of(tool.name)) throw std::invalid_argument("tool_registry: duplicate tool name \"" + tool.name + "\"");
-    tool.description.name = tool.name;
-    dynamic_.push_back(std::move(tool));
+  /// Adds a dynamic tool (known only at runtime: from a manifest or an MCP
+  /// server) described by `description` (built by `describe_runtime`);
+  /// returns its index. Throws `std::invalid_argument` naming `name` if it is
+  /// empty or already taken by a static or dynamic tool.
+  std::size_t add(std::string name, call_description description) {
+    if (name.empty()) throw std::invalid_argument("tool_registry: a dynamic tool needs a non-empty name");
+    if (index_of(name)) throw std::invalid_argument("tool_registry: duplicate tool name \"" + name + "\"");
+    description.name = name;
+    dynamic_.push_back({std::move(name), std::move(description)});
     return static_size + dynamic_.size() - 1;
   }
 
@@ -249,8 +244,12 @@ class tool_registry {
     return std::vector<call_description>{describe<Tools>(std::string(detail::tool_name_of<Tools>()))...};
   }();
 
+  struct dynamic_entry {
+    std::string name;
+    call_description description;
+  };
   std::tuple<Tools...> tools_{};
-  std::vector<dynamic_tool> dynamic_;
+  std::vector<dynamic_entry> dynamic_;
 };
 
 }  // namespace tool_effects

@@ -97,10 +97,10 @@ TEST(Registry, DescriptionsCarryNamesFlagsAndPaths) {
 TEST(Registry, DynamicToolsMixWithStaticOnesUnderTheSameRule) {
   registry r;
   const std::string users_path(te::resource_v<users>->path);
-  const auto logger = r.add({"audit", te::describe_runtime("", {}, {{"audit", te::access_mode::append, {}}})});
-  const auto bulk = r.add({"bulk_update", te::describe_runtime("", te::effect_set{te::effect::idempotent},
-                                                               {{users_path, te::access_mode::write, {}}})});
-  const auto mcp = r.add({"mcp_untrusted", te::call_description{}});  // unknown: exclusive
+  const auto logger = r.add("audit", te::describe_runtime("", {}, {{"audit", te::access_mode::append, {}}}));
+  const auto bulk = r.add("bulk_update", te::describe_runtime("", te::effect_set{te::effect::idempotent},
+                                                             {{users_path, te::access_mode::write, {}}}));
+  const auto mcp = r.add("mcp_untrusted", te::call_description{});  // unknown: exclusive
   EXPECT_EQ(r.size(), registry::static_size + 3);
   EXPECT_FALSE(registry::is_static(logger));
   EXPECT_EQ(r.at("bulk_update"), bulk);
@@ -116,10 +116,10 @@ TEST(Registry, DynamicToolsMixWithStaticOnesUnderTheSameRule) {
 
 TEST(Registry, RejectsDuplicateAndEmptyDynamicNames) {
   registry r;
-  EXPECT_THROW(r.add({"search_web", te::call_description{}}), std::invalid_argument);
-  r.add({"x", te::call_description{}});
-  EXPECT_THROW(r.add({"x", te::call_description{}}), std::invalid_argument);
-  EXPECT_THROW(r.add({"", te::call_description{}}), std::invalid_argument);
+  EXPECT_THROW(r.add("search_web", te::call_description{}), std::invalid_argument);
+  r.add("x", te::call_description{});
+  EXPECT_THROW(r.add("x", te::call_description{}), std::invalid_argument);
+  EXPECT_THROW(r.add("", te::call_description{}), std::invalid_argument);
   EXPECT_EQ(r.size(), registry::static_size + 1);
 }
 
