@@ -53,7 +53,7 @@ constexpr T& unwrap(std::reference_wrapper<T> v) noexcept {
 template <class Tool, class... Args>
 class bound_call {
  public:
-  using tool_type = std::unwrap_reference_t<Tool>;
+  using tool_type = std::remove_reference_t<std::unwrap_reference_t<Tool>>;
   using invoke_result = std::invoke_result_t<tool_type&, std::unwrap_reference_t<Args>&...>;
   static constexpr bool is_awaitable = detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::is_awaitable;
   using result_type = std::remove_cvref_t<typename detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::value_type>;

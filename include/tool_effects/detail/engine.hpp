@@ -52,8 +52,12 @@ class plan_engine {
       finish();
       return;
     }
+    // Decide the roots before launching any: a launched call may complete and
+    // release later calls while this loop still runs.
+    std::vector<std::size_t> roots;
     for (std::size_t i = 0; i < n_; ++i)
-      if (pending_[i].load(std::memory_order_relaxed) == 0) admit(i);
+      if (pending_[i].load(std::memory_order_relaxed) == 0) roots.push_back(i);
+    for (const auto i : roots) admit(i);
   }
 
   // Runs every call in the caller's thread, in program order (which keeps
