@@ -62,6 +62,13 @@ concept AsyncApprover =
 template <class A>
 concept Approver = SyncApprover<A> || AsyncApprover<A>;
 
+// g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
+// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+
 /// A type-erased, copyable approver (shared state). Default-constructed it is
 /// empty, and an empty approver denies every call.
 class approver {
@@ -108,6 +115,10 @@ class approver {
   std::function<confirmation(const confirmation_request&)> sync_;
   std::function<boost::asio::awaitable<confirmation>(const confirmation_request&)> async_;
 };
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /// An approver that approves everything (tests, trusted batch jobs).
 inline approver approve_all() {

@@ -517,6 +517,12 @@ decltype(auto) run_call(const recovery_options& o, call_settings s, effect_set e
   }
 }
 
+// g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
+// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 /// THE per-call entry point (awaitable): as `run_call`, but the approver may
 /// be awaited, a tool returning `awaitable<T>` is awaited, and the backoff
 /// waits on a steady_timer of the coroutine's executor (no thread blocks).
@@ -557,8 +563,14 @@ auto run_call_async(const recovery_options& o, call_settings s, effect_set effec
       e = std::current_exception();
     }
     auto cs = co_await boost::asio::this_coro::cancellation_state;
-    const auto next = st.on_error(e, cs.cancelled() != boost::asio::cancellation_type::none);
-    if (next.kind == recovery_state::step_kind::propagate) std::rethrow_exception(e);
+    const bool cancelled = cs.cancelled() != boost::asio::cancellation_type::none;
+    const auto next = st.on_error(e, cancelled);
+    if (next.kind == recovery_state::step_kind::propagate) {
+      // Cancellation is handled here (no further attempt): clear the state, or
+      // Asio 1.81's co_spawn would throw operation_aborted from its final post.
+      if (cancelled) co_await boost::asio::this_coro::reset_cancellation_state();
+      std::rethrow_exception(e);
+    }
     if (next.kind == recovery_state::step_kind::fail) throw call_failure(st.record(next.reason, e));
     boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
     timer.expires_after(std::chrono::duration_cast<boost::asio::steady_timer::duration>(next.delay));
@@ -569,9 +581,16 @@ auto run_call_async(const recovery_options& o, call_settings s, effect_set effec
       aborted = true;
     }
     cs = co_await boost::asio::this_coro::cancellation_state;
-    if (aborted || cs.cancelled() != boost::asio::cancellation_type::none) std::rethrow_exception(e);
+    if (aborted || cs.cancelled() != boost::asio::cancellation_type::none) {
+      co_await boost::asio::this_coro::reset_cancellation_state();
+      std::rethrow_exception(e);
+    }
   }
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 template <class Tool>
 call_settings settings_for(std::string name = {}) {
@@ -615,6 +634,12 @@ decltype(auto) retry(std::stop_token stop, const retry_policy& policy, Tool&& to
                           args...);
 }
 
+// g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
+// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
 /// The awaitable form of `retry`: the backoff waits on a steady_timer (no
 /// thread blocks), a tool returning `awaitable<T>` is awaited, and terminal
 /// cancellation of the coroutine stops further attempts (the last error is
@@ -628,6 +653,10 @@ auto retry_async(retry_policy policy, Tool tool, Args... args)
   co_return co_await detail::run_call_async(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>,
                                            tool, args...);
 }
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /// Calls the tool; after an error, a transient one is retried as by `retry`,
 /// and any other is handed to `fix(error, args&...)`, which may change the
