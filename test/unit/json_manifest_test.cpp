@@ -201,6 +201,8 @@ TEST(ManifestErrors, MalformedText) {
   EXPECT_EQ(e.pointer(), "");
   EXPECT_NE(std::string(e.what()).find("invalid JSON at byte 23"), std::string::npos) << e.what();
   expect_error("", {"", "invalid JSON at byte 1", std::nullopt, std::nullopt});
+  // Found by fuzz_manifest_fuzz: nlohmann reports an overflowing number as out_of_range, not parse_error.
+  expect_error(R"({"tools":[{"name":"a","x":1e999}]})", {"", "number overflow parsing '1e999'", std::nullopt, std::nullopt});
 
   std::string deep = R"({"tools":)";
   for (int i = 0; i < 100; ++i) deep += "[";

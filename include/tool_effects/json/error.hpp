@@ -228,6 +228,8 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
     const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
     const std::size_t from = std::min(at > 20 ? at - 20 : 0, text.size());
     throw json_error("", "invalid JSON at byte " + std::to_string(e.byte), text.substr(from, 40), context);
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number that overflows a double
+    throw json_error("", "invalid JSON", e.what(), context);
   }
 }
 
