@@ -40,6 +40,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ranges>
 #include <string>
 #include <span>
@@ -53,7 +54,6 @@
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/execution.hpp>
 #include <boost/asio/execution_context.hpp>
 #include <boost/asio/io_context.hpp>
@@ -176,20 +176,21 @@ struct call_info {
   std::size_t index;      ///< position in the turn
 };
 
-template <class R, class Aw, class Done>
-boost::asio::awaitable<void> await_into(Aw aw, Done done) {
-  outcome<R> o;
+// Awaits a tool's awaitable and turns its end into an outcome. (The
+// completion is not passed into the coroutine: its frame holds only the
+// awaitable and the outcome.)
+template <class R, class Aw>
+boost::asio::awaitable<outcome<R>> await_outcome(Aw aw) {
   try {
     if constexpr (std::is_void_v<R>) {
       co_await std::move(aw);
-      o = outcome<R>::success();
+      co_return outcome<R>::success();
     } else {
-      o = outcome<R>::success(co_await std::move(aw));
+      co_return outcome<R>::success(co_await std::move(aw));
     }
   } catch (...) {
-    o = outcome<R>::failure(std::current_exception());
+    co_return outcome<R>::failure(std::current_exception());
   }
-  done(std::move(o));
 }
 
 // THE one function through which every dispatched call runs (static and
@@ -200,12 +201,21 @@ boost::asio::awaitable<void> await_into(Aw aw, Done done) {
 // policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_call(const Options& /*opts*/, Fn& fn, const call_info& /*info*/, const Executor& ex, Done&& done) {
-  using raw = decltype(fn());
+  using raw = std::remove_cvref_t<decltype(fn())>;
   if constexpr (awaitable_traits<std::remove_cvref_t<raw>>::is_awaitable) {
+    std::optional<raw> aw;
     try {
-      boost::asio::co_spawn(ex, await_into<R>(fn(), std::forward<Done>(done)), boost::asio::detached);
+      aw.emplace(fn());
     } catch (...) {  // fn() threw before returning its awaitable
       done(outcome<R>::failure(std::current_exception()));
+      return;
+    }
+    {
+      boost::asio::co_spawn(ex, await_outcome<R>(std::move(*aw)),
+                            [done = std::forward<Done>(done)](std::exception_ptr e, outcome<R> o) mutable {
+                              // e: only if the wrapper itself could not run (it catches the tool's errors).
+                              done(e ? outcome<R>::failure(std::move(e)) : std::move(o));
+                            });
     }
   } else {
     outcome<R> o;
