@@ -109,6 +109,10 @@ TEST(McpImport, UntrustedServersGiveUnknownEffects) {
                                     server_trust::untrusted);
   EXPECT_TRUE(tool.description.exclusive);
   EXPECT_TRUE(conflicts(tool.description, tool.description));
+  EXPECT_TRUE(import_mcp_tool(json::parse(R"({"name":"ls","annotations":{"readOnlyHint":true}})")).description.exclusive)
+      << "untrusted is the default";
+  EXPECT_TRUE(import_mcp_hints(mcp_hints{true, false, true, false}).empty());
+  EXPECT_EQ(server_trust{}, server_trust::untrusted);
 }
 
 TEST(McpImport, TrustedTableWithDefaults) {

@@ -37,7 +37,8 @@
 namespace tool_effects {
 
 /// Whether a server's annotations are believed. The specification: clients
-/// MUST treat annotations as untrusted unless they come from trusted servers.
+/// MUST treat annotations as untrusted unless they come from trusted servers;
+/// every importer defaults to `untrusted`.
 enum class server_trust : std::uint8_t {
   untrusted,  ///< annotations are ignored: imported tools are unknown
   trusted     ///< annotations are mapped to effects
@@ -73,7 +74,7 @@ constexpr mcp_hints export_mcp_hints(effect_set s) noexcept {
 
 /// The effects of a tool with hints `h` from a server of trust `t` (table
 /// above). From an untrusted server: the empty set, whatever the hints.
-constexpr effect_set import_mcp_hints(const mcp_hints& h, server_trust t) noexcept {
+constexpr effect_set import_mcp_hints(const mcp_hints& h, server_trust t = server_trust::untrusted) noexcept {
   if (t != server_trust::trusted) return {};
   effect_set s;
   if (h.read_only) {
@@ -124,7 +125,7 @@ tool_annotations mcp_annotations_of(std::optional<std::string> title = std::null
 }
 
 /// The effects of a tool annotated `a`, from a server of trust `t`.
-inline effect_set import_mcp_annotations(const tool_annotations& a, server_trust t) noexcept {
+inline effect_set import_mcp_annotations(const tool_annotations& a, server_trust t = server_trust::untrusted) noexcept {
   return import_mcp_hints(a.hints(), t);
 }
 
@@ -175,7 +176,7 @@ inline json_error rebase(const json_error& e, const std::string& prefix) {
 /// untrusted server the tool is unknown (exclusive, non_idempotent). The
 /// identity policy is the default one. Errors are `json_error`s pointing at
 /// the member (`at /annotations/readOnlyHint: expected a boolean, got string`).
-inline dynamic_tool import_mcp_tool(const nlohmann::json& tool, server_trust t) {
+inline dynamic_tool import_mcp_tool(const nlohmann::json& tool, server_trust t = server_trust::untrusted) {
   if (!tool.is_object()) throw json_error("", detail::expected("an MCP tool object", tool), detail::preview(tool));
   const auto name = tool.find("name");
   if (name == tool.end()) throw json_error("", "missing required key", "name");
@@ -199,7 +200,8 @@ inline dynamic_tool import_mcp_tool(const nlohmann::json& tool, server_trust t) 
 /// The dynamic tools of an MCP `tools/list` result (`{"tools": [...]}`), in
 /// order. Errors point into the result (`at /tools/3/annotations/...`); a
 /// duplicate tool name is an error.
-inline std::vector<dynamic_tool> import_mcp_tools(const nlohmann::json& list_result, server_trust t) {
+inline std::vector<dynamic_tool> import_mcp_tools(const nlohmann::json& list_result,
+                                                  server_trust t = server_trust::untrusted) {
   if (!list_result.is_object())
     throw json_error("", detail::expected("a tools/list result object", list_result), detail::preview(list_result));
   const auto tools = list_result.find("tools");
