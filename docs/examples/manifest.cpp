@@ -37,7 +37,8 @@ int main() {
     const auto& d = t.description;
     std::cout << "  " << t.name << ": effects [" << d.effects << "], class " << te::classify(d.effects);
     if (d.exclusive) std::cout << ", unknown: conflicts with every call";
-    for (const auto& a : d.accesses) std::cout << ", " << a.mode << " " << (a.resource.empty() ? "<everything>" : a.resource);
+    for (const auto& a : d.accesses)
+      std::cout << ", " << a.mode << " " << (a.resource.empty() ? "<everything>" : a.resource);
     std::cout << "\n";
   }
 
@@ -60,8 +61,8 @@ int main() {
     const auto& t = tool(turn[i].tool);
     const te::call_identity id = te::identify(t, turn[i].args);
     described.push_back(te::describe_call(t, turn[i].args));
-    std::cout << "  #" << i << " " << id.key << "  idempotency " << te::idempotency_key(id, "turn-1/" + std::to_string(i))
-              << "\n";
+    std::cout << "  #" << i << " " << id.key << "  idempotency "
+              << te::idempotency_key(id, "turn-1/" + std::to_string(i)) << "\n";
   }
 
   std::cout << "\nconflicts:\n";

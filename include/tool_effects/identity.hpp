@@ -140,8 +140,10 @@ call_identity identify(std::string_view tool, const basic_identity_policy<Args>&
     }
   std::string head = id.tool;
   if (policy.operation_arg) head += "." + id.operation;
-  if (id.target) id.key = "target=" + head + ":" + *id.target;
-  else id.key = "args=" + head + ":" + to_hex(stable_hash(std::string(identity_arguments<Args>::canonical(args))));
+  if (id.target)
+    id.key = "target=" + head + ":" + *id.target;
+  else
+    id.key = "args=" + head + ":" + to_hex(stable_hash(std::string(identity_arguments<Args>::canonical(args))));
   return id;
 }
 
@@ -177,8 +179,8 @@ inline call_description describe_call(const call_description& tool, const std::o
 /// `last_calls` observed calls (this one included) and, when `within` is
 /// set, no older than `within` at the time of this call.
 struct repeat_policy {
-  std::size_t threshold = 3;   ///< flag when the same key occurs this many times (>= 1)
-  std::size_t last_calls = 20; ///< sliding window, in calls (>= threshold)
+  std::size_t threshold = 3;                                  ///< flag when the same key occurs this many times (>= 1)
+  std::size_t last_calls = 20;                                ///< sliding window, in calls (>= threshold)
   std::optional<std::chrono::steady_clock::duration> within;  ///< optional time window (> 0)
 };
 

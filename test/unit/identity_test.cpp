@@ -149,14 +149,16 @@ TEST(IdempotencyKey, StablePerIdentityAndScope) {
 }
 
 TEST(DescribeCall, TargetGoesOnScopedAccessesOnly) {
-  const auto tmpl = describe_runtime("write_file", effect_set{effect::read},
-                                     {{"fs/files", access_mode::write, std::nullopt}});
+  const auto tmpl =
+      describe_runtime("write_file", effect_set{effect::read}, {{"fs/files", access_mode::write, std::nullopt}});
   ASSERT_EQ(tmpl.accesses.size(), 2u);  // scoped write + root read (unexplained `read` flag)
   const auto call = describe_call(tmpl, std::string("/tmp/a"));
   ASSERT_EQ(call.accesses.size(), 2u);
   for (const auto& a : call.accesses) {
-    if (a.resource.empty()) EXPECT_EQ(a.target, std::nullopt) << "the root stays whole";
-    else EXPECT_EQ(a.target, "/tmp/a");
+    if (a.resource.empty())
+      EXPECT_EQ(a.target, std::nullopt) << "the root stays whole";
+    else
+      EXPECT_EQ(a.target, "/tmp/a");
   }
   EXPECT_EQ(describe_call(tmpl, std::nullopt).accesses, tmpl.accesses);
 }

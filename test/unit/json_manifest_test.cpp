@@ -75,10 +75,11 @@ TEST(Manifest, DescriptionsComeFromDescribeRuntime) {
       for (const char* key : {"reads", "writes", "appends"})
         if (entry.contains(key))
           for (const auto& r : entry[key])
-            scoped.push_back({r.get<std::string>(), json(std::string(key) == "reads"    ? "read"
-                                                         : std::string(key) == "writes" ? "write"
-                                                                                        : "append")
-                                                         .get<access_mode>(),
+            scoped.push_back({r.get<std::string>(),
+                              json(std::string(key) == "reads"    ? "read"
+                                   : std::string(key) == "writes" ? "write"
+                                                                  : "append")
+                                  .get<access_mode>(),
                               std::nullopt});
       const auto want = describe_runtime(t.name, entry.value("effects", json::array()).get<effect_set>(), scoped);
       EXPECT_EQ(t.description.effects, want.effects) << t.name;
@@ -160,11 +161,13 @@ TEST(ManifestErrors, WrongTypes) {
                {"/tools/0/effects", R"(expected an array of side-effect tags, got string: "read")", 0, "a"});
   expect_error(R"({"tools":[{"name":"a","effects":["read",7]}]})", {"/tools/0/effects/1", "got number: \"7\"", 0, "a"});
   expect_error(R"({"tools":[{"name":"a","reads":"db"}]})", {"/tools/0/reads", "expected an array", 0, "a"});
-  expect_error(R"({"tools":[{"name":"a","writes":[["db"]]}]})", {"/tools/0/writes/0", R"(got array: "[\"db\"]")", 0, "a"});
+  expect_error(R"({"tools":[{"name":"a","writes":[["db"]]}]})",
+               {"/tools/0/writes/0", R"(got array: "[\"db\"]")", 0, "a"});
   expect_error(R"({"tools":[{"name":"a","identity":{"operation_arg":1}}]})",
                {"/tools/0/identity/operation_arg", "expected an argument name string", 0, "a"});
   expect_error(R"({"tools":[{"name":"a","identity":"path"}]})", {"/tools/0/identity", "expected an object", 0, "a"});
-  expect_error(R"({"tools":[{"name":"a","description":false}]})", {"/tools/0/description", "expected a string", 0, "a"});
+  expect_error(R"({"tools":[{"name":"a","description":false}]})",
+               {"/tools/0/description", "expected a string", 0, "a"});
   expect_error(R"({"tools":[{"name":5}]})", {"/tools/0/name", "expected a string, got number", 0, std::nullopt});
   expect_error(R"({"tools":[7]})", {"/tools/0", "expected a tool object, got number", 0, std::nullopt});
   expect_error(R"({"tools":{}})", {"/tools", "expected an array of tools", std::nullopt, std::nullopt});
@@ -183,7 +186,7 @@ TEST(ManifestErrors, MissingOrEmptyValues) {
 TEST(ManifestErrors, InvalidResourcePaths) {
   for (const char* bad : {"db//users", "/db", "db/"}) {
     const std::string text = std::string(R"({"tools":[{"name":"a","reads":["ok/path",")") + bad + R"("]}]})";
-    expect_error(text, {"/tools/0/reads/1", std::string("invalid resource path") , 0, "a"});
+    expect_error(text, {"/tools/0/reads/1", std::string("invalid resource path"), 0, "a"});
     EXPECT_EQ(manifest_error_of(text).input(), bad);
   }
 }
@@ -202,7 +205,8 @@ TEST(ManifestErrors, MalformedText) {
   EXPECT_NE(std::string(e.what()).find("invalid JSON at byte 23"), std::string::npos) << e.what();
   expect_error("", {"", "invalid JSON at byte 1", std::nullopt, std::nullopt});
   // Found by fuzz_manifest_fuzz: nlohmann reports an overflowing number as out_of_range, not parse_error.
-  expect_error(R"({"tools":[{"name":"a","x":1e999}]})", {"", "number overflow parsing '1e999'", std::nullopt, std::nullopt});
+  expect_error(R"({"tools":[{"name":"a","x":1e999}]})",
+               {"", "number overflow parsing '1e999'", std::nullopt, std::nullopt});
 
   std::string deep = R"({"tools":)";
   for (int i = 0; i < 100; ++i) deep += "[";

@@ -105,11 +105,12 @@ TEST(McpImport, UntrustedServersGiveUnknownEffects) {
     EXPECT_TRUE(s.empty());
     EXPECT_EQ(classify(s), side_effect_class::non_idempotent);
   }
-  const auto tool = import_mcp_tool(json::parse(R"({"name":"ls","annotations":{"readOnlyHint":true}})"),
-                                    server_trust::untrusted);
+  const auto tool =
+      import_mcp_tool(json::parse(R"({"name":"ls","annotations":{"readOnlyHint":true}})"), server_trust::untrusted);
   EXPECT_TRUE(tool.description.exclusive);
   EXPECT_TRUE(conflicts(tool.description, tool.description));
-  EXPECT_TRUE(import_mcp_tool(json::parse(R"({"name":"ls","annotations":{"readOnlyHint":true}})")).description.exclusive)
+  EXPECT_TRUE(
+      import_mcp_tool(json::parse(R"({"name":"ls","annotations":{"readOnlyHint":true}})")).description.exclusive)
       << "untrusted is the default";
   EXPECT_TRUE(import_mcp_hints(mcp_hints{true, false, true, false}).empty());
   EXPECT_EQ(server_trust{}, server_trust::untrusted);
@@ -177,7 +178,8 @@ TEST(McpErrors, WrongTypesNameTheMember) {
   EXPECT_EQ(e.pointer(), "/readOnlyHint");
   EXPECT_STREQ(e.what(), R"(at /readOnlyHint: expected a boolean, got string: "yes")");
   EXPECT_EQ(error_of([] { (void)json::parse(R"({"title":3})").get<tool_annotations>(); }).pointer(), "/title");
-  EXPECT_EQ(error_of([] { (void)json::parse("[]").get<tool_annotations>(); }).message(), "expected an object, got array");
+  EXPECT_EQ(error_of([] { (void)json::parse("[]").get<tool_annotations>(); }).message(),
+            "expected an object, got array");
 }
 
 TEST(McpTools, ImportsToolObjectsAndLists) {
@@ -206,9 +208,8 @@ TEST(McpTools, ErrorsPointIntoTheDocument) {
   EXPECT_EQ(bad_hint.pointer(), "/tools/1/annotations/idempotentHint") << "validated even when untrusted";
   EXPECT_EQ(bad_hint.input(), "1");
 
-  const auto dup = error_of([] {
-    (void)import_mcp_tools(json::parse(R"({"tools":[{"name":"a"},{"name":"a"}]})"), server_trust::trusted);
-  });
+  const auto dup = error_of(
+      [] { (void)import_mcp_tools(json::parse(R"({"tools":[{"name":"a"},{"name":"a"}]})"), server_trust::trusted); });
   EXPECT_EQ(dup.pointer(), "/tools/1/name");
   EXPECT_EQ(dup.message(), "duplicate tool name (also /tools/0)");
 

@@ -30,7 +30,9 @@ namespace tool_effects {
 class json_error : public parse_error {
  public:
   json_error(std::string pointer, std::string message, std::string_view input, std::string_view context = {})
-      : parse_error(compose(context, pointer, message), input), pointer_(std::move(pointer)), message_(std::move(message)) {}
+      : parse_error(compose(context, pointer, message), input),
+        pointer_(std::move(pointer)),
+        message_(std::move(message)) {}
 
   /// JSON pointer of the offending value within the document.
   [[nodiscard]] const std::string& pointer() const noexcept { return pointer_; }
@@ -129,9 +131,12 @@ inline std::string expected(std::string_view what, const nlohmann::json& v) {
 inline std::string pointer_token(std::string_view key) {
   std::string out;
   for (const char c : key) {
-    if (c == '~') out += "~0";
-    else if (c == '/') out += "~1";
-    else out += c;
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
   }
   return out;
 }
@@ -165,7 +170,8 @@ inline std::string unknown_key_message(std::string_view key, std::initializer_li
         best = k;
         break;
       }
-  if (!best.empty()) msg += " (did you mean \"" + std::string(best) + "\"?)";
+  if (!best.empty())
+    msg += " (did you mean \"" + std::string(best) + "\"?)";
   else {
     msg += " (known:";
     for (const auto k : known) msg += " " + std::string(k);
@@ -190,8 +196,10 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
   auto pointer = [&frames] {
     std::string p;
     for (const auto& f : frames) {
-      if (f.object) p += "/" + pointer_token(f.key);
-      else if (f.index > 0) p += "/" + std::to_string(f.index - 1);
+      if (f.object)
+        p += "/" + pointer_token(f.key);
+      else if (f.index > 0)
+        p += "/" + std::to_string(f.index - 1);
     }
     return p;
   };

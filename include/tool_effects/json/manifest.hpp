@@ -78,9 +78,10 @@ class manifest_reader {
 
     for (auto it = t.begin(); it != t.end(); ++it)
       if (!is_known(it.key()))
-        fail("/" + pointer_token(it.key()),
-             unknown_key_message(it.key(), {"name", "description", "effects", "reads", "writes", "appends", "identity"}),
-             it.key());
+        fail(
+            "/" + pointer_token(it.key()),
+            unknown_key_message(it.key(), {"name", "description", "effects", "reads", "writes", "appends", "identity"}),
+            it.key());
 
     if (const auto d = t.find("description"); d != t.end() && !d->is_string())
       fail("/description", expected("a string", *d), preview(*d));
@@ -165,13 +166,14 @@ inline std::vector<dynamic_tool> manifest_from_json(const nlohmann::json& manife
     throw manifest_error("", detail::expected("a manifest object", manifest), detail::preview(manifest));
   for (auto it = manifest.begin(); it != manifest.end(); ++it)
     if (it.key() != "tools" && it.key() != "version")
-      throw manifest_error("/" + detail::pointer_token(it.key()), detail::unknown_key_message(it.key(), {"version", "tools"}),
-                           it.key());
+      throw manifest_error("/" + detail::pointer_token(it.key()),
+                           detail::unknown_key_message(it.key(), {"version", "tools"}), it.key());
   if (const auto v = manifest.find("version"); v != manifest.end() && !(v->is_number_integer() && *v == 1))
     throw manifest_error("/version", "unsupported manifest version (expected 1)", detail::preview(*v));
   const auto tools = manifest.find("tools");
   if (tools == manifest.end()) throw manifest_error("", "missing required key", "tools");
-  if (!tools->is_array()) throw manifest_error("/tools", detail::expected("an array of tools", *tools), detail::preview(*tools));
+  if (!tools->is_array())
+    throw manifest_error("/tools", detail::expected("an array of tools", *tools), detail::preview(*tools));
 
   std::vector<dynamic_tool> out;
   out.reserve(tools->size());

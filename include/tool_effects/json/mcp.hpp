@@ -150,7 +150,8 @@ inline void from_json(const nlohmann::json& j, tool_annotations& out) {
   auto hint = [&j](const char* key, std::optional<bool>& field) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return;
-    if (!it->is_boolean()) throw json_error(std::string("/") + key, detail::expected("a boolean", *it), detail::preview(*it));
+    if (!it->is_boolean())
+      throw json_error(std::string("/") + key, detail::expected("a boolean", *it), detail::preview(*it));
     field = it->get<bool>();
   };
   if (const auto it = j.find("title"); it != j.end() && !it->is_null()) {
