@@ -89,117 +89,125 @@ class conflict_matrix {
 
 namespace detail {
 
-constexpr std::size_t pow2_at_least(std::size_t n) noexcept {
-  std::size_t p = 1;
-  while (p < n) p *= 2;
-  return p;
-}
-
-// Number of accesses of a list of tools.
-template <std::size_t N>
-constexpr std::size_t access_count(const std::array<access_list, N>& tools) noexcept {
-  std::size_t c = 0;
-  for (const auto& t : tools) c += t.size();
-  return c;
-}
-
 inline constexpr std::size_t npos = static_cast<std::size_t>(-1);
-
-// Open-addressing table from resource identity to a dense node index; holds
-// the resources that are accessed (not their unaccessed ancestors).
-template <std::size_t Cap>
-struct node_table {
-  std::array<const resource_info*, Cap> keys{};
-  std::array<std::size_t, Cap> index{};
-  std::array<const resource_info*, Cap / 2> nodes{};  // by dense index
-  std::size_t count = 0;
-
-  constexpr void insert(const resource_info* r) noexcept {
-    std::size_t h = static_cast<std::size_t>(r->hash) & (Cap - 1);
-    while (keys[h] != nullptr && keys[h] != r) h = (h + 1) & (Cap - 1);
-    if (keys[h] == nullptr) {
-      keys[h] = r;
-      index[h] = count;
-      nodes[count++] = r;
-    }
-  }
-  constexpr std::size_t find(const resource_info* r) const noexcept {
-    std::size_t h = static_cast<std::size_t>(r->hash) & (Cap - 1);
-    while (keys[h] != nullptr) {
-      if (keys[h] == r) return index[h];
-      h = (h + 1) & (Cap - 1);
-    }
-    return npos;
-  }
-};
-
-template <std::size_t Cap, std::size_t N>
-constexpr node_table<Cap> make_node_table(const std::array<access_list, N>& tools) noexcept {
-  node_table<Cap> t;
-  for (const auto& tool : tools)
-    for (const auto& a : tool) t.insert(a.resource);
-  return t;
-}
 
 inline constexpr std::array<access_mode, 3> all_access_modes{access_mode::read, access_mode::write,
                                                              access_mode::append};
 
-// The matrix, by resource. T[m][r] = tools with a mode-m access to a node that
-// overlaps r (r's subtree, or a strict ancestor of r). Row i is the union,
-// over i's accesses (r, m), of T[m'][r] for every m' that conflicts with m.
-template <std::size_t N, std::size_t Cap, std::size_t U>
-constexpr conflict_matrix<N> build_conflict_matrix(const std::array<access_list, N>& tools,
-                                                   const node_table<Cap>& nodes) noexcept {
+// The matrix, by resource, in ONE constant evaluation whose scratch memory is
+// transient (constexpr new/delete, sized by the input) and addressed through
+// raw pointers: std::array::operator[] is a function call per access in a
+// constant evaluation, and a static constexpr scratch table would be stored.
+//  1. Dense index of the accessed resources (open addressing on their hash).
+//  2. exact[m][r]: the tools with a mode-m access to node r.
+//  3. overlap[m][r]: exact[m] of every node in r's subtree or among r's
+//     strict ancestors, i.e. every accessed node that overlaps r.
+//  4. hit[m][r]: the union of overlap[m'][r] over the modes m' that conflict
+//     with m (`access_modes_conflict`, the rule) — so a row costs one pass
+//     over W words per access.
+//  5. Row i: the exclusive tools, and hit[m][r] for each of i's accesses
+//     (r, m); an exclusive tool's row is full.
+// O(nodes × depth × W + accesses × W) word operations, W = ceil(N / 64).
+template <std::size_t N>
+constexpr conflict_matrix<N> build_conflict_matrix(const access_list* tools) noexcept {
   constexpr std::size_t W = conflict_matrix<N>::words_per_row;
   conflict_matrix<N> m;
   if constexpr (N > 0) {
-    // exact[mode][node] then, in place, subtree sets; anc[mode][node] = strict ancestors' exact sets.
-    std::array<std::uint64_t, 3 * U * W> exact{};
-    std::array<std::uint64_t, 3 * U * W> overlap{};
-    std::array<std::uint64_t, W> exclusive{};
-    auto at = [](auto& a, std::size_t mode, std::size_t node) { return a.begin() + (mode * U + node) * W; };
-
-    for (std::size_t i = 0; i < N; ++i) {
-      if (tools[i].exclusive) exclusive[i / 64] |= std::uint64_t{1} << (i % 64);
-      for (const auto& a : tools[i]) {
-        const auto node = nodes.find(a.resource);
-        at(exact, static_cast<std::size_t>(a.mode), node)[i / 64] |= std::uint64_t{1} << (i % 64);
+    std::size_t total = 0;
+    bool any_exclusive = false;
+    for (const access_list* t = tools; t != tools + N; ++t) {
+      total += t->count;
+      any_exclusive = any_exclusive || t->exclusive;
+    }
+    std::size_t cap = 4;
+    while (cap < 2 * total) cap *= 2;
+    const resource_info** keys = new const resource_info*[cap]{};
+    std::size_t* slot_node = new std::size_t[cap]{};
+    const resource_info** nodes = new const resource_info*[total + 1]{};
+    std::size_t* access_node = new std::size_t[total + 1]{};
+    std::size_t u = 0;
+    auto find = [&](const resource_info* r) {
+      std::size_t h = static_cast<std::size_t>(r->hash) & (cap - 1);
+      while (keys[h] != nullptr && keys[h] != r) h = (h + 1) & (cap - 1);
+      return h;
+    };
+    {
+      std::size_t k = 0;
+      for (const access_list* t = tools; t != tools + N; ++t)
+        for (const access* a = t->first; a != t->first + t->count; ++a) {
+          const std::size_t h = find(a->resource);
+          if (keys[h] == nullptr) {
+            keys[h] = a->resource;
+            slot_node[h] = u;
+            nodes[u++] = a->resource;
+          }
+          access_node[k++] = slot_node[h];
+        }
+    }
+    const std::size_t plane = u * W;  // words per mode
+    std::uint64_t* exact = new std::uint64_t[3 * plane + 1]{};
+    std::uint64_t* overlap = new std::uint64_t[3 * plane + 1]{};
+    {
+      std::size_t k = 0;
+      for (std::size_t i = 0; i < N; ++i) {
+        const std::uint64_t bit = std::uint64_t{1} << (i % 64);
+        for (const access* a = tools[i].first; a != tools[i].first + tools[i].count; ++a)
+          exact[static_cast<std::size_t>(a->mode) * plane + access_node[k++] * W + i / 64] |= bit;
       }
     }
-    // overlap[m][r] = exact sets of every node that is an ancestor-or-self of
-    // r, or a descendant of r.
-    for (std::size_t s = 0; s < U; ++s) {
-      for (const resource_info* r = nodes.nodes[s]; r != nullptr; r = r->parent) {
-        const auto a = nodes.find(r);
-        if (a == npos) continue;  // an ancestor nobody accesses
+    for (std::size_t s = 0; s < u; ++s)
+      for (const resource_info* r = nodes[s]; r != nullptr; r = r->parent) {
+        const std::size_t h = find(r);
+        if (keys[h] == nullptr) continue;  // an ancestor nobody accesses
+        const std::size_t a = slot_node[h];
         for (std::size_t mode = 0; mode < 3; ++mode) {
-          auto dst_up = at(overlap, mode, a);    // s is in a's subtree
-          auto src_s = at(exact, mode, s);
-          for (std::size_t w = 0; w < W; ++w) dst_up[w] |= src_s[w];
+          std::uint64_t* up = overlap + mode * plane + a * W;  // s is in a's subtree
+          const std::uint64_t* from_s = exact + mode * plane + s * W;
+          for (std::size_t w = 0; w < W; ++w) up[w] |= from_s[w];
           if (a != s) {  // a is a strict ancestor of s
-            auto dst_down = at(overlap, mode, s);
-            auto src_a = at(exact, mode, a);
-            for (std::size_t w = 0; w < W; ++w) dst_down[w] |= src_a[w];
+            std::uint64_t* down = overlap + mode * plane + s * W;
+            const std::uint64_t* from_a = exact + mode * plane + a * W;
+            for (std::size_t w = 0; w < W; ++w) down[w] |= from_a[w];
           }
         }
       }
-    }
-    for (std::size_t i = 0; i < N; ++i) {
-      auto row = m.mutable_row(i);
-      if (tools[i].exclusive) {
-        for (std::size_t j = 0; j < N; ++j) m.set(i, j);
-        continue;
-      }
-      for (std::size_t w = 0; w < W; ++w) row[w] |= exclusive[w];
-      for (const auto& a : tools[i]) {
-        const auto node = nodes.find(a.resource);
-        for (const auto other : all_access_modes) {
-          if (!access_modes_conflict(a.mode, other)) continue;
-          auto src = at(overlap, static_cast<std::size_t>(other), node);
-          for (std::size_t w = 0; w < W; ++w) row[w] |= src[w];
+    std::uint64_t* hit = exact;  // reused: exact is no longer needed
+    for (std::size_t mode = 0; mode < 3; ++mode)
+      for (std::size_t s = 0; s < u; ++s) {
+        std::uint64_t* dst = hit + mode * plane + s * W;
+        for (std::size_t w = 0; w < W; ++w) dst[w] = 0;
+        for (std::size_t other = 0; other < 3; ++other) {
+          if (!access_modes_conflict(static_cast<access_mode>(mode), static_cast<access_mode>(other))) continue;
+          const std::uint64_t* src = overlap + other * plane + s * W;
+          for (std::size_t w = 0; w < W; ++w) dst[w] |= src[w];
         }
       }
+    std::uint64_t* excl = new std::uint64_t[W]{};
+    if (any_exclusive)
+      for (std::size_t i = 0; i < N; ++i)
+        if (tools[i].exclusive) excl[i / 64] |= std::uint64_t{1} << (i % 64);
+    std::size_t k = 0;
+    for (std::size_t i = 0; i < N; ++i) {
+      std::uint64_t* row = m.mutable_row(i);
+      if (tools[i].exclusive) {
+        for (std::size_t w = 0; w < W; ++w) row[w] = ~std::uint64_t{0};
+        if (N % 64 != 0) row[W - 1] = (std::uint64_t{1} << (N % 64)) - 1;
+        continue;
+      }
+      if (any_exclusive)
+        for (std::size_t w = 0; w < W; ++w) row[w] = excl[w];
+      for (const access* a = tools[i].first; a != tools[i].first + tools[i].count; ++a) {
+        const std::uint64_t* src = hit + static_cast<std::size_t>(a->mode) * plane + access_node[k++] * W;
+        for (std::size_t w = 0; w < W; ++w) row[w] |= src[w];
+      }
     }
+    delete[] excl;
+    delete[] overlap;
+    delete[] exact;
+    delete[] access_node;
+    delete[] nodes;
+    delete[] slot_node;
+    delete[] keys;
   }
   return m;
 }
@@ -207,10 +215,8 @@ constexpr conflict_matrix<N> build_conflict_matrix(const std::array<access_list,
 template <class... Tools>
 struct tool_access_table {
   static constexpr std::array<access_list, sizeof...(Tools)> value{accesses_v<Tools>...};
-  static constexpr std::size_t cap = pow2_at_least(2 * access_count(value) + 2);
-  static constexpr node_table<cap> nodes = make_node_table<cap>(value);
   static constexpr conflict_matrix<sizeof...(Tools)> matrix =
-      build_conflict_matrix<sizeof...(Tools), cap, nodes.count>(value, nodes);
+      build_conflict_matrix<sizeof...(Tools)>(value.data());
 };
 
 }  // namespace detail
