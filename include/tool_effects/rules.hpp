@@ -16,21 +16,36 @@
 
 namespace tool_effects {
 
+namespace detail {
+constexpr unsigned effect_bit(effect e) noexcept { return 1u << static_cast<unsigned>(e); }
+inline constexpr unsigned read_bit = effect_bit(effect::read);
+inline constexpr unsigned write_bit = effect_bit(effect::write);
+inline constexpr unsigned idempotent_bit = effect_bit(effect::idempotent);
+inline constexpr unsigned destructive_bit = effect_bit(effect::destructive);
+}  // namespace detail
+
+// The rules are written without short-circuits so that a loop applying them
+// to many sets vectorises (see docs/benchmarks.md); each comment states the
+// rule as the reference crates' code does.
+
 /// Safe to run alongside any other call: reads, and neither writes nor
 /// destroys. The empty (unknown) set is not parallel-safe.
 constexpr bool is_parallel_safe(effect_set s) noexcept {
-  return s.contains(effect::read) && !s.contains(effect::write) && !s.contains(effect::destructive);
+  using namespace detail;
+  return (s.bits() & (read_bit | write_bit | destructive_bit)) == read_bit;
 }
 
 /// Safe to re-run after a transient error: never when empty (unknown) or
 /// destructive; otherwise when idempotent, or when it reads without writing.
 constexpr bool is_retry_safe(effect_set s) noexcept {
-  if (s.empty() || s.contains(effect::destructive)) return false;
-  return s.contains(effect::idempotent) || (s.contains(effect::read) && !s.contains(effect::write));
+  using namespace detail;
+  const unsigned b = s.bits();
+  return (b != 0) & ((b & destructive_bit) == 0) &
+         (((b & idempotent_bit) != 0) | ((b & (read_bit | write_bit)) == read_bit));
 }
 
 /// Removes or invalidates state: the set contains `destructive`.
-constexpr bool is_destructive(effect_set s) noexcept { return s.contains(effect::destructive); }
+constexpr bool is_destructive(effect_set s) noexcept { return (s.bits() & detail::destructive_bit) != 0; }
 
 /// The side-effect classes of the side-effect safety design note.
 enum class side_effect_class : std::uint8_t {
@@ -42,9 +57,10 @@ enum class side_effect_class : std::uint8_t {
 /// `none` if parallel-safe, else `idempotent` if retry-safe, else
 /// `non_idempotent`. The empty (unknown) set is `non_idempotent`.
 constexpr side_effect_class classify(effect_set s) noexcept {
-  if (is_parallel_safe(s)) return side_effect_class::none;
-  if (is_retry_safe(s)) return side_effect_class::idempotent;
-  return side_effect_class::non_idempotent;
+  // Parallel-safe implies retry-safe, so the class is 2 - retry - parallel:
+  // none (0), idempotent (1) or non_idempotent (2).
+  return static_cast<side_effect_class>(2u - static_cast<unsigned>(is_retry_safe(s)) -
+                                        static_cast<unsigned>(is_parallel_safe(s)));
 }
 
 /// Whether the class allows an automatic retry (`none` and `idempotent`).
