@@ -67,6 +67,7 @@ concept Approver = SyncApprover<A> || AsyncApprover<A>;
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
 
 /// A type-erased, copyable approver (shared state). Default-constructed it is

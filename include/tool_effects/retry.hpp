@@ -52,6 +52,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/detail/type_name.hpp>
@@ -268,36 +269,6 @@ class backoff {
   std::size_t retries_ = 0;
 };
 
-// ============================================================================ attempts and keys
-
-/// A fresh idempotency key, unique within the process and (with a random
-/// process prefix) across processes: "te-<16 hex>-<counter>". Thread-safe.
-inline std::string make_idempotency_key() {
-  static const std::uint64_t prefix = [] {
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  }();
-  static std::atomic<std::uint64_t> counter{0};
-  constexpr char hex[] = "0123456789abcdef";
-  std::string key = "te-";
-  for (int shift = 60; shift >= 0; shift -= 4) key += hex[(prefix >> shift) & 0xf];
-  key += '-';
-  key += std::to_string(counter.fetch_add(1, std::memory_order_relaxed) + 1);
-  return key;
-}
-
-/// What a tool learns about the attempt it is running, when it is invocable
-/// as `tool(const attempt_context&, args...)`.
-struct attempt_context {
-  std::string idempotency_key;  ///< the same for every attempt of one logical call (a repair with changed inputs gets "<key>.r<k>")
-  std::size_t attempt = 1;      ///< 1-based, counting retries and repairs
-  bool is_repair = false;       ///< this attempt runs a repaired request
-};
-
-/// Whether `Tool` is given the attempt context (first parameter).
-template <class Tool, class... Args>
-concept AttemptAware = std::is_invocable_v<Tool&, const attempt_context&, Args&...>;
-
 namespace detail {
 // The tool a value stands for: `std::reference_wrapper<T>` stands for T.
 template <class T>
@@ -317,13 +288,6 @@ template <class T, class E>
 struct is_awaitable<boost::asio::awaitable<T, E>> : std::true_type {
   using value_type = T;
 };
-
-// Calls the tool once, with the context when it accepts it.
-template <class Tool, class... Args>
-decltype(auto) invoke_attempt(Tool& tool, const attempt_context& ctx, Args&... args) {
-  if constexpr (AttemptAware<Tool, Args...>) return detail::invoke(tool, ctx, args...);
-  else return detail::invoke(tool, args...);
-}
 
 template <class Tool, class... Args>
 struct attempt_result {
@@ -376,6 +340,21 @@ struct call_settings {
 };
 
 namespace detail {
+// What the per-call entry points read: a policy (null: one attempt, errors
+// propagate) and an approver (null or empty: deny). Non-owning: the pointees
+// must outlive the call (the dispatcher points into its options).
+struct recovery_refs {
+  const retry_policy* retry = nullptr;
+  const tool_effects::approver* approver = nullptr;
+
+  recovery_refs() = default;
+  recovery_refs(const retry_policy* r, const tool_effects::approver* a) noexcept : retry(r), approver(a) {}
+  recovery_refs(const recovery_options& o) noexcept  // NOLINT(google-explicit-constructor)
+      : retry(o.retry ? &*o.retry : nullptr), approver(&o.approver) {}
+
+  [[nodiscard]] bool has_approver() const noexcept { return approver && approver->has_value(); }
+};
+
 // The decision procedure of one logical call, shared by the sync and async loops.
 class recovery_state {
  public:
@@ -386,7 +365,7 @@ class recovery_state {
     std::chrono::nanoseconds delay{};
   };
 
-  recovery_state(const recovery_options& o, call_settings s, effect_set effects)
+  recovery_state(recovery_refs o, call_settings s, effect_set effects)
       : opts_(o), settings_(std::move(s)), effects_(effects) {
     if (settings_.idempotency_key.empty()) settings_.idempotency_key = make_idempotency_key();
     ctx_.idempotency_key = settings_.idempotency_key;
@@ -407,7 +386,8 @@ class recovery_state {
     failure_record r = make_failure_record(settings_.name, 0, classify(effects_), failure_reason::confirmation_denied,
                                            approver_error);
     if (!approver_error)
-      r.last_error_message = opts_.approver ? "denied by the approver" : "no approver was given for a destructive call";
+      r.last_error_message =
+          opts_.has_approver() ? "denied by the approver" : "no approver was given for a destructive call";
     return r;
   }
 
@@ -461,7 +441,7 @@ class recovery_state {
     return *backoff_;
   }
 
-  const recovery_options& opts_;
+  recovery_refs opts_;
   call_settings settings_;
   effect_set effects_;
   attempt_context ctx_;
@@ -479,11 +459,11 @@ inline bool sleep_for(std::chrono::nanoseconds d, const std::stop_token& stop) {
 }
 
 // Asks the approver (sync); throws call_failure{confirmation_denied} unless approved.
-inline void confirm_or_throw(const recovery_options& o, const recovery_state& st) {
+inline void confirm_or_throw(recovery_refs o, const recovery_state& st) {
   std::exception_ptr err;
   confirmation answer = confirmation::deny;
   try {
-    answer = o.approver.ask(st.request());
+    if (o.approver) answer = o.approver->ask(st.request());
   } catch (...) {
     err = std::current_exception();
   }
@@ -496,7 +476,7 @@ inline void confirm_or_throw(const recovery_options& o, const recovery_state& st
 /// policy is given, or `stop` was requested), `call_failure` otherwise.
 /// `tool` and `args` are passed as lvalues to every attempt.
 template <class Tool, class... Args>
-decltype(auto) run_call(const recovery_options& o, call_settings s, effect_set effects, std::stop_token stop,
+decltype(auto) run_call(recovery_refs o, call_settings s, effect_set effects, std::stop_token stop,
                         Tool& tool, Args&... args) {
   check_invocable<Tool, Args...>();
   static_assert(!attempt_result<Tool, Args...>::awaitable,
@@ -518,10 +498,13 @@ decltype(auto) run_call(const recovery_options& o, call_settings s, effect_set e
 }
 
 // g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
-// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224).
+// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224),
+// and -Wsubobject-linkage when a coroutine frame (a compiler-made type "in
+// this header") holds a user type from an anonymous namespace.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
 /// THE per-call entry point (awaitable): as `run_call`, but the approver may
 /// be awaited, a tool returning `awaitable<T>` is awaited, and the backoff
@@ -530,7 +513,7 @@ decltype(auto) run_call(const recovery_options& o, call_settings s, effect_set e
 /// stops further attempts: the last error is rethrown. `tool` and `args` must
 /// outlive the returned awaitable.
 template <class Tool, class... Args>
-auto run_call_async(const recovery_options& o, call_settings s, effect_set effects, Tool& tool, Args&... args)
+auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& tool, Args&... args)
     -> boost::asio::awaitable<typename awaited<typename attempt_result<Tool, Args...>::raw>::type> {
   check_invocable<Tool, Args...>();
   using raw = typename attempt_result<Tool, Args...>::raw;
@@ -541,7 +524,7 @@ auto run_call_async(const recovery_options& o, call_settings s, effect_set effec
     confirmation answer = confirmation::deny;
     const confirmation_request req = st.request();
     try {
-      answer = co_await o.approver.ask_async(req);
+      if (o.approver) answer = co_await o.approver->ask_async(req);
     } catch (...) {
       err = std::current_exception();
     }
@@ -635,10 +618,13 @@ decltype(auto) retry(std::stop_token stop, const retry_policy& policy, Tool&& to
 }
 
 // g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
-// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224).
+// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224),
+// and -Wsubobject-linkage when a coroutine frame (a compiler-made type "in
+// this header") holds a user type from an anonymous namespace.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
 /// The awaitable form of `retry`: the backoff waits on a steady_timer (no
 /// thread blocks), a tool returning `awaitable<T>` is awaited, and terminal

@@ -1,0 +1,62 @@
+// tool_effects/attempt.hpp — what a tool may learn about the attempt it is
+// running: the idempotency key of its logical call (identical across retries,
+// different across calls; the Idempotency-Key pattern of payment APIs), the
+// 1-based attempt number and whether the attempt runs a repaired request.
+// A tool invocable as `tool(const attempt_context&, args...)` receives it
+// (from retry/repair, the runtime path and the dispatcher); any other tool
+// is called with its arguments only. Light on purpose: call.hpp includes it.
+#ifndef TOOL_EFFECTS_ATTEMPT_HPP
+#define TOOL_EFFECTS_ATTEMPT_HPP
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <type_traits>
+
+#include <tool_effects/side_effects.hpp>
+
+namespace tool_effects {
+
+/// A fresh idempotency key, unique within the process and (with a random
+/// process prefix) across processes: "te-<16 hex>-<counter>". Thread-safe.
+inline std::string make_idempotency_key() {
+  static const std::uint64_t prefix = [] {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  }();
+  static std::atomic<std::uint64_t> counter{0};
+  constexpr char hex[] = "0123456789abcdef";
+  std::string key = "te-";
+  for (int shift = 60; shift >= 0; shift -= 4) key += hex[(prefix >> shift) & 0xf];
+  key += '-';
+  key += std::to_string(counter.fetch_add(1, std::memory_order_relaxed) + 1);
+  return key;
+}
+
+/// What a tool learns about the attempt it is running, when it is invocable
+/// as `tool(const attempt_context&, args...)`.
+struct attempt_context {
+  std::string idempotency_key;  ///< the same for every attempt of one logical call (a repair with changed inputs gets "<key>.r<k>")
+  std::size_t attempt = 1;      ///< 1-based, counting retries and repairs
+  bool is_repair = false;       ///< this attempt runs a repaired request
+};
+
+/// Whether `Tool` is given the attempt context (first parameter).
+template <class Tool, class... Args>
+concept AttemptAware = std::is_invocable_v<Tool&, const attempt_context&, Args&...>;
+
+namespace detail {
+// Calls the tool once, with the context when it accepts it.
+template <class Tool, class... Args>
+decltype(auto) invoke_attempt(Tool& tool, const attempt_context& ctx, Args&... args) {
+  if constexpr (AttemptAware<Tool, Args...>) return detail::invoke(tool, ctx, args...);
+  else return detail::invoke(tool, args...);
+}
+
+}  // namespace detail
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_ATTEMPT_HPP

@@ -1,0 +1,179 @@
+// tool_effects/detail/dispatch_recovery.hpp — the recovery layer of the
+// dispatcher (dispatch.hpp): retry policy, approver and the per-call
+// destructive-retry opt-in, applied to each dispatched call through
+// `detail::run_call_async` (retry.hpp), the same per-call entry point as the
+// standalone forms. Internal; see docs/recovery.md ("In the dispatcher").
+//
+// Options carry the recovery extras by type (`dispatch_options<...>::with`):
+//   run_options{}.with(retry_policy{...}).with(approver(...))
+//  * a `retry_policy` is applied per call, only where `may_retry` allows;
+//  * an `approver` confirms destructive calls; a static destructive call
+//    dispatched without one does not compile
+//    (`destructive_call_without_approver<Tool>`), a runtime one is denied;
+//  * `call(tool, args...).allow_destructive_retry()` is the per-call opt-in.
+#ifndef TOOL_EFFECTS_DETAIL_DISPATCH_RECOVERY_HPP
+#define TOOL_EFFECTS_DETAIL_DISPATCH_RECOVERY_HPP
+
+#include <array>
+#include <cstddef>
+#include <exception>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <tool_effects/call.hpp>
+#include <tool_effects/confirmation.hpp>
+#include <tool_effects/outcome.hpp>
+#include <tool_effects/retry.hpp>
+#include <tool_effects/side_effects.hpp>
+
+namespace tool_effects {
+
+/// Diagnostic type: `value` is true when a destructive `Tool` is dispatched
+/// with options that carry no `approver`. The compile error reads
+/// `destructive_call_without_approver<your_tool>`.
+template <class Tool>
+struct destructive_call_without_approver {
+  static constexpr bool value = true;
+};
+
+namespace detail {
+
+template <class Options>
+inline constexpr bool options_have_policy = requires { requires Options::template has<retry_policy>; };
+template <class Options>
+inline constexpr bool options_have_approver = requires { requires Options::template has<tool_effects::approver>; };
+
+template <class Fn>
+inline constexpr bool is_static_call = requires(Fn& f) {
+  typename Fn::tool_type;
+  f.tool();
+  f.args();
+};
+
+// The compile-time half of the confirmation rule: a static call of a
+// Destructive tool needs an approver in the options.
+template <class Options, class Fn>
+constexpr void check_dispatch_confirmation() {
+  if constexpr (is_static_call<Fn> && !options_have_approver<Options>) {
+    using tool = typename Fn::tool_type;
+    if constexpr (Destructive<tool>) {
+      static_assert(!destructive_call_without_approver<std::remove_cv_t<tool>>::value,
+                    "tool_effects: a Destructive call was dispatched without an approver; add one to the options: "
+                    "run_options{}.with(tool_effects::approver(...))");
+    }
+  }
+}
+
+// Whether a call must go through the recovery layer (else the dispatcher's
+// plain path runs it): a policy or an approver is given, or the call is
+// destructive (then, without an approver, it is denied).
+template <class Options>
+bool recovery_needed(effect_set effects) noexcept {
+  return options_have_policy<Options> || options_have_approver<Options> || is_destructive(effects);
+}
+
+// The per-call opt-in (`call(...).allow_destructive_retry()`), if the call type has one.
+template <class Fn>
+bool destructive_retry_opt_in(const Fn& fn) noexcept {
+  if constexpr (requires { { fn.destructive_retry_allowed() } -> std::convertible_to<bool>; })
+    return fn.destructive_retry_allowed();
+  else
+    return false;
+}
+
+// The raw result of one attempt of a dispatched call (see dispatched_attempt).
+template <class Fn>
+struct attempt_raw {
+  using type = std::invoke_result_t<Fn&>;
+};
+template <class Fn>
+  requires is_static_call<Fn>
+struct attempt_raw<Fn> {
+  using type = typename Fn::invoke_result;
+};
+template <class Fn>
+  requires(!is_static_call<Fn> && std::is_invocable_v<Fn&, const attempt_context&>)
+struct attempt_raw<Fn> {
+  using type = std::invoke_result_t<Fn&, const attempt_context&>;
+};
+
+// One attempt of a dispatched call: a bound call invokes its tool with the
+// attempt context when the tool accepts it; a runtime task is called with the
+// context if it accepts it, else with nothing. Results are returned by value.
+template <class Fn>
+struct dispatched_attempt {
+  Fn* fn;
+  auto operator()(const attempt_context& ctx) const -> std::remove_cvref_t<typename attempt_raw<Fn>::type> {
+    if constexpr (is_static_call<Fn>)
+      return std::apply([&](auto&... a) -> decltype(auto) { return invoke_attempt(fn->tool(), ctx, unwrap(a)...); },
+                        fn->args());
+    else if constexpr (std::is_invocable_v<Fn&, const attempt_context&>)
+      return (*fn)(ctx);
+    else
+      return (*fn)();
+  }
+};
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
+#endif
+// The call under recovery, as an outcome (never throws).
+template <class R, class Fn>
+boost::asio::awaitable<outcome<R>> recovered_outcome(recovery_refs refs, call_settings settings, effect_set effects,
+                                                     Fn* fn) {
+  dispatched_attempt<Fn> attempt{fn};
+  try {
+    if constexpr (std::is_void_v<R>) {
+      co_await run_call_async(refs, std::move(settings), effects, attempt);
+      co_return outcome<R>::success();
+    } else {
+      co_return outcome<R>::success(co_await run_call_async(refs, std::move(settings), effects, attempt));
+    }
+  } catch (...) {
+    co_return outcome<R>::failure(std::current_exception());
+  }
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
+
+/// Runs one dispatched call under the recovery layer and hands its outcome
+/// to `done` exactly once: confirmation of destructive calls (denied:
+/// `call_failure{confirmation_denied}`, tool not run), then attempts under
+/// the options' `retry_policy`, retried only where `may_retry(effects,
+/// opt-in)` allows, with timer backoff (no pool thread blocks). `opts` and
+/// `fn` must outlive the call (the engine owns both). With a non-Asio
+/// executor (the dispatcher's inline mode) the call runs to its end on a
+/// private io_context in this thread.
+template <class R, class Options, class Fn, class Info, class Executor, class Done>
+void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const Executor& ex, Done&& done) {
+  const retry_policy* policy = nullptr;
+  const tool_effects::approver* approver = nullptr;
+  if constexpr (options_have_policy<Options>) policy = &opts.template get<retry_policy>();
+  if constexpr (options_have_approver<Options>) approver = &opts.template get<tool_effects::approver>();
+  call_settings settings{std::string(info.name), {}, destructive_retry_opt_in(fn)};
+  auto aw = recovered_outcome<R>(recovery_refs{policy, approver}, std::move(settings), info.effects, &fn);
+  auto complete = [done = std::forward<Done>(done)](std::exception_ptr e, outcome<R> o) mutable {
+    done(e ? outcome<R>::failure(std::move(e)) : std::move(o));
+  };
+  if constexpr (requires { boost::asio::co_spawn(ex, std::move(aw), std::move(complete)); }) {
+    boost::asio::co_spawn(ex, std::move(aw), std::move(complete));
+  } else {
+    boost::asio::io_context ctx;
+    boost::asio::co_spawn(ctx, std::move(aw), std::move(complete));
+    ctx.run();
+  }
+}
+
+}  // namespace detail
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_DETAIL_DISPATCH_RECOVERY_HPP
