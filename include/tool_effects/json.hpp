@@ -7,7 +7,9 @@
 //    (`identity_policy`, `dynamic_tool`, `identify`, `describe_call`);
 //  - MCP `ToolAnnotations` <-> effects (`export_mcp_hints`, `import_mcp_hints`,
 //    `mcp_annotations_of<Tool>`, `import_mcp_tool`, `server_trust`);
-//  - tool manifests (`parse_manifest`, `manifest_from_json`, `manifest_error`).
+//  - tool manifests (`parse_manifest`, `manifest_from_json`, `manifest_error`);
+//  - model turns: `parse_tool_calls` (plain, OpenAI and Anthropic shapes) and
+//    `json_tool_host` (resolve, identify, plan and run calls on a registry).
 // Every error is a `json_error` (a `parse_error`) carrying a JSON pointer.
 // See docs/mcp.md and docs/runtime.md.
 #ifndef TOOL_EFFECTS_JSON_HPP
@@ -18,5 +20,6 @@
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/json/manifest.hpp>
 #include <tool_effects/json/mcp.hpp>
+#include <tool_effects/json/turn.hpp>
 
 #endif  // TOOL_EFFECTS_JSON_HPP
