@@ -367,18 +367,21 @@ class recovery_state {
 
   recovery_state(recovery_refs o, call_settings s, effect_set effects)
       : opts_(o), settings_(std::move(s)), effects_(effects) {
-    if (settings_.idempotency_key.empty()) settings_.idempotency_key = make_idempotency_key();
-    ctx_.idempotency_key = settings_.idempotency_key;
+    ctx_.idempotency_key =
+        settings_.idempotency_key.empty() ? make_idempotency_key() : std::move(settings_.idempotency_key);
+    settings_.idempotency_key.clear();  // the key lives in ctx_ (see key())
     ctx_.attempt = 0;
   }
 
   [[nodiscard]] const call_settings& settings() const noexcept { return settings_; }
+  // The logical call's key (repairs with changed inputs derive "<key>.r<k>" from it).
+  [[nodiscard]] const std::string& key() const noexcept { return base_key_.empty() ? ctx_.idempotency_key : base_key_; }
   [[nodiscard]] effect_set effects() const noexcept { return effects_; }
   [[nodiscard]] std::size_t attempts() const noexcept { return ctx_.attempt; }
   [[nodiscard]] bool needs_confirmation() const noexcept { return is_destructive(effects_); }
 
   [[nodiscard]] confirmation_request request() const noexcept {
-    return {settings_.name, effects_, classify(effects_), settings_.idempotency_key};
+    return {settings_.name, effects_, classify(effects_), ctx_.idempotency_key};
   }
 
   // The record when the approver did not approve (never ran: 0 attempts).
@@ -400,7 +403,10 @@ class recovery_state {
   // Marks the next attempt as a repair; `changed`: the request differs.
   void begin_repair(bool changed) {
     ctx_.is_repair = true;
-    if (changed) ctx_.idempotency_key = settings_.idempotency_key + ".r" + std::to_string(++changed_repairs_);
+    if (changed) {
+      if (base_key_.empty()) base_key_ = ctx_.idempotency_key;
+      ctx_.idempotency_key = base_key_ + ".r" + std::to_string(++changed_repairs_);
+    }
   }
 
   // What to do after attempt `attempts()` failed with `e` (retry only; see on_repair).
@@ -433,7 +439,7 @@ class recovery_state {
   backoff& jitter() {
     if (!backoff_) {
       const auto& p = *opts_.retry;
-      const std::uint64_t seed = p.seed ? detail::mix_seed(*p.seed, settings_.idempotency_key)
+      const std::uint64_t seed = p.seed ? detail::mix_seed(*p.seed, key())
                                         : (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^
                                               std::random_device{}();
       backoff_.emplace(p, seed);
@@ -446,12 +452,14 @@ class recovery_state {
   effect_set effects_;
   attempt_context ctx_;
   std::size_t changed_repairs_ = 0;
+  std::string base_key_;  // the logical call's key, once a repair changed the request
   std::optional<backoff> backoff_;
 };
 
 // Sleeps `d` or until `stop` is requested; returns false when stopped.
 inline bool sleep_for(std::chrono::nanoseconds d, const std::stop_token& stop) {
   if (stop.stop_requested()) return false;
+  if (d <= std::chrono::nanoseconds::zero()) return true;
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
@@ -602,7 +610,7 @@ constexpr void check_retry_gate() {
 template <class Tool, class... Args>
 decltype(auto) retry(const retry_policy& policy, Tool&& tool, Args&&... args) {
   detail::check_retry_gate<Tool>();
-  const recovery_options o{policy, {}};
+  const detail::recovery_refs o{&policy, nullptr};
   return detail::run_call(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>, std::stop_token{}, tool,
                           args...);
 }
@@ -612,7 +620,7 @@ decltype(auto) retry(const retry_policy& policy, Tool&& tool, Args&&... args) {
 template <class Tool, class... Args>
 decltype(auto) retry(std::stop_token stop, const retry_policy& policy, Tool&& tool, Args&&... args) {
   detail::check_retry_gate<Tool>();
-  const recovery_options o{policy, {}};
+  const detail::recovery_refs o{&policy, nullptr};
   return detail::run_call(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>, std::move(stop), tool,
                           args...);
 }
@@ -658,7 +666,7 @@ decltype(auto) repair(const retry_policy& policy, Tool&& tool, Fix&& fix, Args..
   detail::check_retry_gate<Tool>();
   static_assert(std::is_invocable_r_v<bool, Fix&, const std::exception_ptr&, Args&...>,
                 "tool_effects::repair: fix must be callable as bool(const std::exception_ptr&, Args&... request)");
-  const recovery_options o{policy, {}};
+  const detail::recovery_refs o{&policy, nullptr};
   detail::recovery_state st(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>);
   for (;;) {
     const attempt_context& ctx = st.begin_attempt();
