@@ -85,7 +85,11 @@ inline tool_call parse_one_tool_call(const nlohmann::json& c, std::size_t index)
   if (value == holder->end() || value->is_null()) {
     out.arguments = nlohmann::json::object();
   } else if (value->is_string()) {  // OpenAI sends the arguments as a JSON text
-    out.arguments = parse_json(value->get_ref<const std::string&>(), "in tool call arguments " + where);
+    try {
+      out.arguments = parse_json(value->get_ref<const std::string&>(), {});
+    } catch (const json_error& e) {
+      throw json_error(where + e.pointer(), "arguments text: " + e.message(), e.input());
+    }
   } else {
     out.arguments = *value;
   }
@@ -159,30 +163,43 @@ using json_async_tool_function =
     std::function<boost::asio::awaitable<nlohmann::json>(const attempt_context&, const nlohmann::json&)>;
 
 namespace detail {
-// Calls static tool T with JSON arguments: `tool(ctx, args)` or `tool(args)`,
-// synchronous or awaitable; the result converts to JSON.
+// One synchronous step: `tool(ctx, args)` or `tool(args)`.
+template <class T>
+decltype(auto) call_json_tool(T& tool, const attempt_context& ctx, const nlohmann::json& args) {
+  if constexpr (std::is_invocable_v<T&, const attempt_context&, const nlohmann::json&>) return tool(ctx, args);
+  else return tool(args);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+// g++ 12 warns about coroutine frames that hold references to types with
+// internal linkage (tools declared in an unnamed namespace); the frame never
+// leaves this translation unit, so the warning does not apply.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
+#endif
+// Calls static tool T with JSON arguments, synchronous or awaitable; the
+// result converts to JSON (void gives null).
 template <class T>
 boost::asio::awaitable<nlohmann::json> invoke_json_tool(T& tool, const attempt_context& ctx,
                                                         const nlohmann::json& args) {
-  auto call = [&]() -> decltype(auto) {
-    if constexpr (std::is_invocable_v<T&, const attempt_context&, const nlohmann::json&>) return tool(ctx, args);
-    else return tool(args);
-  };
-  using raw = std::remove_cvref_t<decltype(call())>;
+  using raw = std::remove_cvref_t<decltype(call_json_tool(tool, ctx, args))>;
   if constexpr (detail::is_awaitable<raw>::value) {
     if constexpr (std::is_void_v<typename raw::value_type>) {
-      co_await call();
+      co_await call_json_tool(tool, ctx, args);
       co_return nlohmann::json(nullptr);
     } else {
-      co_return nlohmann::json(co_await call());
+      co_return nlohmann::json(co_await call_json_tool(tool, ctx, args));
     }
   } else if constexpr (std::is_void_v<raw>) {
-    call();
+    call_json_tool(tool, ctx, args);
     co_return nlohmann::json(nullptr);
   } else {
-    co_return nlohmann::json(call());
+    co_return nlohmann::json(call_json_tool(tool, ctx, args));
   }
 }
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 template <class T>
 concept JsonTool = std::is_invocable_v<T&, const nlohmann::json&> ||
