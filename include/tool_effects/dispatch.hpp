@@ -279,13 +279,21 @@ class static_engine final : public plan_engine,
   results_type take_results() { return std::move(results_); }
 
  private:
+  // What a pending handler holds: in blocking mode the caller owns the engine
+  // and waits for the last call, so a raw pointer (no atomic reference count
+  // per call); in async mode a shared_ptr keeps the engine alive.
+  auto self_ref() {
+    if constexpr (std::is_same_v<Handler, std::nullptr_t>) return this;
+    else return this->shared_from_this();
+  }
+
   template <std::size_t I>
   void run() {
     using call_t = std::tuple_element_t<I, std::tuple<Calls...>>;
     using R = typename call_t::result_type;
     const call_info info{type_name_v<typename call_t::tool_type>, side_effects_v<typename call_t::tool_type>, I};
     run_one<R>(*this, opts_, std::get<I>(calls_), info, ex_,
-               [self = this->shared_from_this()](outcome<R> o) { std::get<I>(self->results_) = std::move(o); });
+               [self = self_ref()](outcome<R> o) { std::get<I>(self->results_) = std::move(o); });
   }
   template <std::size_t I>
   static void launch_at(static_engine& self) {
@@ -293,7 +301,7 @@ class static_engine final : public plan_engine,
     if constexpr (call_t::is_awaitable) {
       self.template run<I>();  // co_spawn posts the coroutine
     } else {
-      boost::asio::post(self.ex_, [s = self.shared_from_this()] { s->template run<I>(); });
+      boost::asio::post(self.ex_, [s = self.self_ref()] { s->template run<I>(); });
     }
   }
   template <std::size_t I>
@@ -340,6 +348,8 @@ class static_engine final : public plan_engine,
 };
 
 // The engine for calls known at runtime: conflict rows from a runtime plan.
+// Blocking only: the caller owns it and waits for the last call, so handlers
+// hold a raw pointer.
 template <class R, class Executor, class Options, class Task>
 class runtime_engine final : public plan_engine,
                              public std::enable_shared_from_this<runtime_engine<R, Executor, Options, Task>> {
@@ -360,12 +370,12 @@ class runtime_engine final : public plan_engine,
   void run(std::size_t i) {
     const call_info info{calls_[i].name, calls_[i].effects, i};
     run_one<R>(*this, opts_, tasks_[i], info, ex_,
-               [self = this->shared_from_this(), i](outcome<R> o) { self->results_[i] = std::move(o); });
+               [self = this, i](outcome<R> o) { self->results_[i] = std::move(o); });
   }
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
       if constexpr (returns_awaitable<Task>) run(i);
-      else boost::asio::post(ex_, [s = this->shared_from_this(), i] { s->run(i); });
+      else boost::asio::post(ex_, [s = this, i] { s->run(i); });
     } else {
       (void)i;
     }
@@ -435,7 +445,7 @@ auto run_parallel(Executor&& executor, const Options& options, Calls&&... calls)
 /// the awaiting coroutine's executor; resumes it there with the outcomes.
 template <DispatchOptions Options, BoundCall... Calls>
 boost::asio::awaitable<std::tuple<outcome<typename std::remove_cvref_t<Calls>::result_type>...>> async_run_plan(
-    const Options& options, Calls... calls) {
+    Options options, Calls... calls) {  // by value: the coroutine outlives its caller's temporaries
   using results = std::tuple<outcome<typename std::remove_cvref_t<Calls>::result_type>...>;
   auto ex = co_await boost::asio::this_coro::executor;
   co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(results)>(

@@ -276,10 +276,12 @@ inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description
     for (std::size_t w = 0; w < W; ++w) dst[w] |= src[w];
   };
 
+  bool any_mode[3] = {false, false, false};  // modes nobody uses are skipped below
   for (std::size_t i = 0; i < n; ++i) {
     if (calls[i].exclusive) set(exclusive.data(), i);
     for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
       const auto m = static_cast<std::size_t>(acc[k].mode);
+      any_mode[m] = true;
       set(at(all, m, acc[k].node, U), i);
       if (acc[k].slot == none) set(at(untargeted, m, acc[k].node, U), i);
       else set(at(by_slot, m, acc[k].slot, S), i);
@@ -290,6 +292,7 @@ inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description
   for (std::size_t u = 0; u < U; ++u)
     for (const auto a : ancestors[u])
       for (std::size_t m = 0; m < 3; ++m) {
+        if (!any_mode[m]) continue;
         merge(at(up, m, u, U), at(all, m, a, U));
         merge(at(down, m, a, U), at(all, m, u, U));
       }
@@ -304,8 +307,8 @@ inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description
     for (std::size_t k = first[i]; k < first[i + 1]; ++k) {
       const auto& a = acc[k];
       for (const auto other : all_access_modes) {
-        if (!access_modes_conflict(a.mode, other)) continue;
         const auto m = static_cast<std::size_t>(other);
+        if (!any_mode[m] || !access_modes_conflict(a.mode, other)) continue;
         merge(row, at(up, m, a.node, U));
         merge(row, at(down, m, a.node, U));
         if (a.slot == none) {

@@ -69,7 +69,9 @@ class plan_engine {
     finish();
   }
 
-  // Blocks until every call completed.
+  // Blocks until every call completed. A handler may still be returning from
+  // complete() when this returns, but touches no engine member after the
+  // final notification (sent under the mutex this waits on).
   void wait() {
     std::unique_lock lock(done_mutex_);
     done_cv_.wait(lock, [this] { return done_; });
