@@ -9,9 +9,11 @@
 //    planning included.
 //    All use the SAME pool (2 threads), in the same run. The no-op tool only reads, so no call waits for another:
 //    the comparison measures the engine, not the plan.
+//  - BM_paired_*: the ratio run_plan / hand-posted, measured in interleaved pairs (see `paired`).
 //  - BM_plan_calls/N: runtime planning of N random described calls (N = 8, 64, 512).
 //  - BM_plan_calls_typed/N: runtime planning of N calls of static tool types from the compile-time matrix.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -87,6 +89,69 @@ void BM_run_plan_runtime(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
 }
 BENCHMARK(BM_run_plan_runtime)->Arg(16)->Arg(256)->Arg(1024)->UseRealTime();
+
+// Paired measurement, robust to the shared machine's load: every iteration runs the hand-posted baseline and
+// run_plan back to back (alternating which goes first) and accumulates both times; the counter `ratio` is
+// run_plan time / hand time over the whole run.
+void hand_post_once(std::size_t n) {
+  std::atomic<std::size_t> left{n};
+  std::mutex m;
+  std::condition_variable cv;
+  bool done = false;
+  for (std::size_t i = 0; i < n; ++i)
+    asio::post(pool(), [&] {
+      noop{}();
+      if (left.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        std::lock_guard l(m);
+        done = true;
+        cv.notify_one();
+      }
+    });
+  std::unique_lock l(m);
+  cv.wait(l, [&] { return done; });
+}
+
+template <class F>
+void paired(benchmark::State& state, std::size_t n, F&& through_run_plan) {
+  using clock = std::chrono::steady_clock;
+  double hand = 0, plan = 0;
+  bool hand_first = true;
+  for (auto _ : state) {
+    for (int k = 0; k < 2; ++k) {
+      const auto t0 = clock::now();
+      if (hand_first == (k == 0)) hand_post_once(n);
+      else through_run_plan();
+      const double dt = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
+      (hand_first == (k == 0) ? hand : plan) += dt;
+    }
+    hand_first = !hand_first;
+  }
+  const auto it = static_cast<double>(state.iterations());
+  state.counters["hand_us"] = hand / it;
+  state.counters["run_plan_us"] = plan / it;
+  state.counters["ratio"] = plan / hand;
+}
+
+void BM_paired_static_16(benchmark::State& state) {
+  paired(state, 16, [] {
+    auto r = [&]<std::size_t... I>(std::index_sequence<I...>) {
+      return te::run_plan(pool(), te::call((void(I), noop{}))...);
+    }(std::make_index_sequence<16>{});
+    benchmark::DoNotOptimize(r);
+  });
+}
+BENCHMARK(BM_paired_static_16)->UseRealTime();
+
+void BM_paired_runtime(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<te::call_description> calls(n, te::describe<noop>("noop"));
+  std::vector<std::function<void()>> tasks(n, [] { noop{}(); });
+  paired(state, n, [&] {
+    auto r = te::run_plan(pool(), calls, tasks);
+    benchmark::DoNotOptimize(r);
+  });
+}
+BENCHMARK(BM_paired_runtime)->Arg(16)->Arg(1024)->UseRealTime();
 
 std::vector<te::call_description> random_calls(std::size_t n) {
   std::mt19937 rng(42);
