@@ -123,8 +123,8 @@ def main():
         if not rs:
             return None
         if len(ok) < len(rs):
-            bad = next(r for r in rs if r[4] != "ok")
-            return {"text": bad[7], "wall": None, "peak": bad[6] / 1024, "runs": len(rs)}
+            bad = next(r for r in rs if r[4] != "ok")  # peak of a killed run is not measured
+            return {"text": bad[7], "wall": None, "peak": None, "runs": len(rs)}
         walls = [r[5] for r in ok]
         return {"wall": statistics.median(walls), "min": min(walls), "max": max(walls),
                 "cpu": statistics.median(r[8] for r in ok),
@@ -157,7 +157,8 @@ def main():
                 lib = summary(cxx, "lib", n)
                 if lib and lib["wall"]:
                     ratio = f"{s['wall'] / lib['wall']:.0f}x" if s["wall"] else f"> {args.cap / lib['wall']:.0f}x"
-            lines.append(f"| {cxx} | {variant} | {n} | {cell} | {cpu} | {s['peak']:.0f} | {s['runs']} | {ratio} |")
+            peak = "n/a" if s["peak"] is None else f"{s['peak']:.0f}"
+            lines.append(f"| {cxx} | {variant} | {n} | {cell} | {cpu} | {peak} | {s['runs']} | {ratio} |")
     table = "\n".join(lines) + "\n"
     with open(os.path.join(args.out, "compile_time.md"), "w") as f:
         f.write(table)
