@@ -37,6 +37,12 @@ if(TOOL_EFFECTS_SANITIZERS)
   set(_san_flags "-fsanitize=${_san_joined}" -fno-omit-frame-pointer)
   if("undefined" IN_LIST TOOL_EFFECTS_SANITIZERS)
     list(APPEND _san_flags -fno-sanitize-recover=all)  # any UB report fails the test
+    if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+      # clang 14 cannot compile C++20 coroutines (Asio awaitables) with the
+      # `function` check of UBSan ("Cannot represent a difference across
+      # sections", llvm/llvm-project#49689); every other UBSan check stays on.
+      list(APPEND _san_flags -fno-sanitize=function)
+    endif()
   endif()
   target_compile_options(tool_effects_sanitizers INTERFACE ${_san_flags})
   target_link_options(tool_effects_sanitizers INTERFACE ${_san_flags})
