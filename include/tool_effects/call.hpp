@@ -18,6 +18,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <tool_effects/attempt.hpp>
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {
@@ -54,7 +55,9 @@ template <class Tool, class... Args>
 class bound_call {
  public:
   using tool_type = std::remove_reference_t<std::unwrap_reference_t<Tool>>;
-  using invoke_result = std::invoke_result_t<tool_type&, std::unwrap_reference_t<Args>&...>;
+  using invoke_result = decltype(detail::invoke_attempt(std::declval<tool_type&>(),
+                                                       std::declval<const attempt_context&>(),
+                                                       std::declval<std::unwrap_reference_t<Args>&>()...));
   static constexpr bool is_awaitable = detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::is_awaitable;
   using result_type = std::remove_cvref_t<typename detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::value_type>;
 
@@ -65,8 +68,18 @@ class bound_call {
   /// Invokes the tool with the bound arguments (as lvalues). Returns what the
   /// tool returns (an awaitable for coroutine tools).
   decltype(auto) operator()() {
-    return std::apply([this](auto&... a) -> decltype(auto) { return detail::invoke(detail::unwrap(tool_), detail::unwrap(a)...); },
-                      args_);
+    // A tool taking `const attempt_context&` first (attempt.hpp) gets a fresh
+    // key and attempt 1 here; under a retry policy the recovery layer calls
+    // it instead, with one key for all attempts.
+    return std::apply(
+        [this](auto&... a) -> decltype(auto) {
+          if constexpr (AttemptAware<tool_type, std::unwrap_reference_t<Args>...>)
+            return detail::invoke(detail::unwrap(tool_), attempt_context{make_idempotency_key(), 1, false},
+                                  detail::unwrap(a)...);
+          else
+            return detail::invoke(detail::unwrap(tool_), detail::unwrap(a)...);
+        },
+        args_);
   }
 
   /// The bound tool.
@@ -74,9 +87,20 @@ class bound_call {
   /// The bound arguments.
   [[nodiscard]] std::tuple<Args...>& args() noexcept { return args_; }
 
+  /// Opts this call in to automatic retries by the dispatcher although its
+  /// tool is destructive. Effective only when the tool is retry-safe apart
+  /// from `destructive` (e.g. an idempotent delete; `may_retry` in retry.hpp).
+  [[nodiscard]] bound_call allow_destructive_retry() && {
+    destructive_retry_ = true;
+    return std::move(*this);
+  }
+  /// Whether `allow_destructive_retry()` was called.
+  [[nodiscard]] bool destructive_retry_allowed() const noexcept { return destructive_retry_; }
+
  private:
   Tool tool_;
   std::tuple<Args...> args_;
+  bool destructive_retry_ = false;
 };
 
 namespace detail {
@@ -94,7 +118,8 @@ concept BoundCall = detail::is_bound_call<std::remove_cvref_t<T>>::value;
 /// references). Any callable is accepted; an undeclared tool is unknown and
 /// the dispatcher runs it alone.
 template <class Tool, class... Args>
-  requires std::is_invocable_v<std::unwrap_ref_decay_t<Tool>&, std::unwrap_ref_decay_t<Args>&...>
+  requires(std::is_invocable_v<std::unwrap_ref_decay_t<Tool>&, std::unwrap_ref_decay_t<Args>&...> ||
+           std::is_invocable_v<std::unwrap_ref_decay_t<Tool>&, const attempt_context&, std::unwrap_ref_decay_t<Args>&...>)
 constexpr bound_call<std::decay_t<Tool>, std::decay_t<Args>...> call(Tool&& tool, Args&&... args) {
   return bound_call<std::decay_t<Tool>, std::decay_t<Args>...>(std::forward<Tool>(tool), std::forward<Args>(args)...);
 }

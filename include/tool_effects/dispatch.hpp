@@ -65,6 +65,7 @@
 #include <tool_effects/call.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
+#include <tool_effects/detail/dispatch_recovery.hpp>
 #include <tool_effects/detail/engine.hpp>
 #include <tool_effects/detail/type_name.hpp>
 #include <tool_effects/outcome.hpp>
@@ -200,7 +201,15 @@ boost::asio::awaitable<outcome<R>> await_outcome(Aw aw) {
 // receives the call's outcome exactly once. The recovery layer (retry
 // policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
-void execute_call(const Options& /*opts*/, Fn& fn, const call_info& /*info*/, const Executor& ex, Done&& done) {
+void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
+  // Recovery layer (detail/dispatch_recovery.hpp): a static destructive call
+  // without an approver does not compile; with a retry policy or an approver
+  // in the options, or for a destructive call, the call runs under the gates.
+  check_dispatch_confirmation<Options, Fn>();
+  if (recovery_needed<Options>(info.effects)) {
+    execute_with_recovery<R>(opts, fn, info, ex, std::forward<Done>(done));
+    return;
+  }
   using raw = std::remove_cvref_t<decltype(fn())>;
   if constexpr (awaitable_traits<std::remove_cvref_t<raw>>::is_awaitable) {
     std::optional<raw> aw;
