@@ -9,16 +9,22 @@
 //    times as its schedule dictates, and every attempt sees the same
 //    idempotency key (1-based attempt numbers); different calls, different keys;
 //  * the outcome is the value, the permanent error unchanged, or a record
-//    with the right reason (retries_exhausted / unsafe_to_retry / confirmation_denied).
+//    with the right reason (retries_exhausted / unsafe_to_retry / confirmation_denied);
+//  * the same through the dispatcher (runtime form, thread pool, random turns).
+#include <tool_effects/dispatch.hpp>
 #include <tool_effects/retry.hpp>
 
 #include <gtest/gtest.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -265,4 +271,93 @@ TEST(RecoveryProperty, RuntimePathNeverInvokesANonRetrySafeCallTwice) {
       EXPECT_TRUE(r);
     }
   }
+}
+
+TEST(RecoveryProperty, DispatcherOverRandomTurns) {
+  // Random turns of 6 described calls through run_plan's runtime form on a pool,
+  // with a policy and an approver that approves some destructive calls.
+  std::mt19937_64 rng(4242);
+  asio::thread_pool pool(2);
+  std::set<std::string> keys;
+  for (int turn = 0; turn < 250; ++turn) {
+    constexpr std::size_t n = 6;
+    std::vector<scenario> sc(n);
+    std::vector<te::call_description> calls;
+    std::vector<bool> approve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+      sc[i] = random_scenario(rng);
+      sc[i].has_policy = true;
+      sc[i].has_approver = true;
+      sc[i].opt_in = false;
+      approve[i] = rng() % 2 == 0;
+      sc[i].approve = approve[i];
+      calls.push_back(te::describe_runtime("c" + std::to_string(i), sc[i].effects, {}));
+    }
+    // One policy per turn (max_attempts of call 0 for all).
+    const std::size_t max_attempts = sc[0].max_attempts;
+    for (auto& s : sc) s.max_attempts = max_attempts;
+    auto granted = std::make_unique<std::atomic<bool>[]>(n);
+    std::vector<std::atomic<int>> invocations(n), without_grant(n);
+    std::vector<std::vector<std::string>> seen(n);
+    // The runtime form needs tasks callable with no arguments; one that also
+    // accepts an attempt_context receives it under the recovery layer.
+    struct task {
+      std::function<int(const te::attempt_context&)> f;
+      int operator()(const te::attempt_context& ctx) const { return f(ctx); }
+      int operator()() const { return f(te::attempt_context{}); }
+    };
+    std::vector<task> tasks;
+    for (std::size_t i = 0; i < n; ++i)
+      tasks.push_back(task{[&, i](const te::attempt_context& ctx) {
+        const int k = ++invocations[i];
+        if (te::is_destructive(sc[i].effects) && !granted[i]) ++without_grant[i];
+        seen[i].push_back(ctx.idempotency_key);
+        const auto at = static_cast<std::size_t>(k - 1);
+        const outcome o = at < sc[i].schedule.size() ? sc[i].schedule[at] : outcome::ok;
+        if (o == outcome::transient) throw transient_error("transient #" + std::to_string(k));
+        if (o == outcome::permanent) throw permanent_error("permanent #" + std::to_string(k));
+        return 7;
+      }});
+    const auto options =
+        te::run_options{}
+            .with(te::retry_policy{.max_attempts = max_attempts, .base_delay = 0ns, .max_delay = 0ns,
+                                   .is_transient = te::transient_on<transient_error>(), .seed = 3})
+            .with(te::approver([&](const te::confirmation_request& r) {
+              const std::size_t i = static_cast<std::size_t>(std::stoi(std::string(r.tool.substr(1))));
+              granted[i] = approve[i];
+              return approve[i] ? te::confirmation::approve : te::confirmation::deny;
+            }));
+    auto out = te::run_plan(pool, options, std::span<const te::call_description>(calls), tasks);
+    for (std::size_t i = 0; i < n; ++i) {
+      SCOPED_TRACE("turn " + std::to_string(turn) + " call " + std::to_string(i) + " {" +
+                   te::to_string(sc[i].effects) + "}");
+      const expectation e = expected(sc[i]);
+      EXPECT_EQ(without_grant[i].load(), 0);
+      EXPECT_EQ(invocations[i].load(), e.invocations);
+      if (!seen[i].empty()) {
+        EXPECT_EQ(std::set<std::string>(seen[i].begin(), seen[i].end()).size(), 1u);
+        EXPECT_TRUE(keys.insert(seen[i].front()).second);
+      }
+      switch (e.kind) {
+        case expectation::value:
+          EXPECT_TRUE(out[i].has_value());
+          break;
+        case expectation::permanent:
+          ASSERT_TRUE(out[i].has_error());
+          EXPECT_THROW(std::rethrow_exception(out[i].error()), permanent_error);
+          break;
+        case expectation::failure:
+          ASSERT_TRUE(out[i].has_error());
+          try {
+            std::rethrow_exception(out[i].error());
+          } catch (const te::call_failure& f) {
+            EXPECT_EQ(f.reason(), e.reason);
+          } catch (...) {
+            ADD_FAILURE() << "expected call_failure";
+          }
+          break;
+      }
+    }
+  }
+  pool.join();
 }
