@@ -280,6 +280,7 @@ int main(int argc, char** argv) {
     std::lock_guard lock(confirm_mutex);
     confirmations.push_back(std::string(r.tool) + " (" + te::to_string(r.effects) + ") -> " +
                             (deny ? "denied" : "approved"));
+    if (demo::current) demo::current->log("operator asked to confirm " + confirmations.back());
     return deny ? te::confirmation::deny : te::confirmation::approve;
   };
   const te::retry_policy retry{.max_attempts = 3,
@@ -380,7 +381,6 @@ int main(int argc, char** argv) {
   std::printf("\nRunning it on a 4-thread Asio pool (retry: up to 3 attempts on upstream_timeout, only where\n"
               "retry-safe; destructive calls need the operator's approval):\n");
   for (const auto& l : ours.lines) std::printf("  %s\n", l.c_str());
-  for (const auto& c : confirmations) std::printf("  operator asked: %s\n", c.c_str());
   std::printf("\nResults:\n");
   for (std::size_t i = 0; i < calls.size(); ++i) {
     const json s = status(ours.outcomes[i]);
