@@ -273,6 +273,15 @@ int main(int argc, char** argv) {
   te::json_tool_host planner(reg);
   const te::turn_plan plan = planner.plan(calls);
 
+  // A loop guard over the calls' identities: the same identity twice in the
+  // last 20 calls is flagged (agent runtimes use such guards to stop loops).
+  te::repeat_detector guard(te::repeat_policy{.threshold = 2, .last_calls = 20});
+  std::vector<std::string> repeats;
+  for (std::size_t i = 0; i < calls.size(); ++i)
+    if (const auto v = guard.observe(plan.identities[i]); v.repeated)
+      repeats.push_back(label(calls[i]) + " repeats identity " + plan.identities[i].key + " (" +
+                        std::to_string(v.count) + " times)");
+
   // The operator who confirms destructive calls (scripted).
   std::vector<std::string> confirmations;
   std::mutex confirm_mutex;
@@ -352,6 +361,7 @@ int main(int argc, char** argv) {
                       {"parallel_safe_first", psf_ms},
                       {"critical_path", lower_bound}};
     out["parallel_safe_first_reorders"] = reordered;
+    out["repeats"] = repeats;
     std::cout << out.dump(2) << "\n";
     return 0;
   }
@@ -378,6 +388,7 @@ int main(int argc, char** argv) {
       }
     std::printf("%s\n", first ? "  runs at once" : "");
   }
+  for (const auto& r : repeats) std::printf("  loop guard: %s\n", r.c_str());
   std::printf("\nRunning it on a 4-thread Asio pool (retry: up to 3 attempts on upstream_timeout, only where\n"
               "retry-safe; destructive calls need the operator's approval):\n");
   for (const auto& l : ours.lines) std::printf("  %s\n", l.c_str());

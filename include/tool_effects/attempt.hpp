@@ -38,7 +38,7 @@ inline std::string make_idempotency_key() {
 /// What a tool learns about the attempt it is running, when it is invocable
 /// as `tool(const attempt_context&, args...)`.
 struct attempt_context {
-  std::string idempotency_key;  ///< the same for every attempt of one logical call (a repair with changed inputs gets "<key>.r<k>")
+  std::string idempotency_key{};  ///< the same for every attempt of one logical call (a repair with changed inputs gets "<key>.r<k>")
   std::size_t attempt = 1;      ///< 1-based, counting retries and repairs
   bool is_repair = false;       ///< this attempt runs a repaired request
 };

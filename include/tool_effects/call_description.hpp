@@ -43,9 +43,9 @@ constexpr bool is_valid_resource_path(std::string_view path) noexcept {
 /// One runtime access: a resource path, a mode, and optionally the target
 /// of this particular call (nullopt: the whole resource).
 struct runtime_access {
-  std::string resource;
+  std::string resource{};
   access_mode mode = access_mode::read;
-  std::optional<std::string> target;
+  std::optional<std::string> target{};
 
   friend bool operator==(const runtime_access&, const runtime_access&) = default;
 };
@@ -63,9 +63,9 @@ inline bool accesses_overlap(const runtime_access& a, const runtime_access& b) n
 /// its accesses, and whether it is exclusive (unknown: conflicts with every
 /// call). Default-constructed, it is unknown.
 struct call_description {
-  std::string name;
-  effect_set effects;
-  std::vector<runtime_access> accesses;
+  std::string name{};
+  effect_set effects{};
+  std::vector<runtime_access> accesses{};
   bool exclusive = true;
 };
 

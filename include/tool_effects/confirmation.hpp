@@ -39,10 +39,10 @@ constexpr std::string_view to_string(confirmation c) noexcept {
 /// What an approver is shown: the call about to run. The views are valid for
 /// the duration of the approver's call (copy them to keep them).
 struct confirmation_request {
-  std::string_view tool;             ///< the tool's name
-  effect_set effects;                ///< its declared effects
+  std::string_view tool{};             ///< the tool's name
+  effect_set effects{};                ///< its declared effects
   side_effect_class effect_class{};  ///< classify(effects)
-  std::string_view idempotency_key;  ///< the key its attempts will carry
+  std::string_view idempotency_key{};  ///< the key its attempts will carry
 };
 
 /// A synchronous approver: `confirmation a(const confirmation_request&)`.

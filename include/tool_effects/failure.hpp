@@ -77,12 +77,12 @@ constexpr std::optional<failure_reason> rollback_refusal(side_effect_class c) no
 /// invoked (0 when it never ran), its side-effect class, why recovery stopped,
 /// and the last error (if any: `confirmation_denied` by a plain "deny" has none).
 struct failure_record {
-  std::string tool;
+  std::string tool{};
   std::size_t attempts = 0;
   side_effect_class effect_class = side_effect_class::non_idempotent;
   failure_reason reason = failure_reason::unsafe_to_retry;
-  std::exception_ptr last_error;
-  std::string last_error_message;
+  std::exception_ptr last_error{};
+  std::string last_error_message{};
 };
 
 /// One line for logs: `tool 'x' failed: reason=unsafe_to_retry class=non_idempotent attempts=1 error="boom"`.

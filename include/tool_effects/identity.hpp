@@ -59,14 +59,14 @@ concept IdentityArguments = requires(const Args& a, std::string_view name) {
 template <class Args>
 struct basic_identity_policy {
   /// Top-level argument whose value names the operation ("action").
-  std::optional<std::string> operation_arg;
+  std::optional<std::string> operation_arg{};
   /// Top-level argument holding the persistent target ("path", "url").
-  std::optional<std::string> target_arg;
+  std::optional<std::string> target_arg{};
   /// Target extractor; when set it replaces `target_arg`. nullopt: no target.
-  std::function<std::optional<std::string>(const Args&)> target_fn;
+  std::function<std::optional<std::string>(const Args&)> target_fn{};
   /// Identity-key override, given the tool name and the arguments; nullopt
   /// falls back to the default key.
-  std::function<std::optional<std::string>(std::string_view tool, const Args&)> key_fn;
+  std::function<std::optional<std::string>(std::string_view tool, const Args&)> key_fn{};
 
   /// Whether the policy can yield a target (`target_fn` or `target_arg`).
   [[nodiscard]] bool declares_target() const noexcept { return static_cast<bool>(target_fn) || target_arg.has_value(); }
@@ -75,10 +75,10 @@ struct basic_identity_policy {
 /// The identity of one call. Two calls are "the same" iff their keys are
 /// equal; `operation` and `target` are for display and per-target state.
 struct call_identity {
-  std::string tool;                   ///< the tool's name
+  std::string tool{};                   ///< the tool's name
   std::string operation = "default";  ///< the operation ("default" without an operation argument)
-  std::optional<std::string> target;  ///< the persistent target, if any
-  std::string key;                    ///< the identity key (see `identify`)
+  std::optional<std::string> target{};  ///< the persistent target, if any
+  std::string key{};                  ///< the identity key (see `identify`)
 
   friend bool operator==(const call_identity&, const call_identity&) = default;
 };
@@ -181,7 +181,7 @@ inline call_description describe_call(const call_description& tool, const std::o
 struct repeat_policy {
   std::size_t threshold = 3;                                  ///< flag when the same key occurs this many times (>= 1)
   std::size_t last_calls = 20;                                ///< sliding window, in calls (>= threshold)
-  std::optional<std::chrono::steady_clock::duration> within;  ///< optional time window (> 0)
+  std::optional<std::chrono::steady_clock::duration> within{};  ///< optional time window (> 0)
 };
 
 /// The answer for one observed call.
