@@ -36,18 +36,19 @@ inline constexpr bool conflicts_v = conflicts(accesses_v<A>, accesses_v<B>);
 template <class A, class B>
 concept ConflictFree = !conflicts_v<A, B>;
 
-/// An N×N table: `m(i, j)` says whether call i and call j conflict; the
-/// diagonal says whether two calls of the same tool conflict. Rows are
-/// bitsets, so planners can combine them a word at a time.
+namespace detail {
+/// An N×N bit matrix stored as rows of 64-bit words: the shared layout of
+/// `conflict_matrix` and `dependency_matrix` (plan.hpp), so planners combine
+/// rows a word at a time.
 template <std::size_t N>
-class conflict_matrix {
+class bit_matrix {
  public:
   static constexpr std::size_t words_per_row = (N + 63) / 64;
 
-  /// Number of calls (rows and columns).
+  /// Number of rows and columns.
   [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
 
-  /// Whether call i and call j conflict. Symmetric.
+  /// Bit (i, j).
   [[nodiscard]] constexpr bool operator()(std::size_t i, std::size_t j) const noexcept {
     return ((bits_[i * words_per_row + j / 64] >> (j % 64)) & 1u) != 0;
   }
@@ -56,6 +57,28 @@ class conflict_matrix {
   [[nodiscard]] constexpr const std::uint64_t* row(std::size_t i) const noexcept {
     return bits_.data() + i * words_per_row;
   }
+
+  friend constexpr bool operator==(const bit_matrix&, const bit_matrix&) = default;
+
+  // Row i for writing; used by the builders.
+  constexpr std::uint64_t* mutable_row(std::size_t i) noexcept { return bits_.data() + i * words_per_row; }
+
+ protected:
+  std::array<std::uint64_t, N * words_per_row> bits_{};
+};
+}  // namespace detail
+
+/// An N×N table: `m(i, j)` says whether call i and call j conflict (it is
+/// symmetric); the diagonal says whether two calls of the same tool conflict.
+/// Rows are bitsets (`row(i)`, `words_per_row`), so planners can combine them
+/// a word at a time.
+template <std::size_t N>
+class conflict_matrix : public detail::bit_matrix<N> {
+  using base = detail::bit_matrix<N>;
+  using base::bits_;
+
+ public:
+  using base::words_per_row;
 
   /// The first pair (i, j), i < j, in row-major order that conflicts.
   [[nodiscard]] constexpr std::optional<std::array<std::size_t, 2>> first_conflict() const noexcept {
@@ -76,15 +99,6 @@ class conflict_matrix {
   [[nodiscard]] constexpr bool conflict_free() const noexcept { return !first_conflict().has_value(); }
 
   friend constexpr bool operator==(const conflict_matrix&, const conflict_matrix&) = default;
-
-  // Set bit (i, j) only; used by the builder.
-  constexpr void set(std::size_t i, std::size_t j) noexcept {
-    bits_[i * words_per_row + j / 64] |= std::uint64_t{1} << (j % 64);
-  }
-  constexpr std::uint64_t* mutable_row(std::size_t i) noexcept { return bits_.data() + i * words_per_row; }
-
- private:
-  std::array<std::uint64_t, N * words_per_row> bits_{};
 };
 
 namespace detail {

@@ -51,36 +51,25 @@ namespace tool_effects {
 // ---------------------------------------------------------------------------
 
 /// The "waits for" relation of N calls: bit (i, j) is set iff j < i and calls
-/// i and j conflict. Rows are bitsets (the layout of `conflict_matrix<N>`).
+/// i and j conflict. Rows are bitsets, laid out as in `conflict_matrix<N>`.
 template <std::size_t N>
-class dependency_matrix {
- public:
-  static constexpr std::size_t words_per_row = (N + 63) / 64;
+class dependency_matrix : public detail::bit_matrix<N> {
+  using base = detail::bit_matrix<N>;
 
-  /// Number of calls.
-  [[nodiscard]] static constexpr std::size_t size() noexcept { return N; }
-  /// Whether call i waits for call j (j < i and they conflict).
-  [[nodiscard]] constexpr bool operator()(std::size_t i, std::size_t j) const noexcept {
-    return ((bits_[i * words_per_row + j / 64] >> (j % 64)) & 1u) != 0;
-  }
-  /// Row i as `words_per_row` bitset words.
-  [[nodiscard]] constexpr const std::uint64_t* row(std::size_t i) const noexcept {
-    return bits_.data() + i * words_per_row;
-  }
+ public:
+  using base::words_per_row;
+
   /// How many earlier calls call i waits for.
   [[nodiscard]] constexpr std::size_t count(std::size_t i) const noexcept {
-    return detail::predecessor_count(row(i), i);
+    return detail::predecessor_count(this->row(i), i);
   }
   friend constexpr bool operator==(const dependency_matrix&, const dependency_matrix&) = default;
 
   // Builder: row i = the bits below i of conflict row `conflicts`.
   constexpr void assign_row(std::size_t i, const std::uint64_t* conflicts) noexcept {
-    for (std::size_t w = 0; w < words_per_row; ++w)
-      bits_[i * words_per_row + w] = detail::bits_below(conflicts, w, i);
+    std::uint64_t* row = this->mutable_row(i);
+    for (std::size_t w = 0; w < words_per_row; ++w) row[w] = detail::bits_below(conflicts, w, i);
   }
-
- private:
-  std::array<std::uint64_t, N * words_per_row> bits_{};
 };
 
 /// A compile-time plan of N calls: each call's wave, the number of waves,
