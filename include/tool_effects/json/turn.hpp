@@ -204,6 +204,15 @@ boost::asio::awaitable<nlohmann::json> invoke_json_tool(T& tool, const attempt_c
 template <class T>
 concept JsonTool = std::is_invocable_v<T&, const nlohmann::json&> ||
                    std::is_invocable_v<T&, const attempt_context&, const nlohmann::json&>;
+
+// Instantiated once per static tool: its diagnostic names the tool.
+template <class Tool>
+struct json_tool_check {
+  static_assert(JsonTool<Tool>,
+                "tool_effects::json_tool_host: this static tool is not invocable with (const nlohmann::json&) or "
+                "(const tool_effects::attempt_context&, const nlohmann::json&) (see json_tool_check<Tool>)");
+  static constexpr bool value = true;
+};
 }  // namespace detail
 
 /// The runtime side of a `tool_registry` for model-chosen calls given as
@@ -219,13 +228,11 @@ concept JsonTool = std::is_invocable_v<T&, const nlohmann::json&> ||
 template <class... Tools>
 class json_tool_host {
   static_assert([] {
-    constexpr bool ok[] = {true, detail::JsonTool<Tools>...};
+    constexpr bool ok[] = {true, detail::json_tool_check<Tools>::value...};
     for (const bool b : ok)
       if (!b) return false;
     return true;
-  }(),
-                "tool_effects::json_tool_host: every static tool must be invocable with (const nlohmann::json&) or "
-                "(const tool_effects::attempt_context&, const nlohmann::json&)");
+  }());
 
  public:
   using registry_type = tool_registry<Tools...>;
