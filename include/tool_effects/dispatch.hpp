@@ -67,6 +67,7 @@
 #include <tool_effects/conflict.hpp>
 #include <tool_effects/detail/dispatch_recovery.hpp>
 #include <tool_effects/detail/engine.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/plan.hpp>
@@ -488,8 +489,8 @@ auto run_plan(Executor&& executor, const Options& options, std::span<const call_
   using R = std::remove_cvref_t<typename detail::awaitable_traits<raw>::value_type>;
   const std::span<Task> task_span(std::ranges::data(tasks), std::ranges::size(tasks));
   if (calls.size() != task_span.size())
-    throw std::invalid_argument("tool_effects::run_plan: " + std::to_string(calls.size()) + " call descriptions but " +
-                                std::to_string(task_span.size()) + " tasks");
+    throw std::invalid_argument(detail::str_cat("tool_effects::run_plan: ", std::to_string(calls.size()),
+                                                " call descriptions but ", std::to_string(task_span.size()), " tasks"));
   auto ex = detail::to_executor(executor);
   using engine_t = detail::runtime_engine<R, decltype(ex), Options, Task>;
   if constexpr (!std::is_same_v<decltype(ex), inline_executor>) detail::check_not_inside(ex, "run_plan");

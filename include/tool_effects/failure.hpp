@@ -19,6 +19,7 @@
 #include <string_view>
 #include <utility>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/rules.hpp>
 #include <tool_effects/text.hpp>
 
@@ -87,9 +88,9 @@ struct failure_record {
 
 /// One line for logs: `tool 'x' failed: reason=unsafe_to_retry class=non_idempotent attempts=1 error="boom"`.
 inline std::string to_string(const failure_record& r) {
-  std::string out = "tool '" + r.tool + "' failed: reason=" + std::string(to_string(r.reason)) +
-                    " class=" + std::string(to_string(r.effect_class)) + " attempts=" + std::to_string(r.attempts);
-  if (!r.last_error_message.empty() || r.last_error) out += " error=" + parse_error::quote(r.last_error_message);
+  std::string out = detail::str_cat("tool '", r.tool, "' failed: reason=", to_string(r.reason), " class=",
+                                     to_string(r.effect_class), " attempts=", std::to_string(r.attempts));
+  if (!r.last_error_message.empty() || r.last_error) out.append(" error=").append(parse_error::quote(r.last_error_message));
   return out;
 }
 

@@ -43,6 +43,7 @@
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
 #include <tool_effects/detail/plan_core.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 
 namespace tool_effects {
 
@@ -329,8 +330,9 @@ runtime_plan plan_calls(const conflict_matrix<K>& matrix, std::span<const std::s
   const std::size_t n = types.size(), W = runtime_plan::words_per_row(n);
   for (std::size_t i = 0; i < n; ++i)
     if (types[i] >= K)
-      throw std::out_of_range("tool_effects::plan_calls: call " + std::to_string(i) + " has tool index " +
-                              std::to_string(types[i]) + ", but there are only " + std::to_string(K) + " tools");
+      throw std::out_of_range(detail::str_cat("tool_effects::plan_calls: call ", std::to_string(i), " has tool index ",
+                                              std::to_string(types[i]), ", but there are only ", std::to_string(K),
+                                              " tools"));
   // calls_of[t] = calls of tool t; by_tool[t] = calls that conflict with a call of t.
   std::vector<std::uint64_t> calls_of(K * W, 0), by_tool(K * W, 0), rows(n * W, 0);
   for (std::size_t i = 0; i < n; ++i) calls_of[types[i] * W + i / 64] |= std::uint64_t{1} << (i % 64);
@@ -348,18 +350,18 @@ runtime_plan plan_calls(const conflict_matrix<K>& matrix, std::span<const std::s
 /// shown as `*`). `std::nullopt` when they do not conflict.
 inline std::optional<std::string> conflict_reason(const call_description& a, const call_description& b) {
   if (a.exclusive || b.exclusive)
-    return "exclusive: " + (a.exclusive ? a.name : b.name) + " has unknown effects";
+    return detail::str_cat("exclusive: ", a.exclusive ? a.name : b.name, " has unknown effects");
   for (const auto& x : a.accesses)
     for (const auto& y : b.accesses)
       if (access_modes_conflict(x.mode, y.mode) && accesses_overlap(x, y)) {
         auto show = [](const runtime_access& r) {
           std::string s = r.resource.empty() ? std::string("*") : r.resource;
-          if (r.target) s += "[" + *r.target + "]";
+          if (r.target) s.append("[").append(*r.target).append("]");
           return s;
         };
         std::string s = show(x);
-        if (x.resource != y.resource || x.target != y.target) s += " ~ " + show(y);
-        return s + ": " + std::string(to_string(x.mode)) + " / " + std::string(to_string(y.mode));
+        if (x.resource != y.resource || x.target != y.target) s.append(" ~ ").append(show(y));
+        return detail::str_cat(s, ": ", to_string(x.mode), " / ", to_string(y.mode));
       }
   return std::nullopt;
 }
@@ -375,8 +377,8 @@ struct plan_edge {
 /// `to`, then `from`: "which call waits for which, and why".
 inline std::vector<plan_edge> explain(std::span<const call_description> calls, const runtime_plan& plan) {
   if (calls.size() != plan.size())
-    throw std::invalid_argument("tool_effects::explain: " + std::to_string(calls.size()) + " calls for a plan of " +
-                                std::to_string(plan.size()));
+    throw std::invalid_argument(detail::str_cat("tool_effects::explain: ", std::to_string(calls.size()),
+                                                " calls for a plan of ", std::to_string(plan.size())));
   std::vector<plan_edge> out;
   for (std::size_t i = 0; i < plan.size(); ++i)
     detail::for_each_predecessor(plan.row(i), i, [&](std::size_t j) {

@@ -23,6 +23,7 @@
 
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/rules.hpp>
 #include <tool_effects/side_effects.hpp>
 
@@ -110,7 +111,7 @@ using first_duplicate_name_t = typename detail::first_duplicate_impl<
 class unknown_tool_error : public std::out_of_range {
  public:
   explicit unknown_tool_error(std::string_view name)
-      : std::out_of_range("unknown tool: \"" + std::string(name) + "\""), name_(name) {}
+      : std::out_of_range(detail::str_cat("unknown tool: \"", name, "\"")), name_(name) {}
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
 
  private:

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include <tool_effects/access.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/effect.hpp>
 #include <tool_effects/rules.hpp>
 
@@ -24,7 +25,7 @@ namespace tool_effects {
 class parse_error : public std::invalid_argument {
  public:
   parse_error(std::string_view what_prefix, std::string_view input)
-      : std::invalid_argument(std::string(what_prefix) + ": " + quote(input)), input_(input) {}
+      : std::invalid_argument(detail::str_cat(what_prefix, ": ", quote(input))), input_(input) {}
 
   /// The input (or token) that failed to parse, unquoted.
   [[nodiscard]] const std::string& input() const noexcept { return input_; }

@@ -23,6 +23,7 @@
 
 #include <tool_effects/access.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/effect.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/json/error.hpp>
@@ -60,7 +61,7 @@ inline void from_json(const nlohmann::json& j, effect_set& out) {
   if (!j.is_array()) throw json_error("", detail::expected("an array of side-effect tags", j), detail::preview(j));
   effect_set s;
   for (std::size_t i = 0; i < j.size(); ++i) {
-    const std::string pointer = "/" + std::to_string(i);
+    const std::string pointer = detail::str_cat("/", std::to_string(i));
     const auto& slug = detail::json_string(j[i], pointer);
     const auto e = try_parse_effect(slug);
     if (!e) throw json_error(pointer, "unknown side-effect tag", slug);

@@ -18,6 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/text.hpp>
 
 namespace tool_effects {
@@ -117,14 +118,14 @@ inline std::string preview(const nlohmann::json& v) {
   constexpr std::size_t limit = 60;
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
-    return s.size() > limit ? s.substr(0, limit) + "..." : s;
+    return s.size() > limit ? str_cat(std::string_view(s).substr(0, limit), "...") : s;
   }
   return canonical_json(v, limit);
 }
 
 // "expected a string, got number".
 inline std::string expected(std::string_view what, const nlohmann::json& v) {
-  return "expected " + std::string(what) + ", got " + v.type_name();
+  return str_cat("expected ", what, ", got ", v.type_name());
 }
 
 // RFC 6901 escaping of one reference token.
@@ -171,10 +172,10 @@ inline std::string unknown_key_message(std::string_view key, std::initializer_li
         break;
       }
   if (!best.empty())
-    msg += " (did you mean \"" + std::string(best) + "\"?)";
+    msg += str_cat(" (did you mean \"", best, "\"?)");
   else {
     msg += " (known:";
-    for (const auto k : known) msg += " " + std::string(k);
+    for (const auto k : known) msg.append(" ").append(k);
     msg += ")";
   }
   return msg;
@@ -197,9 +198,9 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
     std::string p;
     for (const auto& f : frames) {
       if (f.object)
-        p += "/" + pointer_token(f.key);
+        p.append("/").append(pointer_token(f.key));
       else if (f.index > 0)
-        p += "/" + std::to_string(f.index - 1);
+        p.append("/").append(std::to_string(f.index - 1));
     }
     return p;
   };
@@ -209,7 +210,7 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
   auto open = [&](bool object) {
     element();
     if (frames.size() >= max_json_depth)
-      throw json_error(pointer(), "nesting deeper than " + std::to_string(max_json_depth) + " levels",
+      throw json_error(pointer(), str_cat("nesting deeper than ", std::to_string(max_json_depth), " levels"),
                        object ? "{" : "[", context);
     frames.push_back({object, {}, {}, 0});
   };
@@ -235,7 +236,7 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
   } catch (const nlohmann::json::parse_error& e) {
     const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
     const std::size_t from = std::min(at > 20 ? at - 20 : 0, text.size());
-    throw json_error("", "invalid JSON at byte " + std::to_string(e.byte), text.substr(from, 40), context);
+    throw json_error("", str_cat("invalid JSON at byte ", std::to_string(e.byte)), text.substr(from, 40), context);
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number that overflows a double
     throw json_error("", "invalid JSON", e.what(), context);
   }

@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/effects.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>
@@ -52,8 +53,8 @@ class manifest_error : public json_error {
  private:
   static std::string context(const std::optional<std::size_t>& index, const std::optional<std::string>& name) {
     std::string out = "manifest:";
-    if (index) out += " tool " + std::to_string(*index);
-    if (name) out += " (" + parse_error::quote(*name) + ")";
+    if (index) out.append(" tool ").append(std::to_string(*index));
+    if (name) out.append(" (").append(parse_error::quote(*name)).append(")");
     return out;
   }
   std::optional<std::size_t> tool_index_;
@@ -79,7 +80,7 @@ class manifest_reader {
     for (auto it = t.begin(); it != t.end(); ++it)
       if (!is_known(it.key()))
         fail(
-            "/" + pointer_token(it.key()),
+            str_cat("/", pointer_token(it.key())),
             unknown_key_message(it.key(), {"name", "description", "effects", "reads", "writes", "appends", "identity"}),
             it.key());
 
@@ -91,7 +92,7 @@ class manifest_reader {
       try {
         flags = e->get<effect_set>();
       } catch (const json_error& err) {
-        fail("/effects" + err.pointer(), err.message(), err.input());
+        fail(str_cat("/effects", err.pointer()), err.message(), err.input());
       }
     }
     std::vector<runtime_access> scoped;
@@ -125,7 +126,7 @@ class manifest_reader {
     if (!r->is_array()) fail(at, expected("an array of resource paths", *r), preview(*r));
     for (std::size_t i = 0; i < r->size(); ++i) {
       const auto& p = (*r)[i];
-      const std::string pi = at + "/" + std::to_string(i);
+      const std::string pi = detail::str_cat(at, "/", std::to_string(i));
       if (!p.is_string()) fail(pi, expected("a resource path string", p), preview(p));
       const auto& path = p.get_ref<const std::string&>();
       if (!is_valid_resource_path(path))
@@ -138,7 +139,7 @@ class manifest_reader {
     if (!id.is_object()) fail("/identity", expected("an object", id), preview(id));
     identity_policy p;
     for (auto it = id.begin(); it != id.end(); ++it) {
-      const std::string at = "/identity/" + pointer_token(it.key());
+      const std::string at = detail::str_cat("/identity/", pointer_token(it.key()));
       std::optional<std::string>* field = it.key() == "operation_arg" ? &p.operation_arg
                                           : it.key() == "target_arg"  ? &p.target_arg
                                                                       : nullptr;
@@ -166,7 +167,7 @@ inline std::vector<dynamic_tool> manifest_from_json(const nlohmann::json& manife
     throw manifest_error("", detail::expected("a manifest object", manifest), detail::preview(manifest));
   for (auto it = manifest.begin(); it != manifest.end(); ++it)
     if (it.key() != "tools" && it.key() != "version")
-      throw manifest_error("/" + detail::pointer_token(it.key()),
+      throw manifest_error(detail::str_cat("/", detail::pointer_token(it.key())),
                            detail::unknown_key_message(it.key(), {"version", "tools"}), it.key());
   if (const auto v = manifest.find("version"); v != manifest.end() && !(v->is_number_integer() && *v == 1))
     throw manifest_error("/version", "unsupported manifest version (expected 1)", detail::preview(*v));
@@ -179,10 +180,10 @@ inline std::vector<dynamic_tool> manifest_from_json(const nlohmann::json& manife
   out.reserve(tools->size());
   std::unordered_map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < tools->size(); ++i) {
-    const std::string at = "/tools/" + std::to_string(i);
+    const std::string at = detail::str_cat("/tools/", std::to_string(i));
     out.push_back(detail::manifest_reader(i, at).read((*tools)[i]));
     if (const auto [it, fresh] = seen.emplace(out.back().name, i); !fresh)
-      throw manifest_error(at + "/name", "duplicate tool name (also tool " + std::to_string(it->second) + ")",
+      throw manifest_error(at + "/name", detail::str_cat("duplicate tool name (also tool ", std::to_string(it->second), ")"),
                            out.back().name, i, out.back().name);
   }
   return out;

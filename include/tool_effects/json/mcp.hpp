@@ -28,6 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/effect.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>
@@ -211,14 +212,14 @@ inline std::vector<dynamic_tool> import_mcp_tools(const nlohmann::json& list_res
   std::vector<dynamic_tool> out;
   std::unordered_map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < tools->size(); ++i) {
-    const std::string at = "/tools/" + std::to_string(i);
+    const std::string at = detail::str_cat("/tools/", std::to_string(i));
     try {
       out.push_back(import_mcp_tool((*tools)[i], t));
     } catch (const json_error& e) {
       throw detail::rebase(e, at);
     }
     if (const auto [it, fresh] = seen.emplace(out.back().name, i); !fresh)
-      throw json_error(at + "/name", "duplicate tool name (also /tools/" + std::to_string(it->second) + ")",
+      throw json_error(at + "/name", detail::str_cat("duplicate tool name (also /tools/", std::to_string(it->second), ")"),
                        out.back().name);
   }
   return out;
