@@ -37,13 +37,17 @@
 #include <mutex>
 #include <optional>
 #include <random>
-#include <stop_token>
+#include <thread>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
+#include <version>
+#if defined(__cpp_lib_jthread)
+#include <stop_token>
+#endif
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/cancellation_type.hpp>
@@ -456,14 +460,29 @@ class recovery_state {
   std::optional<backoff> backoff_;
 };
 
+#if defined(__cpp_lib_jthread)
+using stop_token = std::stop_token;
+#else
+// Standard libraries without <stop_token> (libc++ 19 keeps it behind -fexperimental-library): a token that
+// is never stopped; the public overloads that take a std::stop_token are then absent.
+struct stop_token {
+  [[nodiscard]] constexpr bool stop_requested() const noexcept { return false; }
+};
+#endif
+
 // Sleeps `d` or until `stop` is requested; returns false when stopped.
-inline bool sleep_for(std::chrono::nanoseconds d, const std::stop_token& stop) {
+inline bool sleep_for(std::chrono::nanoseconds d, const stop_token& stop) {
   if (stop.stop_requested()) return false;
   if (d <= std::chrono::nanoseconds::zero()) return true;
+#if defined(__cpp_lib_jthread)
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
   return !cv.wait_for(lock, stop, d, [] { return false; }) && !stop.stop_requested();
+#else
+  std::this_thread::sleep_for(d);
+  return true;
+#endif
 }
 
 // Asks the approver (sync); throws call_failure{confirmation_denied} unless approved.
@@ -484,7 +503,7 @@ inline void confirm_or_throw(recovery_refs o, const recovery_state& st) {
 /// policy is given, or `stop` was requested), `call_failure` otherwise.
 /// `tool` and `args` are passed as lvalues to every attempt.
 template <class Tool, class... Args>
-decltype(auto) run_call(recovery_refs o, call_settings s, effect_set effects, std::stop_token stop,
+decltype(auto) run_call(recovery_refs o, call_settings s, effect_set effects, stop_token stop,
                         Tool& tool, Args&... args) {
   check_invocable<Tool, Args...>();
   static_assert(!attempt_result<Tool, Args...>::awaitable,
@@ -611,12 +630,14 @@ template <class Tool, class... Args>
 decltype(auto) retry(const retry_policy& policy, Tool&& tool, Args&&... args) {
   detail::check_retry_gate<Tool>();
   const detail::recovery_refs o{&policy, nullptr};
-  return detail::run_call(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>, std::stop_token{}, tool,
+  return detail::run_call(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>, detail::stop_token{}, tool,
                           args...);
 }
 
+#if defined(__cpp_lib_jthread)
 /// As `retry`, but a stop request (`stop`) ends the backoff sleep at once and
-/// prevents further attempts; the last error is then rethrown.
+/// prevents further attempts; the last error is then rethrown. (Only where the
+/// standard library provides std::stop_token, i.e. `__cpp_lib_jthread`.)
 template <class Tool, class... Args>
 decltype(auto) retry(std::stop_token stop, const retry_policy& policy, Tool&& tool, Args&&... args) {
   detail::check_retry_gate<Tool>();
@@ -624,6 +645,7 @@ decltype(auto) retry(std::stop_token stop, const retry_policy& policy, Tool&& to
   return detail::run_call(o, detail::settings_for<Tool>(), side_effects_v<detail::unwrap_tool_t<Tool>>, std::move(stop), tool,
                           args...);
 }
+#endif
 
 // g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
 // (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224),
@@ -679,7 +701,7 @@ decltype(auto) repair(const retry_policy& policy, Tool&& tool, Fix&& fix, Args..
     const auto next = st.on_error(e, false);
     if (next.kind == detail::recovery_state::step_kind::fail) throw call_failure(st.record(next.reason, e));
     if (next.kind == detail::recovery_state::step_kind::wait) {
-      detail::sleep_for(next.delay, std::stop_token{});
+      detail::sleep_for(next.delay, detail::stop_token{});
       continue;
     }
     // Not transient: try a repair.
@@ -748,10 +770,10 @@ auto run_with_recovery(const call_description& d, const recovery_options& option
   const effect_set effects = d.exclusive ? effect_set{} : d.effects;
   try {
     if constexpr (std::is_void_v<R>) {
-      detail::run_call(options, std::move(settings), effects, std::stop_token{}, fn, args...);
+      detail::run_call(options, std::move(settings), effects, detail::stop_token{}, fn, args...);
       return recovery_result<R>(std::monostate{});
     } else {
-      return recovery_result<R>(detail::run_call(options, std::move(settings), effects, std::stop_token{}, fn, args...));
+      return recovery_result<R>(detail::run_call(options, std::move(settings), effects, detail::stop_token{}, fn, args...));
     }
   } catch (const call_failure& f) {
     return recovery_result<R>(f.record());

@@ -12,7 +12,10 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <version>
+#if defined(__cpp_lib_jthread)
 #include <stop_token>
+#endif
 #include <string>
 #include <thread>
 #include <vector>
@@ -225,6 +228,7 @@ TEST(Retry, VoidToolsAndZeroMaxAttemptsMeaningOne) {
   EXPECT_EQ(calls, 1);
 }
 
+#if defined(__cpp_lib_jthread)  // std::stop_token (libc++ 19 has it only with -fexperimental-library)
 TEST(Retry, AStopRequestEndsABackoffSleepAndRethrowsTheLastError) {
   std::stop_source stop;
   std::atomic<int> calls{0};
@@ -255,6 +259,8 @@ TEST(Retry, AStopRequestedDuringAnAttemptPreventsTheNextOne) {
   EXPECT_THROW(te::retry(stop.get_token(), fast_policy(10), t), timeout_error);
   EXPECT_EQ(calls, 1);
 }
+
+#endif
 
 TEST(Retry, TransientOnMatchesDerivedTypesOnly) {
   const auto p = te::transient_on<std::runtime_error>();
