@@ -4,7 +4,7 @@
 # Run by ctest (test/CMakeLists.txt registers every test/compile_fail/*.cpp as compile_fail.<stem>):
 #   cmake -DCASE=<case.cpp> -DCONFIG=<build>/test/compile_fail/config.cmake -P check.cmake
 # CONFIG is generated at configure time and sets TE_CXX (the build's CMAKE_CXX_COMPILER), TE_COMPILER
-# ("gcc" or "clang") and TE_FLAGS (CMAKE_CXX_FLAGS, -std=c++20, -Wall -Wextra -Wpedantic -Werror, -I<repo>/include,
+# ("gcc" or "clang"), TE_COMPILER_MAJOR (e.g. 19) and TE_FLAGS (CMAKE_CXX_FLAGS, -std=c++20 or the build's standard, -Wall -Wextra -Wpedantic -Werror, -I<repo>/include,
 # -isystem for Boost/nlohmann_json when they are not in a default include dir).
 #
 # Protocol of a case file
@@ -12,6 +12,7 @@
 #       // expected-error: <regex>          applies to every compiler
 #       // expected-error(gcc): <regex>     only when compiling with g++
 #       // expected-error(clang): <regex>   only when compiling with clang++
+#       // expected-error(clang19): <regex> only with clang++ 19, replacing the (clang) lines there
 #     <regex> is a CMake regular expression (ERE-like: . * + ? | () [] ^ $; no \d, \s, {n}, no lazy
 #     quantifiers), matched case-sensitively, leading/trailing blanks removed. Every line that starts with
 #     "// expected-error" must have this form; any other compiler tag is an error.
@@ -53,16 +54,22 @@ string(REPLACE "]" "@TE_RBRACKET@" _text "${_text}")
 string(REPLACE "\\" "@TE_BACKSLASH@" _text "${_text}")
 string(REPLACE "\n" ";" _lines "${_text}")
 
-set(_regexes "")  # applicable regexes, as indices into _re_<n>
+# Applicable: the untagged lines, plus the lines tagged with this compiler's versioned name (e.g. "clang19")
+# if the case has any, else those tagged with its family ("gcc", "clang"). So a "(clang19)" line replaces the
+# "(clang)" lines for clang 19 only, where its wording really differs.
+set(_versioned_tag "${TE_COMPILER}${TE_COMPILER_MAJOR}")
 set(_n 0)
 set(_lineno 0)
+foreach(_kind IN ITEMS generic family versioned)
+  set(_count_${_kind} 0)
+endforeach()
 foreach(_line IN LISTS _lines)
   math(EXPR _lineno "${_lineno} + 1")
   if(NOT _line MATCHES "^[ \t]*//[ \t]*expected-error")
     continue()
   endif()
   if(NOT _line MATCHES "^[ \t]*//[ \t]*expected-error(\\(([^)]*)\\))?:(.*)$")
-    _fail("malformed expectation" "line ${_lineno}: expected '// expected-error[(gcc|clang)]: <regex>'")
+    _fail("malformed expectation" "line ${_lineno}: expected '// expected-error[(gcc|clang|clangNN|gccNN)]: <regex>'")
   endif()
   set(_tag "${CMAKE_MATCH_2}")
   set(_re "${CMAKE_MATCH_3}")
@@ -71,17 +78,39 @@ foreach(_line IN LISTS _lines)
   string(REPLACE "@TE_LBRACKET@" "[" _re "${_re}")
   string(REPLACE "@TE_RBRACKET@" "]" _re "${_re}")
   string(REPLACE "@TE_BACKSLASH@" "\\" _re "${_re}")
-  if(NOT _tag STREQUAL "" AND NOT _tag MATCHES "^(gcc|clang)$")
-    _fail("unknown compiler tag" "line ${_lineno}: expected-error(${_tag}): only (gcc) and (clang) are known")
+  if(NOT _tag STREQUAL "" AND NOT _tag MATCHES "^(gcc|clang)([0-9]+)?$")
+    _fail("unknown compiler tag"
+          "line ${_lineno}: expected-error(${_tag}): only (gcc), (clang) and versioned ones like (clang19) are known")
   endif()
   if(_re STREQUAL "")
     _fail("empty regex" "line ${_lineno}")
   endif()
-  if(_tag STREQUAL "" OR _tag STREQUAL TE_COMPILER)
-    math(EXPR _n "${_n} + 1")
-    set(_re_${_n} "${_re}")
-    set(_re_line_${_n} "${_lineno}")
+  if(_tag STREQUAL "")
+    set(_kind generic)
+  elseif(_tag STREQUAL TE_COMPILER)
+    set(_kind family)
+  elseif(_tag STREQUAL _versioned_tag)
+    set(_kind versioned)
+  else()
+    continue()
   endif()
+  math(EXPR _count_${_kind} "${_count_${_kind}} + 1")
+  set(_re_${_kind}_${_count_${_kind}} "${_re}")
+  set(_re_line_${_kind}_${_count_${_kind}} "${_lineno}")
+endforeach()
+set(_kinds generic versioned)
+if(_count_versioned EQUAL 0)
+  set(_kinds generic family)
+endif()
+foreach(_kind IN LISTS _kinds)
+  if(_count_${_kind} EQUAL 0)
+    continue()
+  endif()
+  foreach(_i RANGE 1 ${_count_${_kind}})
+    math(EXPR _n "${_n} + 1")
+    set(_re_${_n} "${_re_${_kind}_${_i}}")
+    set(_re_line_${_n} "${_re_line_${_kind}_${_i}}")
+  endforeach()
 endforeach()
 if(_n EQUAL 0)
   _fail("no expectation" "the case has no '// expected-error:' line that applies to ${TE_COMPILER}")
