@@ -29,8 +29,9 @@ te_require_packages() {
   if [[ "$(id -u)" -eq 0 ]]; then
     te_info "installing missing packages: ${missing[*]}"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get update || { te_error "apt-get update failed"; exit 1; }
-    apt-get install -y --no-install-recommends "${missing[@]}" || { te_error "apt-get install failed"; exit 1; }
+    # apt-get's progress goes to stderr: stdout belongs to the program (./scripts/demo --json | jq .).
+    apt-get update >&2 || { te_error "apt-get update failed"; exit 1; }
+    apt-get install -y --no-install-recommends "${missing[@]}" >&2 || { te_error "apt-get install failed"; exit 1; }
   else
     te_error "missing Debian packages: ${missing[*]}"
     echo "Install them with:" >&2
