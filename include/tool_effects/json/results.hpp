@@ -9,6 +9,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -32,10 +33,10 @@ struct tool_answer {
 };
 
 namespace detail {
-inline std::string explain_failure(const failure_record& r) {
+inline std::string explain_failure(const failure_record& r, std::string_view tool_name) {
   std::string out(to_string(r.reason));
   out += ": ";
-  const std::string& tool = r.tool;
+  const std::string tool = tool_name.empty() ? r.tool : std::string(tool_name);
   auto with_error = [&](std::string s) {
     if (!r.last_error_message.empty()) {
       s += " (";
@@ -77,7 +78,9 @@ inline std::string explain_failure(const failure_record& r) {
 /// reason and explanation (`unsafe_to_retry: send_email failed (timed out) and
 /// was not retried because it is not safe to repeat: ...`); any other
 /// exception `tool_error: <what()>`; an aborted call `aborted: ...`.
-inline tool_answer answer_of(const outcome<nlohmann::json>& o) {
+/// `tool_name`, when given, names the tool in explanations (the record's
+/// tool is the dispatcher's call name, `name#id` for a JSON turn).
+inline tool_answer answer_of(const outcome<nlohmann::json>& o, std::string_view tool_name = {}) {
   tool_answer a;
   if (o.has_value()) {
     a.value = o.value();
@@ -93,7 +96,7 @@ inline tool_answer answer_of(const outcome<nlohmann::json>& o) {
   try {
     std::rethrow_exception(o.error());
   } catch (const call_failure& f) {
-    a.content = detail::explain_failure(f.record());
+    a.content = detail::explain_failure(f.record(), tool_name);
   } catch (const std::exception& e) {
     a.content = "tool_error: ";
     a.content += e.what();
@@ -116,7 +119,7 @@ inline tool_answer answer_of(const outcome<nlohmann::json>& o) {
 ///    `structuredContent` when the result is an object;
 ///  - plain: `{"id", "name", "content": "<text>", "is_error"}`.
 inline nlohmann::json tool_result(const tool_call& call, const outcome<nlohmann::json>& o) {
-  const tool_answer a = answer_of(o);
+  const tool_answer a = answer_of(o, call.name);
   using nlohmann::json;
   switch (call.dialect) {
     case tool_call_dialect::openai_chat:

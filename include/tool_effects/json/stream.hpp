@@ -10,6 +10,7 @@
 #ifndef TOOL_EFFECTS_JSON_STREAM_HPP
 #define TOOL_EFFECTS_JSON_STREAM_HPP
 
+#include <concepts>
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -72,13 +73,14 @@ class tool_call_stream {
 
   /// Feeds one event given as JSON text (an SSE `data:` payload); `[DONE]`
   /// (the end marker of OpenAI streams) and blank text complete every open call.
-  std::vector<tool_call> feed(std::string_view text) {
-    const std::string_view trimmed = trim(text);
+  /// (A `std::string`, `std::string_view` or string literal.)
+  template <class Text>
+    requires std::convertible_to<const Text&, std::string_view> && (!std::same_as<Text, nlohmann::json>)
+  std::vector<tool_call> feed(const Text& text) {
+    const std::string_view trimmed = trim(std::string_view(text));
     if (trimmed == "[DONE]" || trimmed.empty()) return finish();
     return feed(detail::parse_json(trimmed, "in stream event"));
   }
-  /// As above, for a string literal.
-  std::vector<tool_call> feed(const char* text) { return feed(std::string_view(text)); }
 
   /// Completes every call still open (the stream ended) and returns them.
   std::vector<tool_call> finish() {
