@@ -72,13 +72,15 @@ class tool_call_stream {
   }
 
   /// Feeds one event given as JSON text (an SSE `data:` payload); `[DONE]`
-  /// (the end marker of OpenAI streams) and blank text complete every open call.
+  /// (the end marker of OpenAI streams) completes every open call; blank
+  /// text is ignored.
   /// (A `std::string`, `std::string_view` or string literal.)
   template <class Text>
     requires std::convertible_to<const Text&, std::string_view> && (!std::same_as<Text, nlohmann::json>)
   std::vector<tool_call> feed(const Text& text) {
     const std::string_view trimmed = trim(std::string_view(text));
-    if (trimmed == "[DONE]" || trimmed.empty()) return finish();
+    if (trimmed.empty()) return {};
+    if (trimmed == "[DONE]") return finish();
     return feed(detail::parse_json(trimmed, "in stream event"));
   }
 
