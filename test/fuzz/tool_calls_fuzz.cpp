@@ -37,7 +37,7 @@ void check_calls(const std::vector<tool_effects::tool_call>& calls) {
   const nlohmann::json results = tool_results(calls, outcomes);
   require(results.is_array());
   require(results.size() == calls.size() - anthropic - gemini + (anthropic > 0) + (gemini > 0));
-  (void)results.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  (void)results.dump();  // valid UTF-8: messages cut quoted input at character boundaries
 }
 }  // namespace
 

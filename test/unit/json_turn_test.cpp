@@ -205,3 +205,36 @@ TEST(JsonToolHost, RunsStaticAndDynamicToolsAndDerivesKeysFromIdentity) {
   ASSERT_EQ(keys.size(), 3u);
   EXPECT_NE(keys[2], keys[0]) << "another turn gets another key";
 }
+
+TEST(ParseToolCalls, ResponsesWithoutCallsGiveNone) {
+  EXPECT_TRUE(te::parse_tool_calls(R"({"choices": []})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"choices": [{"message": {"role": "assistant", "content": "Hi"}}]})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"role": "assistant", "content": null, "tool_calls": null})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"candidates": [{"finishReason": "SAFETY"}]})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}]})")
+                  .empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"object": "response", "output": [{"type": "reasoning", "summary": []}]})").empty());
+  EXPECT_TRUE(te::parse_tool_calls("[]").empty());
+}
+
+TEST(ParseToolCalls, LegacyFunctionCallAndSingleItems) {
+  const auto legacy =
+      te::parse_tool_calls(R"({"role": "assistant", "function_call": {"name": "f", "arguments": "{\"a\": 1}"}})");
+  ASSERT_EQ(legacy.size(), 1u);
+  EXPECT_EQ(legacy[0].arguments, (json{{"a", 1}}));
+  EXPECT_TRUE(legacy[0].generated_id);
+  const auto single = te::parse_tool_calls(R"({"type": "tool_use", "id": "t", "name": "f", "input": {}})");
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0].dialect, te::tool_call_dialect::anthropic);
+  EXPECT_EQ(te::to_string(te::tool_call_dialect::openai_responses), "openai_responses");
+}
+
+TEST(ParseToolCalls, QuotedBadInputStaysValidUtf8) {
+  std::string text = R"({"x": ")";
+  for (int i = 0; i < 40; ++i) text += "\xc3\xa9";  // é, two bytes each: the cut falls inside one
+  json turn = json::array({json{{"name", "f"}, {"arguments", text}}});
+  const auto calls = te::parse_tool_calls(turn);
+  ASSERT_FALSE(calls[0].valid());
+  EXPECT_NO_THROW((void)json(calls[0].arguments_error).dump()) << "a strict dump rejects invalid UTF-8";
+  EXPECT_NE(calls[0].arguments_error.find("...\""), std::string::npos);
+}

@@ -18,6 +18,7 @@
 #include <concepts>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,6 +92,17 @@ inline std::string generated_call_id(std::size_t position, std::string_view name
   return id;
 }
 
+// `s` quoted for a message the model reads: cut after `limit` bytes at a
+// UTF-8 character boundary (then "..."), so the message stays valid UTF-8.
+inline std::string quote_input(std::string_view s, std::size_t limit = 60) {
+  if (s.size() <= limit) return parse_error::quote(s);
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  std::string out(s.substr(0, cut));
+  out += "...";
+  return parse_error::quote(out);
+}
+
 inline bool blank(std::string_view s) noexcept {
   for (const char c : s)
     if (!std::isspace(static_cast<unsigned char>(c))) return false;
@@ -116,7 +128,7 @@ inline std::string set_arguments(tool_call& out, const nlohmann::json* value) {
       msg += " are not valid JSON (";
       msg += e.message();
       msg += "): ";
-      msg += parse_error::quote(preview(nlohmann::json(text)));
+      msg += quote_input(text);
       out.arguments_error = std::move(msg);
       return text;
     }
@@ -126,7 +138,7 @@ inline std::string set_arguments(tool_call& out, const nlohmann::json* value) {
       msg += " must be a JSON object, got ";
       msg += parsed.type_name();
       msg += ": ";
-      msg += parse_error::quote(preview(nlohmann::json(text)));
+      msg += quote_input(text);
       out.arguments_error = std::move(msg);
       return text;
     }
@@ -139,12 +151,13 @@ inline std::string set_arguments(tool_call& out, const nlohmann::json* value) {
     msg += " must be a JSON object, got ";
     msg += value->type_name();
     msg += ": ";
-    msg += parse_error::quote(preview(*value));
+    const std::string material = tool_effects::canonical_json(*value);
+    msg += quote_input(material);
     out.arguments_error = std::move(msg);
-    return canonical_json(*value, 4096);
+    return material;
   }
   out.arguments = *value;
-  return canonical_json(*value, 4096);
+  return tool_effects::canonical_json(*value);
 }
 
 inline const nlohmann::json* member(const nlohmann::json& o, std::string_view key) {

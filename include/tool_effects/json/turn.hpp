@@ -4,9 +4,12 @@
 //
 //   tool_effects::json_tool_host host(registry);          // static tools take (const json&)
 //   host.add(manifest_tool, [](const json& args) { ... }); // dynamic tools bring a function
-//   auto calls = tool_effects::parse_tool_calls(model_output);
+//   auto calls = tool_effects::parse_tool_calls(response); // any vendor's shape (json/calls.hpp)
 //   auto plan  = host.plan(calls);                         // who waits for whom, and why
 //   auto out   = host.run(pool, options, calls);           // std::vector<outcome<json>>
+//   auto reply = tool_effects::tool_results(calls, out);   // in the vendor's shape (json/results.hpp)
+// A bad call (unknown tool, invalid arguments) fails alone: plan and run
+// never throw for bad model output.
 #ifndef TOOL_EFFECTS_JSON_TURN_HPP
 #define TOOL_EFFECTS_JSON_TURN_HPP
 
@@ -365,7 +368,7 @@ class json_tool_host {
     known.reserve(registry_->size());
     for (std::size_t i = 0; i < registry_->size(); ++i) known.push_back(registry_->name(i));
     std::string msg = "unknown tool ";
-    msg += parse_error::quote(c.name.size() > 60 ? c.name.substr(0, 60) + "..." : c.name);
+    msg += detail::quote_input(c.name);
     msg = detail::suggestion_message(std::move(msg), c.name, known);
     failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::unknown_tool,
                                            std::make_exception_ptr(unknown_tool_error(c.name)));
