@@ -296,6 +296,33 @@ TEST(Streams, AnthropicEvents) {
   EXPECT_EQ(round_trip(calls), round_trip(whole));
 }
 
+TEST(Streams, GeminiChunksCarryWholeCalls) {
+  te::tool_call_stream stream;
+  const json whole = json::parse(slurp("gemini_response.json"));
+  json first = whole, second = whole;
+  first["candidates"][0]["content"]["parts"].erase(2);  // text + the call without an id
+  auto& parts = second["candidates"][0]["content"]["parts"];
+  parts.erase(parts.begin(), parts.begin() + 2);
+  const auto a = stream.feed(first);
+  const auto b = stream.feed(second);
+  ASSERT_EQ(a.size(), 1u);
+  ASSERT_EQ(b.size(), 1u);
+  const auto calls = te::parse_tool_calls(whole);
+  expect_call(a[0], calls[0].id, "get_weather", weather_args, te::tool_call_dialect::gemini);
+  expect_call(b[0], "fc-7a1", "read_file", file_args, te::tool_call_dialect::gemini);
+  EXPECT_EQ(stream.started(), 2u);
+  EXPECT_TRUE(stream.finish().empty());
+  const auto second_alone = te::parse_tool_calls(json::parse(R"({"candidates": [{"content": {"role": "model",
+      "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris", "unit": "c"}}}]}}]})"));
+  te::tool_call_stream positions;
+  (void)positions.feed(second);
+  const auto later = positions.feed(json::parse(R"({"candidates": [{"content": {"role": "model",
+      "parts": [{"functionCall": {"name": "get_weather", "args": {"city": "Paris", "unit": "c"}}}]}}]})"));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].id.substr(0, 7), "call-2-") << "a generated id counts the calls of earlier chunks";
+  EXPECT_EQ(later[0].id.substr(7), second_alone[0].id.substr(7));
+}
+
 TEST(Streams, TruncatedStreamYieldsTheOpenCallWithItsArgumentsError) {
   te::tool_call_stream stream;
   EXPECT_TRUE(stream.feed(R"({"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function",
@@ -413,11 +440,10 @@ TEST(LoopGuard, FlagsRepeatsWithTheirCountAndOptionallyRefusesThem) {
   ])");
   te::repeat_detector detector(te::repeat_policy{.threshold = 2, .last_calls = 10});
   std::vector<std::string> flagged;
-  te::loop_guard guard{&detector, false,
-                       [&](const te::tool_call& c, const te::repeat_verdict& v) {
+  te::loop_guard guard{.detector = &detector,
+                       .on_repeat = [&](const te::tool_call& c, const te::repeat_verdict& v) {
                          flagged.push_back(c.id + "x" + std::to_string(v.count));
-                       },
-                       {}};
+                       }};
   const auto reported = host.run(te::inline_executor{}, te::run_options{}.with(guard), calls);
   EXPECT_EQ(flagged, (std::vector<std::string>{"2x2", "4x3"}));
   EXPECT_TRUE(reported[1].has_value() && reported[3].has_value()) << "reported, not refused";
@@ -441,6 +467,14 @@ TEST(LoopGuard, FlagsRepeatsWithTheirCountAndOptionallyRefusesThem) {
   EXPECT_EQ(results[3]["content"].get<std::string>().substr(0, 74),
             "repeated_call: read_file was not run: the same call was made 3 times in a ");
   EXPECT_EQ(results[3]["is_error"], true);
+}
+
+TEST(Aggregates, PartialDesignatedInitializersCompileWarningFree) {
+  const te::tool_call call{.id = "c", .name = "read_file"};
+  const te::tool_answer answer{.content = "x"};
+  const te::loop_guard guard{.refuse = true};
+  const te::turn_plan plan{.tools = {0}};
+  EXPECT_TRUE(call.valid() && call.arguments.is_object() && !answer.is_error && guard.refuse && plan.tools.size() == 1);
 }
 
 TEST(Registry, NoStaticToolsHostsDynamicToolsOnly) {

@@ -39,7 +39,9 @@ namespace tool_effects {
 ///    `response.function_call_arguments.delta` / `.done`,
 ///    `response.output_item.done`, `response.completed`);
 ///  - Anthropic Messages events (`content_block_start` with a `tool_use`
-///    block, `input_json_delta` fragments, `content_block_stop`, `message_stop`).
+///    block, `input_json_delta` fragments, `content_block_stop`, `message_stop`);
+///  - Gemini `streamGenerateContent` chunks (GenerateContentResponse objects),
+///    whose `functionCall` parts arrive whole: each is complete in its chunk.
 /// Other events and fields are ignored. Each call is yielded exactly once.
 /// Malformed fields the accumulator reads throw `json_error` (pointer within
 /// the event); bad arguments do not (see `tool_call::arguments_error`).
@@ -53,6 +55,10 @@ class tool_call_stream {
     if (!event.is_object()) throw json_error("", detail::expected("a stream event object", event), detail::preview(event));
     if (const nlohmann::json* choices = detail::member(event, "choices")) {
       chat_chunk(*choices, done);
+      return done;
+    }
+    if (event.contains("candidates")) {
+      gemini_chunk(event, done);
       return done;
     }
     const std::optional<std::string> type = detail::string_field(event, "type", "", false);
@@ -212,6 +218,22 @@ class tool_call_stream {
       if (name && open_[k].name != *name) open_[k].name += *name;  // names are not split in practice
     }
     if (fragment) open_[k].arguments += *fragment;
+  }
+
+  // ----------------------------------------------------------- Gemini
+  void gemini_chunk(const nlohmann::json& event, std::vector<tool_call>& done) {
+    std::vector<tool_call> calls;
+    detail::parse_call_envelope(event, "", calls);
+    for (auto& c : calls) {
+      // Positions count across chunks: regenerate a missing id with the turn position.
+      if (c.generated_id) {
+        const std::string material = c.valid() ? tool_effects::canonical_json(c.arguments) : c.id;
+        c.id = detail::generated_call_id(next_position_, c.name, material);
+      }
+      ++next_position_;
+      ++completed_;
+      done.push_back(std::move(c));
+    }
   }
 
   // ----------------------------------------------------------- OpenAI Responses
