@@ -161,10 +161,14 @@ class tool_registry {
   template <std::size_t I>
   using tool_type = detail::type_at<boost::mp11::mp_list<Tools...>, I>;
 
-  /// Default-constructs every static tool.
+  /// Default-constructs every static tool (`tool_registry<>`, with no static
+  /// tools, holds only dynamic ones: an agent whose tools all come from MCP
+  /// servers or manifests).
   tool_registry() = default;
   /// Stores the given static tool objects (in order).
-  explicit tool_registry(Tools... tools) : tools_(std::move(tools)...) {}
+  explicit tool_registry(Tools... tools)
+    requires(sizeof...(Tools) > 0)
+      : tools_(std::move(tools)...) {}
 
   /// Adds a dynamic tool (known only at runtime: from a manifest or an MCP
   /// server) described by `description` (built by `describe_runtime`);
@@ -220,6 +224,7 @@ class tool_registry {
   /// Calls `f(tool)` with the static tool object at runtime index `i`
   /// (i < static_size); returns what `f` returns (the same type for every tool).
   template <class F>
+    requires(static_size > 0)
   decltype(auto) visit_static(std::size_t i, F&& f) {
     return visit_impl(i, std::forward<F>(f), std::index_sequence_for<Tools...>{});
   }

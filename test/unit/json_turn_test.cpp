@@ -55,11 +55,25 @@ TEST(ParseToolCalls, AcceptsPlainOpenAiAndAnthropicShapes) {
     {"type": "tool_use", "id": "c", "name": "search_web", "input": {"q": 1}},
     {"name": "search_web"}
   ])");
-  EXPECT_EQ(names(calls), (std::vector<std::string>{"a:read_file:{\"path\":\"x\"}", "b:read_file:{\"path\":\"y\"}",
-                                                    "c:search_web:{\"q\":1}", "call-4:search_web:{}"}));
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(names(calls)[0], "a:read_file:{\"path\":\"x\"}");
+  EXPECT_EQ(names(calls)[1], "b:read_file:{\"path\":\"y\"}");
+  EXPECT_EQ(names(calls)[2], "c:search_web:{\"q\":1}");
+  EXPECT_EQ(calls[3].id.substr(0, 7), "call-4-") << "a missing id is generated from the position";
+  EXPECT_EQ(calls[3].id.size(), 15u);
+  EXPECT_TRUE(calls[3].generated_id && !calls[0].generated_id);
+  EXPECT_EQ(calls[0].dialect, te::tool_call_dialect::plain);
+  EXPECT_EQ(calls[1].dialect, te::tool_call_dialect::openai_chat);
+  EXPECT_EQ(calls[2].dialect, te::tool_call_dialect::anthropic);
+  EXPECT_EQ(te::parse_tool_calls(R"([{"name": "search_web"}])")[0].id, calls[3].id.substr(0, 5) + "1" + calls[3].id.substr(6))
+      << "the generated id depends on position, name and arguments only";
 }
 
-TEST(ParseToolCalls, ErrorsNameTheCallAndTheField) {
+TEST(ParseToolCalls, UnknownEnvelopeKeysAreIgnoredAndUsedFieldsAreStrict) {
+  const auto calls = te::parse_tool_calls(R"([{"id": "a", "name": "x", "arguments": {}, "status": "completed",
+                                             "caller": {"type": "direct"}, "index": 0}])");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].name, "x");
   auto error_of = [](const char* text) {
     try {
       (void)te::parse_tool_calls(text);
@@ -68,14 +82,35 @@ TEST(ParseToolCalls, ErrorsNameTheCallAndTheField) {
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error_of(R"({"name": "x"})"), " | at (root): expected an array of tool calls, got object: \"{\\\"name\\\":\\\"x\\\"}\"");
-  EXPECT_EQ(error_of(R"([{"name": "a"}, {"nmae": "b"}])").substr(0, 9), "/1/nmae |");
+  EXPECT_EQ(error_of(R"(7)"), " | at (root): expected a tool call object, message or response, got number: \"7\"");
+  EXPECT_EQ(error_of(R"({"foo": 1})").substr(0, 28), " | at (root): expected tool ");
+  EXPECT_EQ(error_of(R"([{"name": "a"}, {"nmae": "b"}])").substr(0, 9), "/1/name |");
   EXPECT_EQ(error_of(R"([{"id": 7, "name": "a"}])").substr(0, 7), "/0/id |");
   EXPECT_EQ(error_of(R"([{"name": ""}])").substr(0, 9), "/0/name |");
   EXPECT_EQ(error_of(R"([{"id": "z"}])").substr(0, 9), "/0/name |");
-  EXPECT_EQ(error_of(R"([{"name": "a", "arguments": [1]}])").substr(0, 14), "/0/arguments |");
-  EXPECT_EQ(error_of(R"([{"function": {"name": "a", "arguments": "{oops"}}])").substr(0, 25), "/0/function/arguments | a");
+  EXPECT_EQ(error_of(R"([{"type": 3, "name": "a"}])").substr(0, 9), "/0/type |");
+  EXPECT_EQ(error_of(R"([{"type": "function", "function": "f"}])").substr(0, 13), "/0/function |");
+  EXPECT_EQ(error_of(R"({"output": [{"type": "function_call", "name": "f", "call_id": 1}]})").substr(0, 20),
+            "/output/0/call_id | ");
   EXPECT_EQ(error_of(R"([{"name": "a", "arguments": {}, "input": {}}])").substr(0, 10), "/0/input |");
+}
+
+TEST(ParseToolCalls, BadArgumentsDoNotThrowButMarkTheCall) {
+  const auto calls = te::parse_tool_calls(R"([
+    {"name": "a", "arguments": [1]},
+    {"function": {"name": "b", "arguments": "{oops"}},
+    {"function": {"name": "c", "arguments": "\"text\""}},
+    {"function": {"name": "d", "arguments": ""}},
+    {"function": {"name": "e", "arguments": null}}
+  ])");
+  ASSERT_EQ(calls.size(), 5u);
+  EXPECT_EQ(calls[0].arguments_error, "arguments of a must be a JSON object, got array: \"[1]\"");
+  EXPECT_EQ(calls[1].arguments_error.substr(0, 35), "arguments of b are not valid JSON (");
+  EXPECT_NE(calls[1].arguments_error.find("\"{oops\""), std::string::npos) << calls[1].arguments_error;
+  EXPECT_EQ(calls[2].arguments_error, "arguments of c must be a JSON object, got string: \"\\\"text\\\"\"");
+  for (std::size_t i = 0; i < 3; ++i) EXPECT_TRUE(!calls[i].valid() && calls[i].arguments == json::object());
+  EXPECT_TRUE(calls[3].valid() && calls[3].arguments == json::object()) << "an empty string means {}";
+  EXPECT_TRUE(calls[4].valid() && calls[4].arguments == json::object());
 }
 
 TEST(JsonToolHost, PlansWithTargetsAndExplainsEveryEdge) {
@@ -110,13 +145,26 @@ TEST(JsonToolHost, PlansWithTargetsAndExplainsEveryEdge) {
   EXPECT_NE(p.identities[3].key.find("args=search_web:"), std::string::npos);
 }
 
-TEST(JsonToolHost, UnknownToolIsAnErrorNamingIt) {
+TEST(JsonToolHost, UnknownToolIsAFailureOfThatCallOnly) {
   registry reg;
   te::json_tool_host host(reg);
-  const auto calls = te::parse_tool_calls(R"([{"name": "read_fiel", "arguments": {}}])");
+  const auto calls = te::parse_tool_calls(R"([{"name": "read_fiel", "arguments": {}},
+                                              {"name": "write_file", "arguments": {"path": "a"}},
+                                              {"name": "launch_rockets", "arguments": {}}])");
+  const auto p = host.plan(calls);
+  ASSERT_EQ(p.failures.size(), 3u);
+  ASSERT_TRUE(p.failures[0] && p.failures[2]);
+  EXPECT_FALSE(p.failures[1]);
+  EXPECT_EQ(p.failures[0]->reason, te::failure_reason::unknown_tool);
+  EXPECT_EQ(p.failures[0]->last_error_message, "unknown tool \"read_fiel\" (did you mean \"read_file\"?)");
+  EXPECT_EQ(p.failures[2]->last_error_message,
+            "unknown tool \"launch_rockets\" (known: read_file write_file search_web)");
+  EXPECT_EQ(p.tools[0], te::turn_plan::npos);
+  for (std::size_t i = 0; i < 3; ++i)
+    for (std::size_t j = 0; j < 3; ++j) EXPECT_FALSE(p.plan.waits_for(i, j)) << i << " " << j;
   try {
-    (void)host.plan(calls);
-    FAIL() << "an unknown tool was planned";
+    (void)host.resolve(calls[0]);
+    FAIL() << "resolve found an unknown tool";
   } catch (const te::unknown_tool_error& e) {
     EXPECT_EQ(e.name(), "read_fiel");
   }
@@ -156,4 +204,37 @@ TEST(JsonToolHost, RunsStaticAndDynamicToolsAndDerivesKeysFromIdentity) {
   EXPECT_TRUE(other_scope[0].has_value());
   ASSERT_EQ(keys.size(), 3u);
   EXPECT_NE(keys[2], keys[0]) << "another turn gets another key";
+}
+
+TEST(ParseToolCalls, ResponsesWithoutCallsGiveNone) {
+  EXPECT_TRUE(te::parse_tool_calls(R"({"choices": []})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"choices": [{"message": {"role": "assistant", "content": "Hi"}}]})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"role": "assistant", "content": null, "tool_calls": null})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"candidates": [{"finishReason": "SAFETY"}]})").empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"type": "message", "role": "assistant", "content": [{"type": "text", "text": "x"}]})")
+                  .empty());
+  EXPECT_TRUE(te::parse_tool_calls(R"({"object": "response", "output": [{"type": "reasoning", "summary": []}]})").empty());
+  EXPECT_TRUE(te::parse_tool_calls("[]").empty());
+}
+
+TEST(ParseToolCalls, LegacyFunctionCallAndSingleItems) {
+  const auto legacy =
+      te::parse_tool_calls(R"({"role": "assistant", "function_call": {"name": "f", "arguments": "{\"a\": 1}"}})");
+  ASSERT_EQ(legacy.size(), 1u);
+  EXPECT_EQ(legacy[0].arguments, (json{{"a", 1}}));
+  EXPECT_TRUE(legacy[0].generated_id);
+  const auto single = te::parse_tool_calls(R"({"type": "tool_use", "id": "t", "name": "f", "input": {}})");
+  ASSERT_EQ(single.size(), 1u);
+  EXPECT_EQ(single[0].dialect, te::tool_call_dialect::anthropic);
+  EXPECT_EQ(te::to_string(te::tool_call_dialect::openai_responses), "openai_responses");
+}
+
+TEST(ParseToolCalls, QuotedBadInputStaysValidUtf8) {
+  std::string text = R"({"x": ")";
+  for (int i = 0; i < 40; ++i) text += "\xc3\xa9";  // é, two bytes each: the cut falls inside one
+  json turn = json::array({json{{"name", "f"}, {"arguments", text}}});
+  const auto calls = te::parse_tool_calls(turn);
+  ASSERT_FALSE(calls[0].valid());
+  EXPECT_NO_THROW((void)json(calls[0].arguments_error).dump()) << "a strict dump rejects invalid UTF-8";
+  EXPECT_NE(calls[0].arguments_error.find("...\""), std::string::npos);
 }

@@ -2,6 +2,7 @@
 // agreement of the constexpr matrix with the runtime rule.
 #include <gtest/gtest.h>
 
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -129,4 +130,22 @@ TEST(Registry, VisitStaticCallsTheToolAtARuntimeIndex) {
   EXPECT_EQ(r.visit_static(3, [](auto& tool) { return std::string(tool(7)); }), "deleted");
   EXPECT_THROW(r.visit_static(registry::static_size, [](auto& tool) { return std::string(tool(7)); }),
                std::out_of_range);
+}
+
+TEST(Registry, WithNoStaticToolsHoldsDynamicToolsOnly) {
+  te::tool_registry<> r;
+  static_assert(te::tool_registry<>::static_size == 0);
+  static_assert(!te::tool_registry<>::static_index_of("x").has_value());
+  EXPECT_EQ(r.size(), 0u);
+  EXPECT_FALSE(r.index_of("audit").has_value());
+  const auto a = r.add("audit", te::describe_runtime("", {}, {{"audit", te::access_mode::append, {}}}));
+  const auto b = r.add("scan", te::describe_runtime("", te::effect_set{te::effect::read}, {}));
+  EXPECT_EQ(a, 0u);
+  EXPECT_EQ(b, 1u);
+  EXPECT_EQ(r.at("scan"), 1u);
+  EXPECT_EQ(r.name(0), "audit");
+  EXPECT_FALSE(te::tool_registry<>::is_static(0));
+  EXPECT_TRUE(r.tools_conflict(a, b));  // an unscoped read reads the audit log too
+  EXPECT_THROW((void)r.at("nope"), te::unknown_tool_error);
+  EXPECT_THROW(r.add("audit", {}), std::invalid_argument);
 }

@@ -158,27 +158,50 @@ inline std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
-inline std::string unknown_key_message(std::string_view key, std::initializer_list<std::string_view> known) {
-  std::string msg = "unknown key";
+// The closest of `known` to `key`: within edit distance 2, else a prefix
+// either way (a truncated or extended name: "target" for "target_arg");
+// empty when none is close. `known` is any range of string-like names.
+template <class Names>
+std::string_view closest_name(std::string_view key, const Names& known) {
   std::string_view best;
   std::size_t best_d = 3;
   if (key.size() <= 64)
-    for (const auto k : known)
+    for (const auto& name : known) {
+      const std::string_view k(name);
       if (const auto d = edit_distance(key, k); d < best_d) best_d = d, best = k;
-  if (best.empty() && key.size() >= 3)  // a truncated or extended name: "target" for "target_arg"
-    for (const auto k : known)
+    }
+  if (best.empty() && key.size() >= 3)
+    for (const auto& name : known) {
+      const std::string_view k(name);
       if (k.substr(0, key.size()) == key || key.substr(0, k.size()) == k) {
         best = k;
         break;
       }
-  if (!best.empty())
-    msg += str_cat(" (did you mean \"", best, "\"?)");
-  else {
+    }
+  return best;
+}
+
+// `what` followed by " (did you mean "x"?)" for a near miss of `known`, else
+// " (known: a b c)".
+template <class Names>
+std::string suggestion_message(std::string msg, std::string_view key, const Names& known) {
+  if (const std::string_view best = closest_name(key, known); !best.empty()) {
+    msg += " (did you mean \"";
+    msg += best;
+    msg += "\"?)";
+  } else {
     msg += " (known:";
-    for (const auto k : known) msg.append(" ").append(k);
+    for (const auto& k : known) {
+      msg += ' ';
+      msg += std::string_view(k);
+    }
     msg += ")";
   }
   return msg;
+}
+
+inline std::string unknown_key_message(std::string_view key, std::initializer_list<std::string_view> known) {
+  return suggestion_message("unknown key", key, known);
 }
 
 /// Maximum nesting depth accepted by `parse_json`.

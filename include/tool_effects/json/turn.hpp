@@ -4,19 +4,24 @@
 //
 //   tool_effects::json_tool_host host(registry);          // static tools take (const json&)
 //   host.add(manifest_tool, [](const json& args) { ... }); // dynamic tools bring a function
-//   auto calls = tool_effects::parse_tool_calls(model_output);
+//   auto calls = tool_effects::parse_tool_calls(response); // any vendor's shape (json/calls.hpp)
 //   auto plan  = host.plan(calls);                         // who waits for whom, and why
 //   auto out   = host.run(pool, options, calls);           // std::vector<outcome<json>>
+//   auto reply = tool_effects::tool_results(calls, out);   // in the vendor's shape (json/results.hpp)
+// A bad call (unknown tool, invalid arguments) fails alone: plan and run
+// never throw for bad model output.
 #ifndef TOOL_EFFECTS_JSON_TURN_HPP
 #define TOOL_EFFECTS_JSON_TURN_HPP
 
 #include <array>
+#include <chrono>
 #include <concepts>
 #include <cstddef>
 #include <stdexcept>
 #include <functional>
 #include <optional>
 #include <span>
+#include <exception>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -31,6 +36,8 @@
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/identity.hpp>
+#include <tool_effects/failure.hpp>
+#include <tool_effects/json/calls.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/plan.hpp>
@@ -38,87 +45,6 @@
 #include <tool_effects/retry.hpp>
 
 namespace tool_effects {
-
-/// One model-chosen tool call: an id, the tool's name, and JSON arguments.
-struct tool_call {
-  std::string id;
-  std::string name;
-  nlohmann::json arguments = nlohmann::json::object();
-};
-
-namespace detail {
-inline tool_call parse_one_tool_call(const nlohmann::json& c, std::size_t index) {
-  const std::string at = "/" + std::to_string(index);
-  if (!c.is_object()) throw json_error(at, expected("a tool call object", c), preview(c));
-  for (auto it = c.begin(); it != c.end(); ++it)
-    if (it.key() != "id" && it.key() != "type" && it.key() != "name" && it.key() != "arguments" &&
-        it.key() != "input" && it.key() != "function")
-      throw json_error(at + "/" + pointer_token(it.key()),
-                       unknown_key_message(it.key(), {"id", "type", "name", "arguments", "input", "function"}),
-                       it.key());
-  tool_call out;
-  if (const auto id = c.find("id"); id != c.end()) {
-    if (!id->is_string()) throw json_error(at + "/id", expected("a string", *id), preview(*id));
-    out.id = id->get<std::string>();
-  } else {
-    out.id = "call-" + std::to_string(index + 1);
-  }
-  // The function object of the OpenAI form, or the call itself.
-  const nlohmann::json* holder = &c;
-  std::string base = at;
-  if (const auto f = c.find("function"); f != c.end()) {
-    if (!f->is_object()) throw json_error(at + "/function", expected("an object", *f), preview(*f));
-    holder = &*f;
-    base = at + "/function";
-  }
-  const auto name = holder->find("name");
-  if (name == holder->end()) throw json_error(base + "/name", "missing tool name", preview(*holder));
-  if (!name->is_string() || name->get_ref<const std::string&>().empty())
-    throw json_error(base + "/name", expected("a non-empty string", *name), preview(*name));
-  out.name = name->get<std::string>();
-  const auto args = holder->find("arguments");
-  const auto input = holder->find("input");
-  if (args != holder->end() && input != holder->end())
-    throw json_error(base + "/input", "both \"arguments\" and \"input\" given", "input");
-  const auto value = args != holder->end() ? args : input;
-  const std::string where = base + (args != holder->end() ? "/arguments" : "/input");
-  if (value == holder->end() || value->is_null()) {
-    out.arguments = nlohmann::json::object();
-  } else if (value->is_string()) {  // OpenAI sends the arguments as a JSON text
-    try {
-      out.arguments = parse_json(value->get_ref<const std::string&>(), {});
-    } catch (const json_error& e) {
-      throw json_error(where + e.pointer(), "arguments text: " + e.message(), e.input());
-    }
-  } else {
-    out.arguments = *value;
-  }
-  if (!out.arguments.is_object())
-    throw json_error(where, expected("an object of arguments", out.arguments), preview(out.arguments));
-  return out;
-}
-}  // namespace detail
-
-/// Parses a model turn's tool calls: a JSON array whose elements are
-/// `{"id"?, "name", "arguments"?}`, the OpenAI form
-/// `{"id", "type": "function", "function": {"name", "arguments": "<json text>"}}`,
-/// or the Anthropic form `{"type": "tool_use", "id", "name", "input"}`.
-/// A missing id becomes "call-<n>" (1-based). Errors are `json_error`s whose
-/// pointer names the call and field; unknown keys are errors.
-inline std::vector<tool_call> parse_tool_calls(const nlohmann::json& calls) {
-  if (!calls.is_array()) throw json_error("", detail::expected("an array of tool calls", calls), detail::preview(calls));
-  std::vector<tool_call> out;
-  out.reserve(calls.size());
-  for (std::size_t i = 0; i < calls.size(); ++i) out.push_back(detail::parse_one_tool_call(calls[i], i));
-  return out;
-}
-
-/// As above, from JSON text (a `std::string`, `std::string_view` or string literal).
-template <class Text>
-  requires std::convertible_to<const Text&, std::string_view> && (!std::same_as<Text, nlohmann::json>)
-std::vector<tool_call> parse_tool_calls(const Text& text) {
-  return parse_tool_calls(detail::parse_json(std::string_view(text), "in tool calls"));
-}
 
 namespace detail {
 template <class Tool, class = void>
@@ -147,12 +73,33 @@ identity_policy static_identity_policy() {
 
 /// The plan of one turn: each call's tool index, identity and description
 /// (with its target), the dependency graph, and every edge with its reason.
+/// A call that cannot run (unknown tool, invalid arguments) has a
+/// `failures[k]` record, tool index `npos`, an empty identity key and a
+/// description with no effects: it waits for nothing and nothing waits for it.
 struct turn_plan {
-  std::vector<std::size_t> tools;
-  std::vector<call_identity> identities;
-  std::vector<call_description> calls;
-  runtime_plan plan;
-  std::vector<plan_edge> edges;
+  std::vector<std::size_t> tools{};
+  std::vector<call_identity> identities{};
+  std::vector<call_description> calls{};
+  runtime_plan plan{};
+  std::vector<plan_edge> edges{};
+  std::vector<std::optional<failure_record>> failures{};
+
+  /// The tool index of a call that cannot run.
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+};
+
+/// A run option of `json_tool_host::run` (`options.with(loop_guard{&detector})`):
+/// before dispatching, the host observes the identity of every call that can
+/// run, in call order, on `detector` (not owned, not shared between threads
+/// while a run is under way). For each flagged call `on_repeat(call, verdict)`
+/// is told its count; with `refuse`, the call is not run and fails with
+/// `repeated_call` (its count in the message). `now` gives the time of the
+/// turn (default: steady_clock::now()).
+struct loop_guard {
+  repeat_detector* detector = nullptr;
+  bool refuse = false;
+  std::function<void(const tool_call&, const repeat_verdict&)> on_repeat{};
+  std::function<repeat_detector::clock::time_point()> now{};
 };
 
 /// A tool implemented at runtime: receives the attempt context (idempotency
@@ -277,38 +224,80 @@ class json_tool_host {
     return d;
   }
 
-  /// Plans a turn: resolves every call (throws `unknown_tool_error` for an
-  /// unknown name, naming it), describes it and plans under the conflict rule.
+  /// Plans a turn: resolves every call, describes it and plans under the
+  /// conflict rule. Never throws for bad model output: a call naming an
+  /// unknown tool gets an `unknown_tool` failure (its message suggests the
+  /// closest tool name), one whose arguments did not parse or are not an
+  /// object an `invalid_arguments` failure (quoting them); such calls have
+  /// no effects in the plan.
   [[nodiscard]] turn_plan plan(std::span<const tool_call> calls) const {
     turn_plan p;
     p.tools.reserve(calls.size());
     p.identities.reserve(calls.size());
     p.calls.reserve(calls.size());
+    p.failures.reserve(calls.size());
     for (const auto& c : calls) {
-      p.tools.push_back(resolve(c));
-      p.identities.push_back(identify(c));
-      p.calls.push_back(describe(c));
+      const std::optional<std::size_t> i = registry_->index_of(c.name);
+      std::optional<failure_record> failure;
+      if (!i) failure = unknown_tool_failure(c);
+      else if (!c.valid()) failure = invalid_arguments_failure(c, *i);
+      if (failure) {
+        p.tools.push_back(turn_plan::npos);
+        p.identities.push_back(call_identity{c.name, "default", std::nullopt, {}});
+        call_description d;
+        d.name = c.name + "#" + c.id;
+        d.exclusive = false;  // no effects: conflicts with nothing
+        p.calls.push_back(std::move(d));
+      } else {
+        p.tools.push_back(*i);
+        p.identities.push_back(tool_effects::identify(c.name, policy(*i), c.arguments));
+        auto d = describe_call(registry_->description(*i), target_of(policy(*i), c.arguments));
+        d.name = c.name + "#" + c.id;
+        p.calls.push_back(std::move(d));
+      }
+      p.failures.push_back(std::move(failure));
     }
     p.plan = plan_calls(p.calls);
     p.edges = explain(p.calls, p.plan);
     return p;
   }
 
-  /// Runs a turn: plans it and dispatches every call on `executor` under
-  /// `options` (a `dispatch_options`, e.g. with a `retry_policy` and an
-  /// `approver`). Each call's attempts carry one idempotency key derived from
-  /// its identity and `scope` + its id (`idempotency_key` in identity.hpp), so
-  /// `scope` should be unique per turn. Returns the outcomes in call order.
+  /// Runs a turn: plans it and dispatches every call that can run on
+  /// `executor` under `options` (a `dispatch_options`, e.g. with a
+  /// `retry_policy`, an `approver` and a `loop_guard`). Each call's attempts
+  /// carry one idempotency key derived from its identity and `scope` + its id
+  /// (`idempotency_key` in identity.hpp), so `scope` should be unique per
+  /// turn. Returns one outcome per call, in call order; a call that cannot
+  /// run (see `plan`) or that the loop guard refused is a failure outcome
+  /// holding a `call_failure` (attempts 0) and does not affect the others
+  /// (not even under `abort_on_error`). Bad model output never throws.
   template <class Executor, class Options>
   std::vector<outcome<nlohmann::json>> run(Executor&& executor, const Options& options,
                                            std::span<const tool_call> calls, std::string_view scope = "turn") {
     turn_plan p = plan(calls);
+    if constexpr (requires { requires Options::template has<loop_guard>; })
+      guard(options.template get<loop_guard>(), calls, p);
+    std::vector<outcome<nlohmann::json>> out(calls.size());
+    std::vector<std::size_t> runnable;
+    std::vector<call_description> descriptions;
     std::vector<task> tasks;
-    tasks.reserve(calls.size());
-    for (std::size_t k = 0; k < calls.size(); ++k)
-      tasks.push_back(task{this, p.tools[k], &calls[k],
-                           idempotency_key(p.identities[k], std::string(scope) + "/" + calls[k].id)});
-    return run_plan(std::forward<Executor>(executor), options, std::span<const call_description>(p.calls), tasks);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (p.failures[k]) {
+        out[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(*p.failures[k])));
+        continue;
+      }
+      runnable.push_back(k);
+      descriptions.push_back(p.calls[k]);
+      std::string call_scope(scope);
+      call_scope += '/';
+      call_scope += calls[k].id;
+      tasks.push_back(task{this, p.tools[k], &calls[k], idempotency_key(p.identities[k], call_scope)});
+    }
+    if (tasks.empty()) return out;
+    auto ran = run_plan(std::forward<Executor>(executor), options,
+                        std::span<const call_description>(descriptions), tasks);
+    for (std::size_t j = 0; j < runnable.size(); ++j) out[runnable[j]] = std::move(ran[j]);
+    return out;
   }
 
  private:
@@ -338,8 +327,9 @@ class json_tool_host {
 
   boost::asio::awaitable<nlohmann::json> invoke(std::size_t i, const attempt_context& ctx,
                                                 const nlohmann::json& args) {
-    if (registry_type::is_static(i))
-      return registry_->visit_static(i, [&](auto& tool) { return detail::invoke_json_tool(tool, ctx, args); });
+    if constexpr (registry_type::static_size > 0)
+      if (registry_type::is_static(i))
+        return registry_->visit_static(i, [&](auto& tool) { return detail::invoke_json_tool(tool, ctx, args); });
     return dynamic_.at(i - registry_type::static_size).fn(ctx, args);
   }
 
@@ -351,8 +341,50 @@ class json_tool_host {
     return i;
   }
 
+  // The loop guard: observes the calls that can run; refuses flagged ones if asked.
+  static void guard(const loop_guard& g, std::span<const tool_call> calls, turn_plan& p) {
+    if (g.detector == nullptr) return;
+    const auto now = g.now ? g.now() : repeat_detector::clock::now();
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (p.failures[k]) continue;
+      const repeat_verdict v = g.detector->observe(p.identities[k], now);
+      if (!v.repeated) continue;
+      if (g.on_repeat) g.on_repeat(calls[k], v);
+      if (!g.refuse) continue;
+      std::string msg = calls[k].name;
+      msg += " was not run: the same call was made ";
+      msg += std::to_string(v.count);
+      msg += " times in a row of recent calls (identity ";
+      msg += p.identities[k].key;
+      msg += "); change the arguments or do something else";
+      failure_record r = make_failure_record(calls[k].name, 0, classify(p.calls[k].effects), failure_reason::repeated_call,
+                                             std::make_exception_ptr(std::runtime_error(msg)));
+      p.failures[k] = std::move(r);
+    }
+  }
+
+  [[nodiscard]] failure_record unknown_tool_failure(const tool_call& c) const {
+    std::vector<std::string_view> known;
+    known.reserve(registry_->size());
+    for (std::size_t i = 0; i < registry_->size(); ++i) known.push_back(registry_->name(i));
+    std::string msg = "unknown tool ";
+    msg += detail::quote_input(c.name);
+    msg = detail::suggestion_message(std::move(msg), c.name, known);
+    failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::unknown_tool,
+                                           std::make_exception_ptr(unknown_tool_error(c.name)));
+    r.last_error_message = std::move(msg);
+    return r;
+  }
+
+  [[nodiscard]] failure_record invalid_arguments_failure(const tool_call& c, std::size_t i) const {
+    return make_failure_record(c.name, 0, classify(registry_->description(i).effects),
+                               failure_reason::invalid_arguments,
+                               std::make_exception_ptr(std::invalid_argument(c.arguments_error)));
+  }
+
   [[nodiscard]] const identity_policy& policy(std::size_t i) const {
-    if (registry_type::is_static(i)) return static_identities_[i];
+    if constexpr (registry_type::static_size > 0)
+      if (registry_type::is_static(i)) return static_identities_[i];
     return dynamic_.at(i - registry_type::static_size).identity;
   }
 

@@ -1,0 +1,437 @@
+// tool_effects/json/calls.hpp — internal to <tool_effects/json.hpp>: a model
+// turn's tool calls read from any vendor's shape (`parse_tool_calls`).
+//
+// Accepted with no flag to pass: an OpenAI Chat Completions response or
+// assistant message (also llama.cpp and other OpenAI-compatible servers, ids
+// optional), an OpenAI Responses response (`output[]`), an Anthropic Messages
+// response or content array, a Gemini GenerateContentResponse or Content, an
+// MCP `tools/call` request or its params, and arrays of call items of any of
+// those shapes, mixed. Envelope fields the library does not read are ignored;
+// those it reads are validated strictly (a `json_error` with the JSON pointer
+// of the bad field). Arguments that do not parse or are not an object do NOT
+// throw: the call carries `arguments_error`, and `json_tool_host` turns it
+// into that call's `invalid_arguments` failure. See docs/runtime.md.
+#ifndef TOOL_EFFECTS_JSON_CALLS_HPP
+#define TOOL_EFFECTS_JSON_CALLS_HPP
+
+#include <cctype>
+#include <concepts>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <tool_effects/identity.hpp>
+#include <tool_effects/json/error.hpp>
+#include <tool_effects/text.hpp>
+
+namespace tool_effects {
+
+/// The vendor shape a call came from; `tool_results` answers in that shape.
+enum class tool_call_dialect : std::uint8_t {
+  plain,             ///< `{"id"?, "name", "arguments"?}` (this library's own form)
+  openai_chat,       ///< OpenAI Chat Completions `tool_calls[]` (also llama.cpp, vLLM, Ollama, ...)
+  openai_responses,  ///< OpenAI Responses `function_call` / `custom_tool_call` items (echo `call_id`)
+  anthropic,         ///< Anthropic Messages `tool_use` content blocks
+  gemini,            ///< Gemini `functionCall` parts
+  mcp                ///< MCP `tools/call` params (or the whole JSON-RPC request)
+};
+
+/// The stable name of a dialect ("openai_chat", ...).
+constexpr std::string_view to_string(tool_call_dialect d) noexcept {
+  switch (d) {
+    case tool_call_dialect::plain: return "plain";
+    case tool_call_dialect::openai_chat: return "openai_chat";
+    case tool_call_dialect::openai_responses: return "openai_responses";
+    case tool_call_dialect::anthropic: return "anthropic";
+    case tool_call_dialect::gemini: return "gemini";
+    case tool_call_dialect::mcp: return "mcp";
+  }
+  return {};
+}
+
+/// One model-chosen tool call. `id` is the id to echo back in the result
+/// (OpenAI `tool_call_id`, Responses `call_id`, Anthropic `tool_use_id`,
+/// Gemini `functionResponse.id`); when the model sent none it is generated
+/// (`generated_id`), stable: `call-<n>-<h>` with n the 1-based position of
+/// the call in its turn and h the first 8 hex digits of `stable_hash(name
+/// + '\x1f' + arguments)` (arguments as received: the text, or canonical JSON).
+/// `arguments` is always an object; when the model's arguments did not parse
+/// or were not an object it is `{}` and `arguments_error` says why, quoting
+/// the input. `custom`: an OpenAI custom (free-form) tool call, whose text
+/// input is `arguments["input"]`.
+struct tool_call {
+  std::string id{};
+  std::string name{};
+  nlohmann::json arguments = nlohmann::json::object();
+  tool_call_dialect dialect = tool_call_dialect::plain;
+  bool generated_id = false;
+  bool custom = false;
+  std::string arguments_error{};
+
+  /// Whether the arguments are usable (no `arguments_error`).
+  [[nodiscard]] bool valid() const noexcept { return arguments_error.empty(); }
+};
+
+namespace detail {
+
+// The id of a call that came without one (see `tool_call`).
+inline std::string generated_call_id(std::size_t position, std::string_view name, std::string_view arguments) {
+  std::string material(name);
+  material += '\x1f';
+  material += arguments;
+  std::string id = "call-";
+  id += std::to_string(position + 1);
+  id += '-';
+  id += to_hex(stable_hash(material)).substr(0, 8);
+  return id;
+}
+
+// `s` quoted for a message the model reads: cut after `limit` bytes at a
+// UTF-8 character boundary (then "..."), so the message stays valid UTF-8.
+inline std::string quote_input(std::string_view s, std::size_t limit = 60) {
+  if (s.size() <= limit) return parse_error::quote(s);
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  std::string out(s.substr(0, cut));
+  out += "...";
+  return parse_error::quote(out);
+}
+
+inline bool blank(std::string_view s) noexcept {
+  for (const char c : s)
+    if (!std::isspace(static_cast<unsigned char>(c))) return false;
+  return true;
+}
+
+// Sets `out.arguments` (or `out.arguments_error`) from a value as sent: a JSON
+// text (OpenAI), an object (Anthropic, Gemini, MCP), null/absent/"" = {}.
+// Returns the material of a generated id (the text, or canonical JSON).
+inline std::string set_arguments(tool_call& out, const nlohmann::json* value) {
+  out.arguments = nlohmann::json::object();
+  out.arguments_error.clear();
+  if (value == nullptr || value->is_null()) return "{}";
+  if (value->is_string()) {
+    const auto& text = value->get_ref<const std::string&>();
+    if (blank(text)) return text;
+    nlohmann::json parsed;
+    try {
+      parsed = parse_json(text, {});
+    } catch (const json_error& e) {
+      std::string msg = "arguments of ";
+      msg += out.name;
+      msg += " are not valid JSON (";
+      msg += e.message();
+      msg += "): ";
+      msg += quote_input(text);
+      out.arguments_error = std::move(msg);
+      return text;
+    }
+    if (!parsed.is_object()) {
+      std::string msg = "arguments of ";
+      msg += out.name;
+      msg += " must be a JSON object, got ";
+      msg += parsed.type_name();
+      msg += ": ";
+      msg += quote_input(text);
+      out.arguments_error = std::move(msg);
+      return text;
+    }
+    out.arguments = std::move(parsed);
+    return text;
+  }
+  if (!value->is_object()) {
+    std::string msg = "arguments of ";
+    msg += out.name;
+    msg += " must be a JSON object, got ";
+    msg += value->type_name();
+    msg += ": ";
+    const std::string material = tool_effects::canonical_json(*value);
+    msg += quote_input(material);
+    out.arguments_error = std::move(msg);
+    return material;
+  }
+  out.arguments = *value;
+  return tool_effects::canonical_json(*value);
+}
+
+inline const nlohmann::json* member(const nlohmann::json& o, std::string_view key) {
+  const auto it = o.find(key);
+  return it == o.end() ? nullptr : &*it;
+}
+
+// A string field used by the library: absent (nullptr, or "" when `empty_is_absent`) or a string.
+inline std::optional<std::string> string_field(const nlohmann::json& o, std::string_view key, const std::string& at,
+                                               bool empty_is_absent = true) {
+  const nlohmann::json* v = member(o, key);
+  if (v == nullptr || v->is_null()) return std::nullopt;
+  if (!v->is_string()) {
+    std::string where = at;
+    where += '/';
+    where += pointer_token(key);
+    throw json_error(std::move(where), expected("a string", *v), preview(*v));
+  }
+  if (empty_is_absent && v->get_ref<const std::string&>().empty()) return std::nullopt;
+  return v->get<std::string>();
+}
+
+inline std::string name_field(const nlohmann::json& o, const std::string& at) {
+  std::string where = at;
+  where += "/name";
+  const nlohmann::json* v = member(o, "name");
+  if (v == nullptr) throw json_error(std::move(where), "missing tool name", preview(o));
+  if (!v->is_string() || v->get_ref<const std::string&>().empty())
+    throw json_error(std::move(where), expected("a non-empty string", *v), preview(*v));
+  return v->get<std::string>();
+}
+
+inline const nlohmann::json& object_field(const nlohmann::json& o, std::string_view key, const std::string& at) {
+  const nlohmann::json* v = member(o, key);
+  std::string where = at;
+  where += '/';
+  where += pointer_token(key);
+  if (v == nullptr) throw json_error(std::move(where), "missing", preview(o));
+  if (!v->is_object()) throw json_error(std::move(where), expected("an object", *v), preview(*v));
+  return *v;
+}
+
+inline std::string child(const std::string& at, std::string_view token) {
+  std::string out = at;
+  out += '/';
+  out += pointer_token(token);
+  return out;
+}
+inline std::string child(const std::string& at, std::size_t index) { return child(at, std::to_string(index)); }
+
+// Builds the call once name, id and arguments are known.
+inline tool_call make_call(std::string name, std::optional<std::string> id, tool_call_dialect dialect,
+                           const nlohmann::json* arguments, std::size_t position, bool custom = false) {
+  tool_call out;
+  out.name = std::move(name);
+  out.dialect = dialect;
+  out.custom = custom;
+  std::string material;
+  if (custom) {
+    // Free-form input: the text itself is the argument.
+    const std::string text = arguments != nullptr && arguments->is_string() ? arguments->get<std::string>() : "";
+    out.arguments = nlohmann::json{{"input", text}};
+    material = text;
+  } else {
+    material = set_arguments(out, arguments);
+  }
+  if (id) {
+    out.id = std::move(*id);
+  } else {
+    out.id = generated_call_id(position, out.name, material);
+    out.generated_id = true;
+  }
+  return out;
+}
+
+// Custom (free-form) input: a string, or absent.
+inline const nlohmann::json* custom_input(const nlohmann::json& holder, const std::string& at) {
+  const nlohmann::json* in = member(holder, "input");
+  if (in != nullptr && !in->is_null() && !in->is_string())
+    throw json_error(child(at, "input"), expected("a string", *in), preview(*in));
+  return in;
+}
+
+// Gemini part keys that are not calls (skipped in arrays of parts).
+inline bool is_gemini_non_call_part(const nlohmann::json& o) {
+  for (const char* k : {"text", "inlineData", "fileData", "executableCode", "codeExecutionResult", "functionResponse",
+                        "thought", "thoughtSignature", "videoMetadata"})
+    if (o.contains(k)) return true;
+  return false;
+}
+
+// One element of an array of call items (or a single item): appends the call
+// it holds, if any; non-call items (text, thinking, messages, reasoning, ...) are skipped.
+inline void parse_call_item(const nlohmann::json& c, const std::string& at, std::vector<tool_call>& out) {
+  if (!c.is_object()) throw json_error(at, expected("a tool call object", c), preview(c));
+  const std::size_t position = out.size();
+  const std::optional<std::string> type = string_field(c, "type", at, false);
+  if (type) {
+    const std::string& t = *type;
+    if (t == "function" || t == "custom") {  // OpenAI Chat Completions tool_calls[] item
+      const bool custom = t == "custom";
+      const std::string base = child(at, t);
+      const nlohmann::json* holder = member(c, t);
+      if (holder == nullptr && !custom && c.contains("name")) {  // a flat {"type": "function", "name", "arguments"}
+        out.push_back(make_call(name_field(c, at), string_field(c, "id", at), tool_call_dialect::plain,
+                                member(c, "arguments"), position));
+        return;
+      }
+      const nlohmann::json& f = object_field(c, t, at);
+      std::string name = name_field(f, base);
+      const nlohmann::json* args = custom ? custom_input(f, base) : member(f, "arguments");
+      out.push_back(
+          make_call(std::move(name), string_field(c, "id", at), tool_call_dialect::openai_chat, args, position, custom));
+      return;
+    }
+    if (t == "function_call" || t == "custom_tool_call") {  // OpenAI Responses output item
+      const bool custom = t == "custom_tool_call";
+      std::string name = name_field(c, at);
+      const nlohmann::json* args = custom ? custom_input(c, at) : member(c, "arguments");
+      out.push_back(make_call(std::move(name), string_field(c, "call_id", at), tool_call_dialect::openai_responses,
+                              args, position, custom));
+      return;
+    }
+    if (t == "tool_use") {  // Anthropic content block
+      std::string name = name_field(c, at);
+      out.push_back(make_call(std::move(name), string_field(c, "id", at), tool_call_dialect::anthropic,
+                              member(c, "input"), position));
+      return;
+    }
+    // Any other typed item is not a call for the client to run: text, thinking,
+    // redacted_thinking, server_tool_use, message, reasoning, web_search_call, ...
+    return;
+  }
+  if (const nlohmann::json* fc = member(c, "functionCall")) {  // Gemini part
+    const std::string base = child(at, "functionCall");
+    if (!fc->is_object()) throw json_error(base, expected("an object", *fc), preview(*fc));
+    std::string name = name_field(*fc, base);
+    out.push_back(
+        make_call(std::move(name), string_field(*fc, "id", base), tool_call_dialect::gemini, member(*fc, "args"), position));
+    return;
+  }
+  if (c.contains("function")) {  // an OpenAI-compatible call without "type" (some servers)
+    const nlohmann::json& f = object_field(c, "function", at);
+    const std::string base = child(at, "function");
+    std::string name = name_field(f, base);
+    out.push_back(make_call(std::move(name), string_field(c, "id", at), tool_call_dialect::openai_chat,
+                            member(f, "arguments"), position));
+    return;
+  }
+  if (!c.contains("name") && is_gemini_non_call_part(c)) return;  // a Gemini text/thought part
+  // The plain form {"id"?, "name", "arguments"?} (or "input").
+  std::string name = name_field(c, at);
+  const nlohmann::json* args = member(c, "arguments");
+  const nlohmann::json* input = member(c, "input");
+  if (args != nullptr && input != nullptr) throw json_error(child(at, "input"), "both \"arguments\" and \"input\" given", "input");
+  out.push_back(make_call(std::move(name), string_field(c, "id", at), tool_call_dialect::plain,
+                          args != nullptr ? args : input, position));
+}
+
+inline void parse_call_array(const nlohmann::json& a, const std::string& at, std::vector<tool_call>& out) {
+  if (!a.is_array()) throw json_error(at, expected("an array", a), preview(a));
+  for (std::size_t i = 0; i < a.size(); ++i) parse_call_item(a[i], child(at, i), out);
+}
+
+// A message or response object (not an array).
+inline void parse_call_envelope(const nlohmann::json& v, const std::string& at, std::vector<tool_call>& out) {
+  if (!v.is_object()) throw json_error(at, expected("a tool call object, message or response", v), preview(v));
+  if (const nlohmann::json* choices = member(v, "choices")) {  // OpenAI Chat Completions response
+    const std::string base = child(at, "choices");
+    if (!choices->is_array()) throw json_error(base, expected("an array", *choices), preview(*choices));
+    if (choices->empty()) return;
+    const nlohmann::json& first = (*choices)[0];
+    const std::string first_at = child(base, std::size_t{0});
+    if (!first.is_object()) throw json_error(first_at, expected("an object", first), preview(first));
+    parse_call_envelope(object_field(first, "message", first_at), child(first_at, "message"), out);
+    return;
+  }
+  if (const nlohmann::json* calls = member(v, "tool_calls")) {  // OpenAI assistant message
+    if (!calls->is_null()) parse_call_array(*calls, child(at, "tool_calls"), out);
+    return;
+  }
+  if (const nlohmann::json* fc = member(v, "function_call"); fc != nullptr && !fc->is_null() && !v.contains("type")) {
+    // The legacy single function_call of an assistant message.
+    const std::string base = child(at, "function_call");
+    if (!fc->is_object()) throw json_error(base, expected("an object", *fc), preview(*fc));
+    std::string name = name_field(*fc, base);
+    out.push_back(make_call(std::move(name), std::nullopt, tool_call_dialect::openai_chat, member(*fc, "arguments"),
+                            out.size()));
+    return;
+  }
+  if (const nlohmann::json* output = member(v, "output"); output != nullptr && output->is_array()) {  // Responses
+    parse_call_array(*output, child(at, "output"), out);
+    return;
+  }
+  if (const nlohmann::json* candidates = member(v, "candidates")) {  // Gemini GenerateContentResponse
+    const std::string base = child(at, "candidates");
+    if (!candidates->is_array()) throw json_error(base, expected("an array", *candidates), preview(*candidates));
+    if (candidates->empty()) return;
+    const nlohmann::json& first = (*candidates)[0];
+    const std::string first_at = child(base, std::size_t{0});
+    if (!first.is_object()) throw json_error(first_at, expected("an object", first), preview(first));
+    const nlohmann::json* content = member(first, "content");
+    if (content == nullptr || content->is_null()) return;  // e.g. finishReason SAFETY: no content
+    parse_call_envelope(*content, child(first_at, "content"), out);
+    return;
+  }
+  if (const nlohmann::json* parts = member(v, "parts")) {  // Gemini Content
+    parse_call_array(*parts, child(at, "parts"), out);
+    return;
+  }
+  if (const nlohmann::json* method = member(v, "method"); method != nullptr && member(v, "params") != nullptr) {
+    // An MCP JSON-RPC request: {"jsonrpc", "id", "method": "tools/call", "params"}.
+    if (!method->is_string() || method->get_ref<const std::string&>() != "tools/call")
+      throw json_error(child(at, "method"), "expected \"tools/call\"", preview(*method));
+    const nlohmann::json& params = object_field(v, "params", at);
+    const std::string base = child(at, "params");
+    std::optional<std::string> id;
+    if (const nlohmann::json* rid = member(v, "id"); rid != nullptr && !rid->is_null()) {
+      if (rid->is_string()) id = rid->get<std::string>();
+      else if (rid->is_number_integer()) id = rid->dump();
+      else throw json_error(child(at, "id"), expected("a string or an integer", *rid), preview(*rid));
+    }
+    std::string name = name_field(params, base);
+    out.push_back(make_call(std::move(name), std::move(id), tool_call_dialect::mcp, member(params, "arguments"),
+                            out.size()));
+    return;
+  }
+  if (const nlohmann::json* content = member(v, "content"); content != nullptr && (v.contains("role") || v.contains("type"))) {
+    // An Anthropic message (response or conversation message), or an OpenAI
+    // message without tool calls (string or null content: no calls).
+    if (content->is_array()) parse_call_array(*content, child(at, "content"), out);
+    else if (!content->is_string() && !content->is_null())
+      throw json_error(child(at, "content"), expected("an array of content blocks", *content), preview(*content));
+    return;
+  }
+  if (v.contains("role")) return;  // a message with no content and no calls
+  if (!v.contains("type") && !v.contains("function") && !v.contains("functionCall") && v.contains("name")) {
+    // MCP tools/call params {"name", "arguments"?, "_meta"?}.
+    std::string name = name_field(v, at);
+    out.push_back(make_call(std::move(name), std::nullopt, tool_call_dialect::mcp, member(v, "arguments"), out.size()));
+    return;
+  }
+  if (v.contains("type") || v.contains("function") || v.contains("functionCall")) {  // a single call item
+    parse_call_item(v, at, out);
+    return;
+  }
+  throw json_error(at,
+                   "expected tool calls: an array of calls, or a message or response (choices, tool_calls, output, "
+                   "content, candidates, parts, or MCP tools/call params)",
+                   preview(v));
+}
+
+}  // namespace detail
+
+/// Parses a model turn's tool calls from any of the shapes listed at the top
+/// of this header (arrays may mix call items of every vendor). Returns the
+/// calls in order; non-call items (text, thinking, reasoning, ...) are
+/// skipped. Throws `json_error` (with the JSON pointer) only when a field the
+/// library reads is malformed: a missing or non-string name, a non-string
+/// id, a non-object envelope. Bad arguments do not throw (see `tool_call`).
+inline std::vector<tool_call> parse_tool_calls(const nlohmann::json& turn) {
+  std::vector<tool_call> out;
+  if (turn.is_array()) detail::parse_call_array(turn, "", out);
+  else detail::parse_call_envelope(turn, "", out);
+  return out;
+}
+
+/// As above, from JSON text (a `std::string`, `std::string_view` or string literal).
+template <class Text>
+  requires std::convertible_to<const Text&, std::string_view> && (!std::same_as<Text, nlohmann::json>)
+std::vector<tool_call> parse_tool_calls(const Text& text) {
+  return parse_tool_calls(detail::parse_json(std::string_view(text), "in tool calls"));
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_JSON_CALLS_HPP
