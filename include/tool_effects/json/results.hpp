@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/json/calls.hpp>
 #include <tool_effects/outcome.hpp>
@@ -61,8 +62,8 @@ inline std::string explain_failure(const failure_record& r, std::string_view too
       out += with_error(tool + " was not run because the user did not approve it");
       break;
     case failure_reason::retries_exhausted:
-      out += with_error(tool + " failed after " + std::to_string(r.attempts) + " attempt" +
-                        (r.attempts == 1 ? "" : "s"));
+      out += with_error(detail::str_cat(tool, " failed after ", std::to_string(r.attempts), " attempt",
+                                         r.attempts == 1 ? "" : "s"));
       break;
     case failure_reason::invalid_arguments:
     case failure_reason::unknown_tool:
@@ -161,8 +162,8 @@ inline nlohmann::json tool_result(const tool_call& call, const outcome<nlohmann:
 /// call. Throws std::invalid_argument if the sizes differ.
 inline nlohmann::json tool_results(std::span<const tool_call> calls, std::span<const outcome<nlohmann::json>> outcomes) {
   if (calls.size() != outcomes.size())
-    throw std::invalid_argument("tool_effects::tool_results: " + std::to_string(calls.size()) + " calls but " +
-                                std::to_string(outcomes.size()) + " outcomes");
+    throw std::invalid_argument(detail::str_cat("tool_effects::tool_results: ", std::to_string(calls.size()),
+                                                " calls but ", std::to_string(outcomes.size()), " outcomes"));
   using nlohmann::json;
   json out = json::array();
   std::size_t anthropic = static_cast<std::size_t>(-1), gemini = static_cast<std::size_t>(-1);

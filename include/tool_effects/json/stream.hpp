@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/calls.hpp>
 #include <tool_effects/json/error.hpp>
 
@@ -242,7 +243,7 @@ class tool_call_stream {
       if (const nlohmann::json* id = detail::member(*item, "id"); id != nullptr && id->is_string()) return id->get<std::string>();
     if (const nlohmann::json* id = detail::member(event, "item_id"); id != nullptr && id->is_string()) return id->get<std::string>();
     if (const nlohmann::json* idx = detail::member(event, "output_index"); idx != nullptr && idx->is_number_integer())
-      return "#" + idx->dump();
+      return detail::str_cat("#", idx->dump());
     return {};
   }
 
