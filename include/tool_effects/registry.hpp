@@ -162,8 +162,11 @@ class tool_registry {
 
   /// Default-constructs every static tool.
   tool_registry() = default;
-  /// Stores the given static tool objects (in order).
-  explicit tool_registry(Tools... tools) : tools_(std::move(tools)...) {}
+  /// Stores the given static tool objects (in order). (Absent for
+  /// `tool_registry<>`, a registry of dynamic tools only.)
+  explicit tool_registry(Tools... tools)
+    requires(sizeof...(Tools) > 0)
+      : tools_(std::move(tools)...) {}
 
   /// Adds a dynamic tool (known only at runtime: from a manifest or an MCP
   /// server) described by `description` (built by `describe_runtime`);

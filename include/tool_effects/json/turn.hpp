@@ -338,8 +338,9 @@ class json_tool_host {
 
   boost::asio::awaitable<nlohmann::json> invoke(std::size_t i, const attempt_context& ctx,
                                                 const nlohmann::json& args) {
-    if (registry_type::is_static(i))
-      return registry_->visit_static(i, [&](auto& tool) { return detail::invoke_json_tool(tool, ctx, args); });
+    if constexpr (sizeof...(Tools) > 0)  // json_tool_host<>: dynamic tools only (e.g. MCP servers)
+      if (registry_type::is_static(i))
+        return registry_->visit_static(i, [&](auto& tool) { return detail::invoke_json_tool(tool, ctx, args); });
     return dynamic_.at(i - registry_type::static_size).fn(ctx, args);
   }
 
