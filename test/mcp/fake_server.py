@@ -8,6 +8,7 @@ Tools (arguments in brackets):
   echo [text]           readOnly: returns the text (text and structured content)
   slow [ms, text]       readOnly: sleeps ms, then echoes
   write [key, value]    idempotent write: stores value under key, returns the store size
+  append [ms]           a plain (non-idempotent) write: sleeps ms, then answers
   fail                  answers isError: true with an explanation
   hang                  never answers
   crash [ms]            writes to stderr, then exits with status 3 after ms (default 0)
@@ -74,6 +75,8 @@ TOOLS = [
     {"name": "write", "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": True,
                                       "openWorldHint": False}, "inputSchema": {"type": "object"}},
     {"name": "fail", "annotations": {"readOnlyHint": True}, "inputSchema": {"type": "object"}},
+    {"name": "append", "annotations": {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False,
+                                       "openWorldHint": False}, "inputSchema": {"type": "object"}},
     {"name": "hang", "annotations": {"readOnlyHint": True}, "inputSchema": {"type": "object"}},
     {"name": "crash", "inputSchema": {"type": "object"}},
     {"name": "garbage", "inputSchema": {"type": "object"}},
@@ -96,6 +99,9 @@ def call(rid, name, a):
             store[a.get("key")] = a.get("value")
             n = len(store)
         result(rid, "stored", {"size": n})
+    elif name == "append":
+        time.sleep(a.get("ms", 0) / 1000.0)
+        result(rid, "appended")
     elif name == "fail":
         result(rid, "the fake tool failed on purpose", None, True)
     elif name == "hang":

@@ -56,9 +56,9 @@ TEST(McpClient, HandshakeNegotiatesTheNewestVersionAndListsEveryPage) {
   EXPECT_EQ(client.protocol_version(), "2025-11-25");
   EXPECT_EQ(client.server_info()["serverInfo"]["name"], "fake");
   const json tools = client.list_tools();
-  ASSERT_EQ(tools["tools"].size(), 12U);  // two pages
+  ASSERT_EQ(tools["tools"].size(), 13U);  // two pages
   EXPECT_EQ(tools["tools"][0]["name"], "echo");
-  EXPECT_EQ(tools["tools"][11]["name"], "notify");
+  EXPECT_EQ(tools["tools"][12]["name"], "notify");
   client.ping();
   const json r = client.call("echo", {{"text", "hello"}});
   EXPECT_EQ(te::mcp_text(r), "hello");
