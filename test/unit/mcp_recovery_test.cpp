@@ -3,7 +3,8 @@
 // bounded randomized soak of turns against the real filesystem server with
 // random kills of the server process: every call gets exactly one outcome,
 // no turn hangs, no call that is not retry-safe runs twice, and the files
-// match a model of what succeeded.
+// match a model of what succeeded (a write killed half-way may leave a
+// prefix of its content: the server writes in place).
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -217,8 +218,13 @@ TEST(McpRecovery, SoakOfRandomTurnsWithRandomKillsOfTheFilesystemServer) {
         if (!last_ok || i >= *last_ok) allowed.push_back(parsed[i].id);
       if (!last_ok && !content) continue;  // no write happened
       ASSERT_TRUE(content.has_value()) << path;
-      EXPECT_NE(std::find(allowed.begin(), allowed.end(), *content), allowed.end())
-          << path << " holds " << *content;
+      // A write killed half-way may leave a prefix of its content (the server
+      // writes in place): allowed for the writes that failed.
+      bool explained = std::find(allowed.begin(), allowed.end(), *content) != allowed.end();
+      for (const auto i : idx)
+        if (!out[i].has_value() && (!last_ok || i > *last_ok) && parsed[i].id.rfind(*content, 0) == 0)
+          explained = true;
+      EXPECT_TRUE(explained) << path << " holds \"" << *content << "\"";
       if (last_ok && idx.back() == *last_ok) {
         EXPECT_EQ(*content, parsed[*last_ok].id);
       }
@@ -234,7 +240,9 @@ TEST(McpRecovery, SoakOfRandomTurnsWithRandomKillsOfTheFilesystemServer) {
         EXPECT_EQ(e.find(id, first + 1), std::string::npos) << "edit " << id << " ran twice: " << e;
       }
     }
-    EXPECT_GE(happened, edits_ok) << e;
+    if (edits_ok == edit_ids.size()) {  // (a failed edit may have truncated the file half-way)
+      EXPECT_EQ(happened, edits_ok) << e;
+    }
     ++turns;
   }
   stop = true;

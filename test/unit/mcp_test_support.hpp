@@ -8,7 +8,17 @@
 #include <string>
 #include <vector>
 
-#include <boost/process/v2/environment.hpp>
+#include <tool_effects/mcp.hpp>
+
+// ThreadSanitizer: the reference count of an exception_ptr lives in the
+// uninstrumented libstdc++, so an exception thrown on a pool thread, caught
+// and read on the test's thread, then released last by the pool thread looks
+// like a race on the exception object. Suppressed exactly there. (Each mcp
+// test is one translation unit, so this is defined once per executable.)
+extern "C" const char* __tsan_default_suppressions();
+extern "C" const char* __tsan_default_suppressions() {
+  return "race:std::__exception_ptr::exception_ptr::_M_release\n";
+}
 
 namespace mcp_test {
 
@@ -16,7 +26,7 @@ inline std::string servers_dir() {
   if (const char* e = std::getenv("TOOL_EFFECTS_MCP_SERVERS"); e && *e) return e;
   return TOOL_EFFECTS_MCP_SERVERS_DIR;
 }
-inline bool has_program(const char* name) { return !boost::process::v2::environment::find_executable(name).empty(); }
+inline bool has_program(const char* name) { return !tool_effects::mcp_find_program(name).empty(); }
 
 // The path of an installed server's entry script, e.g. "server-filesystem".
 inline std::string server_script(const std::string& package, const std::string& script) {

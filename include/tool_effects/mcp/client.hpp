@@ -122,6 +122,12 @@ struct mcp_client_options {
   std::function<void(const std::string& method, const nlohmann::json& params)> on_notification{};
 };
 
+/// The full path of `program` found in PATH (as `launch` looks up a bare
+/// argv[0]); empty when it is not there.
+inline std::filesystem::path mcp_find_program(const std::string& program) {
+  return boost::process::v2::environment::find_executable(program);
+}
+
 /// The text of a tools/call result: its `text` content items joined by "\n"
 /// (other content as compact JSON).
 inline std::string mcp_text(const nlohmann::json& result) {
