@@ -943,7 +943,8 @@ class mcp_client {
       throw mcp_error(mcp_error_kind::protocol_error, s->shared_->name, m);
     }
     if (const auto e = r.find("isError"); e != r.end() && e->is_boolean() && e->get<bool>()) {
-      const std::string text = mcp_text(r);
+      std::string text = mcp_text(r);  // what() quotes at most 2000 bytes; result() has it all
+      if (text.size() > 2000) text = text.substr(0, 2000) + "...";
       throw mcp_tool_error(s->shared_->name, tool, text, std::move(r));
     }
     co_return r;
