@@ -5,7 +5,7 @@
 #   tool_effects_warnings      INTERFACE target: -Wall -Wextra -Wpedantic -Werror
 #   tool_effects_sanitizers    INTERFACE target: the TOOL_EFFECTS_SANITIZER flags (compile and link)
 #   tool_effects_project_target(<target> [NO_SANITIZERS])
-#                              links the above plus tool_effects (and tool_effects::json when available)
+#                              links the above plus tool_effects (and tool_effects::json, ::mcp when available)
 #   tool_effects_add_exe_test(NAME <name> TARGET <target> [ARGS ...] [TIMEOUT s] [LABELS ...])
 #                              add_test that runs <target> under the test launcher
 #   TOOL_EFFECTS_LAUNCHER      the effective test launcher (a list, possibly empty)
@@ -123,6 +123,9 @@ function(tool_effects_project_target target)
   if(TARGET tool_effects_json)
     target_link_libraries(${target} PRIVATE tool_effects_json)
   endif()
+  if(TARGET tool_effects_mcp)
+    target_link_libraries(${target} PRIVATE tool_effects_mcp)
+  endif()
   if(NOT ARG_NO_SANITIZERS)
     target_link_libraries(${target} PRIVATE tool_effects_sanitizers)
   endif()
@@ -133,10 +136,11 @@ function(tool_effects_project_target target)
   endif()
 endfunction()
 
-# True when a source should be skipped because it needs nlohmann_json (its name starts with "json").
+# True when a source should be skipped because it needs nlohmann_json (its name starts with "json") or the
+# MCP component (its name starts with "mcp").
 function(tool_effects_needs_missing_json out_var source)
   get_filename_component(_stem "${source}" NAME_WE)
-  if(_stem MATCHES "^json" AND NOT TOOL_EFFECTS_HAS_JSON)
+  if((_stem MATCHES "^json" AND NOT TOOL_EFFECTS_HAS_JSON) OR (_stem MATCHES "^mcp" AND NOT TOOL_EFFECTS_HAS_MCP))
     set(${out_var} TRUE PARENT_SCOPE)
   else()
     set(${out_var} FALSE PARENT_SCOPE)

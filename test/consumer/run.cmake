@@ -2,7 +2,8 @@
 # test/consumer against it with find_package(tool_effects CONFIG), using the same compiler and generator.
 #
 #   cmake -DBUILD_DIR=<build> -DSOURCE_DIR=<repo>/test/consumer -DWORK_DIR=<scratch> -DCXX=<compiler>
-#         -DGENERATOR=<generator> [-DMAKE_PROGRAM=<path>] [-DCONFIG=<config>] [-DEXPECT_JSON=ON|OFF] -P run.cmake
+#         -DGENERATOR=<generator> [-DMAKE_PROGRAM=<path>] [-DCONFIG=<config>] [-DEXPECT_JSON=ON|OFF]
+#         [-DEXPECT_MCP=ON|OFF] -P run.cmake
 cmake_minimum_required(VERSION 3.25)
 
 foreach(_var IN ITEMS BUILD_DIR SOURCE_DIR WORK_DIR CXX GENERATOR)
@@ -33,7 +34,8 @@ _step(install "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${_prefix}" 
 
 set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
                "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${CONFIG}" "-DCMAKE_PREFIX_PATH=${_prefix}"
-               -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}")
+               -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}"
+               "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}")
 if(MAKE_PROGRAM)
   list(APPEND _configure "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
 endif()
@@ -59,6 +61,12 @@ _step(run "${_exe}")
 foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
   if(EXISTS "${_dir}/consumer_json")
     _step(run_json "${_dir}/consumer_json")
+    break()
+  endif()
+endforeach()
+foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
+  if(EXISTS "${_dir}/consumer_mcp")
+    _step(run_mcp "${_dir}/consumer_mcp")
     break()
   endif()
 endforeach()
