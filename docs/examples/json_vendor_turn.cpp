@@ -19,7 +19,7 @@ struct read_file {
   static constexpr std::string_view name = "read_file";
   static constexpr std::string_view target_arg = "path";
   using side_effects = te::effects<te::reads<files>>;
-  json operator()(const json& args) const { return "contents of " + args.at("path").get<std::string>(); }
+  json operator()(const json& args) const { return std::string("contents of ").append(args.at("path").get<std::string>()); }
 };
 struct get_weather {
   static constexpr std::string_view name = "get_weather";

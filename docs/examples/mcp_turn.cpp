@@ -24,6 +24,7 @@
 #include <mutex>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/thread_pool.hpp>
@@ -69,14 +70,19 @@ std::string turn_text(const fs::path& ws) {
 std::string short_text(std::string s, std::size_t max = 60) {
   for (auto& c : s)
     if (c == '\n') c = '|';
-  if (s.size() > max) s = s.substr(0, max) + "...";
+  if (s.size() > max) {
+    s.resize(max);
+    s += "...";
+  }
   return s;
 }
 
 std::string label(const te::tool_call& c, const fs::path& ws) {
   std::string a = c.arguments.value("path", "");
-  if (a.rfind(ws.string(), 0) == 0) a = "." + a.substr(ws.string().size());
-  return "#" + c.id + " " + c.name + "(" + a + ")";
+  if (const std::string root = ws.string(); a.rfind(root, 0) == 0) a = std::string(".").append(a, root.size());
+  std::string out = "#";
+  out.append(c.id).append(" ").append(c.name).append("(").append(a).append(")");
+  return out;
 }
 
 struct timed_run {
@@ -128,7 +134,8 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < registry.size(); ++i) {
     const auto& d = registry.description(i);
     std::string scope;
-    for (const auto& a : d.accesses) scope += " " + std::string(te::to_string(a.mode)) + ":" + (a.resource.empty() ? "*" : a.resource);
+    for (const auto& a : d.accesses)
+      scope.append(" ").append(te::to_string(a.mode)).append(":").append(a.resource.empty() ? "*" : a.resource);
     std::printf("  %-26s %-34s%s\n", d.name.c_str(), te::to_string(d.effects).c_str(), scope.c_str());
   }
 
@@ -142,9 +149,15 @@ int main(int argc, char** argv) {
     bool first = true;
     for (const auto& e : plan.edges)
       if (e.to == i) {
-        std::string why = e.reason;  // workspace paths shortened to "."
-        for (auto p = why.find(ws.string()); p != std::string::npos; p = why.find(ws.string()))
-          why.replace(p, ws.string().size(), ".");
+        std::string why;  // the reason, with workspace paths shortened to "."
+        const std::string root = ws.string();
+        for (std::size_t from = 0;;) {
+          const auto p = e.reason.find(root, from);
+          why.append(e.reason, from, p == std::string::npos ? std::string::npos : p - from);
+          if (p == std::string::npos) break;
+          why += '.';
+          from = p + root.size();
+        }
         std::printf("%s waits for #%s [%s]", first ? "" : ";", calls[e.from].id.c_str(), why.c_str());
         first = false;
       }
@@ -155,7 +168,9 @@ int main(int argc, char** argv) {
   std::vector<std::string> asked;
   auto approver = [&](const te::confirmation_request& r) {
     const std::lock_guard lock(m);
-    asked.push_back(std::string(r.tool) + " (" + te::to_string(r.effects) + ")");
+    std::string entry(r.tool);
+    entry.append(" (").append(te::to_string(r.effects)).append(")");
+    asked.push_back(std::move(entry));
     return te::confirmation::approve;
   };
   const te::retry_policy retry{.max_attempts = 3,
@@ -172,10 +187,12 @@ int main(int argc, char** argv) {
   for (std::size_t i = 0; i < calls.size(); ++i) {
     std::string what;
     if (ours.outcomes[i].has_value()) {
-      what = "ok     " + short_text(te::mcp_text(ours.outcomes[i].value()));
+      what = "ok     ";
+      what += short_text(te::mcp_text(ours.outcomes[i].value()));
     } else {
       ++failures;
-      what = "failed " + te::detail::message_of(ours.outcomes[i].error());
+      what = "failed ";
+      what += te::error_message(ours.outcomes[i].error());
     }
     std::printf("  %-40s %s\n", label(calls[i], ws).c_str(), what.c_str());
   }
@@ -204,9 +221,9 @@ int main(int argc, char** argv) {
   std::vector<double> planned, sequential;
   for (int k = 0; k < 7; ++k) {
     make_workspace(ws);
-    planned.push_back(run(host, pool, silent, calls, "demo-plan-" + std::to_string(k)).wall_ms);
+    planned.push_back(run(host, pool, silent, calls, std::string("demo-plan-").append(std::to_string(k))).wall_ms);
     make_workspace(ws);
-    sequential.push_back(run(host, pool, sequential_options, calls, "demo-seq-" + std::to_string(k)).wall_ms);
+    sequential.push_back(run(host, pool, sequential_options, calls, std::string("demo-seq-").append(std::to_string(k))).wall_ms);
   }
   std::sort(planned.begin(), planned.end());
   std::sort(sequential.begin(), sequential.end());

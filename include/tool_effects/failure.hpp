@@ -114,6 +114,11 @@ inline std::string message_of(const std::exception_ptr& e) {
 }
 }  // namespace detail
 
+/// The message of a failed call's error (`outcome<T>::error()`): `what()` for a
+/// std::exception (a `call_failure` says its reason), "unknown exception"
+/// otherwise, empty for a null pointer.
+inline std::string error_message(const std::exception_ptr& e) { return detail::message_of(e); }
+
 /// Builds a record; `last_error_message` is taken from `error` (`what()`).
 inline failure_record make_failure_record(std::string tool, std::size_t attempts, side_effect_class c,
                                           failure_reason reason, std::exception_ptr error = nullptr) {

@@ -944,7 +944,10 @@ class mcp_client {
     }
     if (const auto e = r.find("isError"); e != r.end() && e->is_boolean() && e->get<bool>()) {
       std::string text = mcp_text(r);  // what() quotes at most 2000 bytes; result() has it all
-      if (text.size() > 2000) text = text.substr(0, 2000) + "...";
+      if (text.size() > 2000) {
+        text.resize(2000);
+        text += "...";
+      }
       throw mcp_tool_error(s->shared_->name, tool, text, std::move(r));
     }
     co_return r;
