@@ -543,5 +543,8 @@ TEST(IdempotencyKey, GeneratedKeysAreDistinctAcrossThreads) {
   std::set<std::string> all;
   for (const auto& v : per) all.insert(v.begin(), v.end());
   EXPECT_EQ(all.size(), 2000u);
-  EXPECT_EQ(all.begin()->rfind("te-", 0), 0u);
+  for (const auto& k : all) {
+    ASSERT_EQ(k.size(), 36u) << k;
+    EXPECT_EQ(k[14], '4') << "RFC 9562 version 4 (random): " << k;
+  }
 }
