@@ -21,13 +21,14 @@
 namespace tool_effects {
 
 /// A fresh idempotency key: a random RFC 9562 UUID (version 4, 122 random
-/// bits from the operating system's entropy source through
-/// boost::uuids::random_generator) in the standard lowercase 36-character
-/// form. Keys of consecutive calls share no structure, and a collision
-/// between any two keys ever made is negligible (birthday bound 2^61).
-/// Thread-safe (one generator per thread).
+/// bits read from the operating system's entropy source for every key,
+/// boost::uuids::random_generator_pure: unpredictable, unlike a seeded
+/// Mersenne Twister) in the standard lowercase 36-character form. Keys of
+/// consecutive calls share no structure, and a collision between any two
+/// keys ever made is negligible (birthday bound 2^61). Thread-safe (one
+/// generator per thread).
 inline std::string make_idempotency_key() {
-  thread_local boost::uuids::random_generator gen;
+  thread_local boost::uuids::random_generator_pure gen;
   return boost::uuids::to_string(gen());
 }
 
