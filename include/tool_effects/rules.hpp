@@ -62,7 +62,8 @@ constexpr bool accepts_destructive_retry_opt_in(effect_set s) noexcept {
 /// as strictly. `is_destructive` keeps the reference packages' truth table;
 /// this is the rule the dispatcher and `run_with_recovery` apply.
 constexpr bool needs_confirmation(effect_set s) noexcept {
-  return (s.bits() == 0) | ((s.bits() & detail::destructive_bit) != 0);
+  const unsigned b = s.bits();
+  return (b == 0) | ((b & detail::destructive_bit) != 0);
 }
 
 /// The side-effect classes of the side-effect safety design note.
