@@ -61,12 +61,13 @@ constexpr bool access_lists_conflict(bool a_exclusive, const ListA& a, bool b_ex
   return false;
 }
 
-/// One compile-time access: a resource (by identity) and a mode.
+/// One compile-time access: a resource and a mode. Equal when the modes and
+/// the resources' paths are equal (resources are identified by path).
 struct access {
   const resource_info* resource;
   access_mode mode;
   friend constexpr bool operator==(const access& a, const access& b) noexcept {
-    return a.resource == b.resource && a.mode == b.mode;
+    return (a.resource == b.resource || a.resource->path == b.resource->path) && a.mode == b.mode;
   }
 };
 

@@ -8,31 +8,28 @@
 #ifndef TOOL_EFFECTS_ATTEMPT_HPP
 #define TOOL_EFFECTS_ATTEMPT_HPP
 
-#include <atomic>
 #include <cstddef>
-#include <cstdint>
-#include <random>
 #include <string>
 #include <type_traits>
+
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid.hpp>
+#include <boost/uuid/uuid_io.hpp>
 
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {
 
-/// A fresh idempotency key, unique within the process and (with a random
-/// process prefix) across processes: "te-<16 hex>-<counter>". Thread-safe.
+/// A fresh idempotency key: a random RFC 9562 UUID (version 4, 122 random
+/// bits read from the operating system's entropy source for every key,
+/// boost::uuids::random_generator_pure: unpredictable, unlike a seeded
+/// Mersenne Twister) in the standard lowercase 36-character form. Keys of
+/// consecutive calls share no structure, and a collision between any two
+/// keys ever made is negligible (birthday bound 2^61). Thread-safe (one
+/// generator per thread).
 inline std::string make_idempotency_key() {
-  static const std::uint64_t prefix = [] {
-    std::random_device rd;
-    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
-  }();
-  static std::atomic<std::uint64_t> counter{0};
-  constexpr char hex[] = "0123456789abcdef";
-  std::string key = "te-";
-  for (int shift = 60; shift >= 0; shift -= 4) key += hex[(prefix >> shift) & 0xf];
-  key += '-';
-  key += std::to_string(counter.fetch_add(1, std::memory_order_relaxed) + 1);
-  return key;
+  thread_local boost::uuids::random_generator_pure gen;
+  return boost::uuids::to_string(gen());
 }
 
 /// What a tool learns about the attempt it is running, when it is invocable

@@ -11,7 +11,9 @@
 #ifndef TOOL_EFFECTS_CALL_HPP
 #define TOOL_EFFECTS_CALL_HPP
 
+#include <exception>
 #include <functional>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -22,6 +24,14 @@
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {
+
+/// Diagnostic type: `value` is true when `call(tool, ...).allow_destructive_retry()`
+/// names a `Tool` that may not be retried even with the opt-in. The compile
+/// error reads `destructive_retry_opt_in_rejected<your_tool>`.
+template <class Tool>
+struct destructive_retry_opt_in_rejected {
+  static constexpr bool value = true;
+};
 
 namespace detail {
 template <class T>
@@ -74,7 +84,7 @@ class bound_call {
     return std::apply(
         [this](auto&... a) -> decltype(auto) {
           if constexpr (AttemptAware<tool_type, std::unwrap_reference_t<Args>...>)
-            return detail::invoke(detail::unwrap(tool_), attempt_context{make_idempotency_key(), 1, false},
+            return detail::invoke(detail::unwrap(tool_), attempt_context{idempotency_key_.empty() ? make_idempotency_key() : idempotency_key_, 1, false},
                                   detail::unwrap(a)...);
           else
             return detail::invoke(detail::unwrap(tool_), detail::unwrap(a)...);
@@ -88,12 +98,53 @@ class bound_call {
   [[nodiscard]] std::tuple<Args...>& args() noexcept { return args_; }
 
   /// Opts this call in to automatic retries by the dispatcher although its
-  /// tool is destructive. Effective only when the tool is retry-safe apart
-  /// from `destructive` (e.g. an idempotent delete; `may_retry` in retry.hpp).
+  /// tool is destructive. Compiles only when the tool is retry-safe apart
+  /// from `destructive` (`accepts_destructive_retry_opt_in`, e.g. an
+  /// idempotent delete): on any other tool it could never take effect, and
+  /// the error names `destructive_retry_opt_in_rejected<Tool>`.
   [[nodiscard]] bound_call allow_destructive_retry() && {
+    static_assert(accepts_destructive_retry_opt_in(side_effects_v<tool_type>) ||
+                      !destructive_retry_opt_in_rejected<std::remove_cv_t<tool_type>>::value,
+                  "tool_effects: allow_destructive_retry() on a call that may not be retried even with the opt-in "
+                  "(the tool is not retry-safe apart from destructive); remove it, or declare the tool idempotent");
     destructive_retry_ = true;
     return std::move(*this);
   }
+
+  /// Gives this call a caller-chosen idempotency key (e.g. from
+  /// `idempotency_key(identity, scope)`, or one stored for a retry by another
+  /// process): every attempt the dispatcher makes carries it (a repair with
+  /// changed inputs: "<key>.r<k>"). Empty: a fresh random key per call.
+  [[nodiscard]] bound_call with_idempotency_key(std::string key) && {
+    idempotency_key_ = std::move(key);
+    return std::move(*this);
+  }
+  /// The caller-chosen idempotency key ("" when none).
+  [[nodiscard]] const std::string& idempotency_key() const noexcept { return idempotency_key_; }
+
+  /// The repair function type of this call: `fix(error, args&...)` may change
+  /// the bound arguments in place and returns whether to re-run.
+  using repair_function = std::function<bool(const std::exception_ptr&, std::unwrap_reference_t<Args>&...)>;
+
+  /// Gives this call a repair, as `repair` in retry.hpp does for a direct
+  /// call: after an error the dispatcher does not retry, `fix(error, args&...)`
+  /// may change the bound arguments and asks for another attempt, under the
+  /// same gate (a changed request of an `idempotent`-class tool without
+  /// `RepairsIdempotent` is refused: `call_failure{non_idempotent_side_effect}`).
+  /// Attempts and repairs together are bounded by the `retry_policy` of the
+  /// dispatch options (without one there is a single attempt). Compiles only
+  /// for `RetrySafe` tools returning by value, like `repair`.
+  template <class Fix>
+  [[nodiscard]] bound_call with_repair(Fix fix) && {
+    static_assert(RetrySafe<tool_type>, "tool_effects: with_repair needs a RetrySafe tool (the gate of repair)");
+    static_assert(std::is_invocable_r_v<bool, Fix&, const std::exception_ptr&, std::unwrap_reference_t<Args>&...>,
+                  "tool_effects: with_repair: fix must be callable as bool(const std::exception_ptr&, Args&... request)");
+    static_assert(!std::is_reference_v<invoke_result>, "tool_effects: with_repair: the tool must return by value");
+    repair_ = std::move(fix);
+    return std::move(*this);
+  }
+  /// The repair given by `with_repair`, or nullptr.
+  [[nodiscard]] repair_function* repair_fix() noexcept { return repair_ ? &repair_ : nullptr; }
   /// Whether `allow_destructive_retry()` was called.
   [[nodiscard]] bool destructive_retry_allowed() const noexcept { return destructive_retry_; }
 
@@ -101,6 +152,8 @@ class bound_call {
   Tool tool_;
   std::tuple<Args...> args_;
   bool destructive_retry_ = false;
+  std::string idempotency_key_{};
+  repair_function repair_{};
 };
 
 namespace detail {

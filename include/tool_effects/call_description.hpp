@@ -21,14 +21,8 @@
 
 namespace tool_effects {
 
-/// Whether two resource paths overlap: one is an ancestor-or-self of the
-/// other, comparing whole "/"-separated segments ("db" overlaps "db/users",
-/// not "dbx"). The empty path is the root and overlaps every path.
-constexpr bool paths_overlap(std::string_view a, std::string_view b) noexcept {
-  if (a.size() > b.size()) std::swap(a, b);
-  if (a.empty()) return true;
-  return b.substr(0, a.size()) == a && (b.size() == a.size() || b[a.size()] == '/');
-}
+// `paths_overlap(a, b)`, the overlap rule of resource paths, is in
+// resource.hpp: compile-time resources are compared by path too.
 
 /// Whether `path` is well formed: empty (the root), or non-empty segments
 /// separated by single '/' with no leading or trailing '/'.

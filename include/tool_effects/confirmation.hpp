@@ -4,7 +4,8 @@
 // deny; synchronously, or as a Boost.Asio awaitable. No approver means "deny".
 //
 // The dispatcher and `run_with_recovery` ask before the first attempt of a
-// `Destructive` call and never run it unless the answer is `approve`; a denial
+// call that `needs_confirmation` (destructive, or unknown effects) and never
+// run it unless the answer is `approve`; a denial
 // (or an approver that throws) yields a failure record with reason
 // `confirmation_denied`. See docs/recovery.md.
 #ifndef TOOL_EFFECTS_CONFIRMATION_HPP
@@ -120,6 +121,16 @@ class approver {
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
+
+/// The explicit opt-out of approval for tools with UNKNOWN effects, as an
+/// extra of the dispatch options:
+/// `run_options{}.with(tool_effects::run_unknown_tools_unconfirmed{})`
+/// (and `recovery_options::unknown_tools_unconfirmed` for
+/// `run_with_recovery`). Unknown calls then run without asking anyone
+/// (still alone: unknown effects conflict with every call). Destructive calls
+/// still need an approver. Without it, an unknown call needs an approver like
+/// a destructive one (`needs_confirmation`).
+struct run_unknown_tools_unconfirmed {};
 
 /// An approver that approves everything (tests, trusted batch jobs).
 inline approver approve_all() {

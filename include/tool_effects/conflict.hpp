@@ -112,7 +112,8 @@ inline constexpr std::array<access_mode, 3> all_access_modes{access_mode::read, 
 // transient (constexpr new/delete, sized by the input) and addressed through
 // raw pointers: std::array::operator[] is a function call per access in a
 // constant evaluation, and a static constexpr scratch table would be stored.
-//  1. Dense index of the accessed resources (open addressing on their hash).
+//  1. Dense index of the accessed resources by path (open addressing on
+//     their hash; types with the same path share a node, as at runtime).
 //  2. exact[m][r]: the tools with a mode-m access to node r.
 //  3. overlap[m][r]: exact[m] of every node in r's subtree or among r's
 //     strict ancestors, i.e. every accessed node that overlaps r.
@@ -142,7 +143,8 @@ constexpr conflict_matrix<N> build_conflict_matrix(const access_list* tools) noe
     std::size_t u = 0;
     auto find = [&](const resource_info* r) {
       std::size_t h = static_cast<std::size_t>(r->hash) & (cap - 1);
-      while (keys[h] != nullptr && keys[h] != r) h = (h + 1) & (cap - 1);
+      // Keyed by path (hash = fnv1a(path)): two resource types with one path are one node.
+      while (keys[h] != nullptr && keys[h] != r && keys[h]->path != r->path) h = (h + 1) & (cap - 1);
       return h;
     };
     {

@@ -203,9 +203,10 @@ boost::asio::awaitable<outcome<R>> await_outcome(Aw aw) {
 // policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
-  // Recovery layer (detail/dispatch_recovery.hpp): a static destructive call
-  // without an approver does not compile; with a retry policy or an approver
-  // in the options, or for a destructive call, the call runs under the gates.
+  // Recovery layer (detail/dispatch_recovery.hpp): a static call that
+  // needs_confirmation (destructive or unknown) without an approver does not
+  // compile; with a retry policy or an approver in the options, or for a
+  // call that needs confirmation, it runs under the gates.
   check_dispatch_confirmation<Options, Fn>();
   if (recovery_needed<Options>(info.effects)) {
     execute_with_recovery<R>(opts, fn, info, ex, std::forward<Done>(done));
@@ -378,7 +379,8 @@ class runtime_engine final : public plan_engine,
         plan_(std::move(plan)), ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
 
   void run(std::size_t i) {
-    const call_info info{calls_[i].name, calls_[i].effects, i};
+    // An exclusive description is unknown, whatever flags it carries (as in run_with_recovery).
+    const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i};
     run_one<R>(*this, opts_, tasks_[i], info, ex_,
                [self = this, i](outcome<R> o) { self->results_[i] = std::move(o); });
   }

@@ -33,6 +33,10 @@
 #include <string_view>
 #include <utility>
 
+#include <boost/uuid/name_generator_sha1.hpp>
+#include <boost/uuid/uuid.hpp>
+#include <boost/uuid/uuid_io.hpp>
+
 #include <tool_effects/call_description.hpp>
 
 namespace tool_effects {
@@ -83,8 +87,9 @@ struct call_identity {
   friend bool operator==(const call_identity&, const call_identity&) = default;
 };
 
-/// 64-bit FNV-1a of the bytes of `s`. Stable across platforms, compilers and
-/// versions, so keys built from it can be stored and sent to remote sides.
+/// 64-bit FNV-1a of the bytes of `s`: stable across platforms and versions,
+/// but NOT collision-resistant (anyone can craft two inputs with one hash).
+/// For indexing and tests only; keys use `uuid_v5` (SHA-1, RFC 9562).
 constexpr std::uint64_t stable_hash(std::string_view s) noexcept {
   std::uint64_t h = 0xcbf29ce484222325ull;
   for (const char c : s) {
@@ -100,6 +105,43 @@ inline std::string to_hex(std::uint64_t h) {
   constexpr char digits[] = "0123456789abcdef";
   for (std::size_t i = 16; i-- > 0; h >>= 4) out[i] = digits[h & 0xf];
   return out;
+}
+
+/// Appends `field` to `out` as a netstring, `<decimal byte length>:<bytes>,`
+/// (so "ab" becomes "2:ab,"): a sequence of netstrings decodes to exactly
+/// one sequence of fields, which makes the key material unambiguous.
+inline void append_netstring(std::string& out, std::string_view field) {
+  out += std::to_string(field.size());
+  out += ':';
+  out.append(field);
+  out += ',';
+}
+
+/// The RFC 9562 name-based UUID, version 5 (SHA-1), of the bytes `name` in
+/// the namespace `ns`, in the standard lowercase 8-4-4-4-12 text form. The
+/// same inputs give the same text in every process, platform and language
+/// (Python: `str(uuid.uuid5(ns, name))` for a text name).
+inline std::string uuid_v5(const boost::uuids::uuid& ns, std::string_view name) {
+  boost::uuids::name_generator_sha1 gen(ns);
+  return boost::uuids::to_string(gen(name.data(), name.size()));
+}
+
+/// The namespace of identity keys (format version 1):
+/// uuid5(NAMESPACE_URL, "urn:tool-effects:call-identity:v1") =
+/// 88de213b-a60e-59ec-8da1-5cb35c60f593 (docs/recovery.md, "Key format").
+inline const boost::uuids::uuid& identity_key_namespace() {
+  static const boost::uuids::uuid ns =
+      boost::uuids::name_generator_sha1(boost::uuids::ns::url())("urn:tool-effects:call-identity:v1");
+  return ns;
+}
+
+/// The namespace of idempotency keys (format version 1):
+/// uuid5(NAMESPACE_URL, "urn:tool-effects:idempotency-key:v1") =
+/// 22279f16-7034-54cf-afce-25536a9c14db (docs/recovery.md, "Key format").
+inline const boost::uuids::uuid& idempotency_key_namespace() {
+  static const boost::uuids::uuid ns =
+      boost::uuids::name_generator_sha1(boost::uuids::ns::url())("urn:tool-effects:idempotency-key:v1");
+  return ns;
 }
 
 /// The operation of a call: the value of the policy's `operation_arg`, or
@@ -122,11 +164,17 @@ std::optional<std::string> target_of(const basic_identity_policy<Args>& policy, 
 
 /// The identity of a call of `tool` with arguments `args`. The key is, in
 /// order of precedence:
-///  1. `key_fn(tool, args)` when it yields a value;
-///  2. `target={tool}:{target}` when the call has a target
-///     (`target={tool}.{operation}:{target}` when an operation_arg is declared);
-///  3. `args={tool}:{h}` where h = `to_hex(stable_hash(canonical(args)))`
-///     (`args={tool}.{operation}:{h}` when an operation_arg is declared).
+///  1. `key_fn(tool, args)` when it yields a value (taken as is);
+///  2. else `uuid_v5(identity_key_namespace(), material)`, where `material`
+///     is five netstrings (`append_netstring`):
+///       kind      "target" when the call has a target, else "args";
+///       tool      the tool's name;
+///       declared  "1" when the policy declares an operation_arg, else "0";
+///       operation the operation when declared, else "";
+///       payload   the target, or `canonical(args)` (RFC 8785 for JSON).
+///     Distinct (kind, tool, operation, payload) tuples give distinct
+///     material, so equal keys mean equal tuples unless SHA-1 collides.
+/// The format is stable (version 1; docs/recovery.md, "Key format").
 template <IdentityArguments Args>
 call_identity identify(std::string_view tool, const basic_identity_policy<Args>& policy, const Args& args) {
   call_identity id;
@@ -138,28 +186,34 @@ call_identity identify(std::string_view tool, const basic_identity_policy<Args>&
       id.key = std::move(*key);
       return id;
     }
-  std::string head = id.tool;
-  if (policy.operation_arg) head += "." + id.operation;
+  std::string material;
+  append_netstring(material, id.target ? "target" : "args");
+  append_netstring(material, id.tool);
+  append_netstring(material, policy.operation_arg ? "1" : "0");
+  append_netstring(material, policy.operation_arg ? std::string_view(id.operation) : std::string_view());
   if (id.target)
-    id.key = "target=" + head + ":" + *id.target;
+    append_netstring(material, *id.target);
   else
-    id.key = "args=" + head + ":" + to_hex(stable_hash(std::string(identity_arguments<Args>::canonical(args))));
+    append_netstring(material, std::string(identity_arguments<Args>::canonical(args)));
+  id.key = uuid_v5(identity_key_namespace(), material);
   return id;
 }
 
 /// A stable idempotency key for one logical call: identical for every
-/// attempt (retry, repair) that passes the same `call_scope`, different for
-/// different identities or scopes. `call_scope` must be unique per logical
-/// call (e.g. "session-7/turn-3/call-1"). Form: `te-` + 16 hex digits
-/// (`stable_hash` of tool, identity key and scope), safe for HTTP headers;
-/// pass it as `call_settings::idempotency_key` of <tool_effects/retry.hpp>.
+/// attempt (retry, repair) that passes the same `call_scope`, in every
+/// process; different for different tools, identities or scopes.
+/// `call_scope` must be unique per logical call (e.g.
+/// "session-7/turn-3/call-1"). Form: an RFC 9562 UUID (version 5),
+/// `uuid_v5(idempotency_key_namespace(), netstring(tool) +
+/// netstring(identity key) + netstring(call_scope))`: 36 characters, safe
+/// for HTTP headers. Pass it as `call_settings::idempotency_key` of
+/// <tool_effects/retry.hpp>. The format is stable (version 1).
 inline std::string idempotency_key(const call_identity& id, std::string_view call_scope) {
-  std::string material = id.tool;
-  material += '\x1f';
-  material += id.key;
-  material += '\x1f';
-  material += call_scope;
-  return "te-" + to_hex(stable_hash(material));
+  std::string material;
+  append_netstring(material, id.tool);
+  append_netstring(material, id.key);
+  append_netstring(material, call_scope);
+  return uuid_v5(idempotency_key_namespace(), material);
 }
 
 /// The description of one call of a tool: a copy of the tool's template

@@ -3,7 +3,7 @@
 //  - ADL hooks: `json j = set;`, `j.get<effect_set>()`, also for `effect`,
 //    `side_effect_class`, `access_mode`; output for `runtime_access`,
 //    `call_description`, `call_identity`; wire forms match the Rust crate;
-//  - `canonical_json`, and call identity over JSON arguments
+//  - `canonical_json` (RFC 8785, JCS), and call identity over JSON arguments
 //    (`identity_policy`, `dynamic_tool`, `identify`, `describe_call`);
 //  - MCP `ToolAnnotations` <-> effects (`export_mcp_hints`, `import_mcp_hints`,
 //    `mcp_annotations_of<Tool>`, `import_mcp_tool`, `server_trust`);
@@ -20,6 +20,7 @@
 #define TOOL_EFFECTS_JSON_HPP
 
 #include <tool_effects/json/calls.hpp>
+#include <tool_effects/json/canonical.hpp>
 #include <tool_effects/json/effects.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>

@@ -61,7 +61,9 @@ concept Resource = std::is_class_v<R> && !std::is_union_v<R> && std::is_same_v<R
                    (std::is_same_v<R, everything> || std::is_class_v<resource_parent_t<R>>);
 
 /// The compile-time value that stands for one resource type. Resources are
-/// compared by address: `&resource_info_v<R>` is the identity of `R`.
+/// compared by PATH, as at runtime (call_description.hpp): two resource
+/// types with the same path (e.g. the same `resource_name` under the same
+/// parent) are the same resource, and their accesses conflict.
 struct resource_info {
   std::string_view name;         ///< the type's name, or its `resource_name` member
   std::string_view path;         ///< "/"-joined names from below the root, e.g. "app::db/users"
@@ -89,11 +91,19 @@ struct resource_node<everything> {
   static constexpr resource_info value{"tool_effects::everything", std::string_view{}, nullptr, 0, fnv1a("")};
 };
 
+// A resource's name is one path segment: not empty, no '/'.
+constexpr bool is_valid_resource_name(std::string_view name) noexcept {
+  return !name.empty() && name.find('/') == std::string_view::npos;
+}
+
 template <class R>
 struct resource_node {
   static_assert(Resource<R>, "tool_effects: not a resource type (see the instantiation of resource_node<R>)");
   using parent = resource_parent_t<R>;
   static constexpr std::string_view name = resource_name_of<R>::value;
+  static_assert(is_valid_resource_name(name),
+                "tool_effects: a resource's name is one path segment, not empty and without '/'; give the type a "
+                "`static constexpr std::string_view resource_name`");
   static constexpr std::string_view parent_path = resource_node<parent>::value.path;
   static constexpr std::size_t length = parent_path.empty() ? name.size() : parent_path.size() + 1 + name.size();
   static constexpr std::array<char, length + 1> chars = [] {
@@ -114,15 +124,29 @@ struct resource_node {
 template <Resource R>
 inline constexpr const resource_info* resource_v = &detail::resource_node<R>::value;
 
-/// Whether `a` is an ancestor-or-self of `b`.
-constexpr bool is_ancestor_or_self(const resource_info* a, const resource_info* b) noexcept {
-  while (b != nullptr && b->depth > a->depth) b = b->parent;
-  return a == b;
+/// Whether resource path `a` is an ancestor-or-self of path `b`, comparing
+/// whole "/"-separated segments ("db" is an ancestor of "db/users", not of
+/// "dbx"). The empty path is the root, the ancestor of every path.
+constexpr bool path_is_ancestor_or_self(std::string_view a, std::string_view b) noexcept {
+  if (a.empty()) return true;
+  return b.substr(0, a.size()) == a && (b.size() == a.size() || b[a.size()] == '/');
 }
 
-/// Whether two resources overlap: one is an ancestor-or-self of the other.
+/// THE overlap rule of resources, at compile time and at runtime: two
+/// resource paths overlap when one is an ancestor-or-self of the other.
+constexpr bool paths_overlap(std::string_view a, std::string_view b) noexcept {
+  return path_is_ancestor_or_self(a, b) || path_is_ancestor_or_self(b, a);
+}
+
+/// Whether `a` is an ancestor-or-self of `b` (by path).
+constexpr bool is_ancestor_or_self(const resource_info* a, const resource_info* b) noexcept {
+  return path_is_ancestor_or_self(a->path, b->path);
+}
+
+/// Whether two resources overlap: one is an ancestor-or-self of the other
+/// (`paths_overlap` of their paths).
 constexpr bool overlaps(const resource_info* a, const resource_info* b) noexcept {
-  return a->depth <= b->depth ? is_ancestor_or_self(a, b) : is_ancestor_or_self(b, a);
+  return paths_overlap(a->path, b->path);
 }
 
 /// Type-level form of `overlaps`.

@@ -37,9 +37,10 @@
 #include <mutex>
 #include <optional>
 #include <random>
-#include <thread>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -73,10 +74,7 @@ namespace tool_effects {
 /// in explicitly AND it is retry-safe apart from `destructive` (e.g. an
 /// idempotent delete). Unknown (empty) effects: never.
 constexpr bool may_retry(effect_set s, bool destructive_retry_opt_in = false) noexcept {
-  if (is_retry_safe(s)) return true;
-  if (!destructive_retry_opt_in || !is_destructive(s)) return false;
-  s.erase(effect::destructive);
-  return is_retry_safe(s);
+  return is_retry_safe(s) || (destructive_retry_opt_in && accepts_destructive_retry_opt_in(s));
 }
 
 /// The class of a repaired attempt (design note: "if repair changes inputs in
@@ -332,6 +330,9 @@ inline std::uint64_t mix_seed(std::uint64_t seed, std::string_view key) noexcept
 struct recovery_options {
   std::optional<retry_policy> retry{};
   tool_effects::approver approver{};
+  /// Run calls with unknown effects without confirmation (see
+  /// `run_unknown_tools_unconfirmed`). Off: they need an approver.
+  bool unknown_tools_unconfirmed = false;
 };
 
 /// Per-call settings: its name (for records and the approver), its
@@ -350,11 +351,13 @@ namespace detail {
 struct recovery_refs {
   const retry_policy* retry = nullptr;
   const tool_effects::approver* approver = nullptr;
+  bool unknown_unconfirmed = false;  // run_unknown_tools_unconfirmed
 
   recovery_refs() = default;
-  recovery_refs(const retry_policy* r, const tool_effects::approver* a) noexcept : retry(r), approver(a) {}
+  recovery_refs(const retry_policy* r, const tool_effects::approver* a, bool unknown_unconfirmed = false) noexcept
+      : retry(r), approver(a), unknown_unconfirmed(unknown_unconfirmed) {}
   recovery_refs(const recovery_options& o) noexcept  // NOLINT(google-explicit-constructor)
-      : retry(o.retry ? &*o.retry : nullptr), approver(&o.approver) {}
+      : retry(o.retry ? &*o.retry : nullptr), approver(&o.approver), unknown_unconfirmed(o.unknown_tools_unconfirmed) {}
 
   [[nodiscard]] bool has_approver() const noexcept { return approver && approver->has_value(); }
 };
@@ -369,8 +372,14 @@ class recovery_state {
     std::chrono::nanoseconds delay{};
   };
 
+  // Throws std::invalid_argument when the call asks for a destructive retry
+  // it cannot have (`accepts_destructive_retry_opt_in`).
   recovery_state(recovery_refs o, call_settings s, effect_set effects)
       : opts_(o), settings_(std::move(s)), effects_(effects) {
+    if (settings_.allow_destructive_retry && !accepts_destructive_retry_opt_in(effects_))
+      throw std::invalid_argument("tool_effects: allow_destructive_retry on '" + settings_.name +
+                                  "', a call that may not be retried even with the opt-in (it is not retry-safe "
+                                  "apart from destructive)");
     ctx_.idempotency_key =
         settings_.idempotency_key.empty() ? make_idempotency_key() : std::move(settings_.idempotency_key);
     settings_.idempotency_key.clear();  // the key lives in ctx_ (see key())
@@ -382,7 +391,11 @@ class recovery_state {
   [[nodiscard]] const std::string& key() const noexcept { return base_key_.empty() ? ctx_.idempotency_key : base_key_; }
   [[nodiscard]] effect_set effects() const noexcept { return effects_; }
   [[nodiscard]] std::size_t attempts() const noexcept { return ctx_.attempt; }
-  [[nodiscard]] bool needs_confirmation() const noexcept { return is_destructive(effects_); }
+  // The confirmation rule (`needs_confirmation`), less unknown effects when
+  // the caller opted out explicitly (run_unknown_tools_unconfirmed).
+  [[nodiscard]] bool needs_confirmation() const noexcept {
+    return tool_effects::needs_confirmation(effects_) && !(effects_.empty() && opts_.unknown_unconfirmed);
+  }
 
   [[nodiscard]] confirmation_request request() const noexcept {
     return {settings_.name, effects_, classify(effects_), ctx_.idempotency_key};
@@ -392,9 +405,17 @@ class recovery_state {
   [[nodiscard]] failure_record denied(std::exception_ptr approver_error) const {
     failure_record r = make_failure_record(settings_.name, 0, classify(effects_), failure_reason::confirmation_denied,
                                            approver_error);
-    if (!approver_error)
+    if (effects_.empty()) {
+      // Unknown effects: the reason text names them first.
+      std::string why = "unknown effects: ";
+      if (approver_error) why += r.last_error_message;
+      else if (opts_.has_approver()) why += "denied by the approver";
+      else why += "no approver was given; declare the tool's effects or pass an approver";
+      r.last_error_message = std::move(why);
+    } else if (!approver_error) {
       r.last_error_message =
           opts_.has_approver() ? "denied by the approver" : "no approver was given for a destructive call";
+    }
     return r;
   }
 
@@ -533,14 +554,37 @@ decltype(auto) run_call(recovery_refs o, call_settings s, effect_set effects, st
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
+// Whether `fix(error, args...)` may be called as a repair of `args...`.
+template <class Fix, class... Args>
+concept RepairFix = std::is_invocable_r_v<bool, Fix&, const std::exception_ptr&, Args&...>;
+
+// Runs `fix` on the failed request `args...` (in place); returns whether to
+// re-run, and sets `changed` to whether the request differs (compared with
+// `==` when the arguments allow it, else assumed changed).
+template <class Fix, class... Args>
+bool apply_fix(Fix& fix, const std::exception_ptr& e, bool& changed, Args&... args) {
+  if constexpr ((std::equality_comparable<Args> && ...) && (std::is_copy_constructible_v<Args> && ...)) {
+    const std::tuple<Args...> before(args...);
+    if (!std::invoke(fix, e, args...)) return false;
+    changed = before != std::tie(args...);
+  } else {
+    if (!std::invoke(fix, e, args...)) return false;
+    changed = true;
+  }
+  return true;
+}
+
 /// THE per-call entry point (awaitable): as `run_call`, but the approver may
 /// be awaited, a tool returning `awaitable<T>` is awaited, and the backoff
 /// waits on a steady_timer of the coroutine's executor (no thread blocks).
 /// Cancellation of the coroutine (terminal, through its cancellation slot)
 /// stops further attempts: the last error is rethrown. `tool` and `args` must
-/// outlive the returned awaitable.
-template <class Tool, class... Args>
-auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& tool, Args&... args)
+/// outlive the returned awaitable. With a `fix` (not null), an error that is
+/// not retried is handed to it as by `repair` (`repairs_idempotent`: the
+/// tool declares `RepairsIdempotent`).
+template <class Tool, class Fix, class... Args>
+auto run_call_async_impl(recovery_refs o, call_settings s, effect_set effects, bool repairs_idempotent, Fix* fix,
+                         Tool& tool, Args&... args)
     -> boost::asio::awaitable<typename awaited<typename attempt_result<Tool, Args...>::raw>::type> {
   check_invocable<Tool, Args...>();
   using raw = typename attempt_result<Tool, Args...>::raw;
@@ -579,6 +623,16 @@ auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& 
       // Cancellation is handled here (no further attempt): clear the state, or
       // Asio 1.81's co_spawn would throw operation_aborted from its final post.
       if (cancelled) co_await boost::asio::this_coro::reset_cancellation_state();
+      if constexpr (!std::is_same_v<Fix, std::nullptr_t>) {
+        if (fix != nullptr && !cancelled) {  // not transient: try a repair
+          bool changed = true;
+          if (!apply_fix(*fix, e, changed, args...)) std::rethrow_exception(e);
+          if (const auto refusal = st.repair_refusal(changed, repairs_idempotent))
+            throw call_failure(st.record(*refusal, e));
+          st.begin_repair(changed);
+          continue;
+        }
+      }
       std::rethrow_exception(e);
     }
     if (next.kind == recovery_state::step_kind::fail) throw call_failure(st.record(next.reason, e));
@@ -596,6 +650,12 @@ auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& 
       std::rethrow_exception(e);
     }
   }
+}
+
+/// THE per-call entry point (awaitable), without repair (see run_call_async_impl).
+template <class Tool, class... Args>
+auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& tool, Args&... args) {
+  return run_call_async_impl(o, std::move(s), effects, false, static_cast<std::nullptr_t*>(nullptr), tool, args...);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -706,18 +766,40 @@ decltype(auto) repair(const retry_policy& policy, Tool&& tool, Fix&& fix, Args..
     }
     // Not transient: try a repair.
     bool changed = true;
-    if constexpr ((std::equality_comparable<Args> && ...) && (std::is_copy_constructible_v<Args> && ...)) {
-      const std::tuple<Args...> before(args...);
-      if (!std::invoke(fix, std::as_const(e), args...)) std::rethrow_exception(e);
-      changed = before != std::tie(args...);
-    } else {
-      if (!std::invoke(fix, std::as_const(e), args...)) std::rethrow_exception(e);
-    }
+    if (!detail::apply_fix(fix, e, changed, args...)) std::rethrow_exception(e);
     if (const auto refusal = st.repair_refusal(changed, RepairsIdempotent<detail::unwrap_tool_t<Tool>>))
       throw call_failure(st.record(*refusal, e));
     st.begin_repair(changed);
   }
 }
+
+// g++ 12: false -Wmismatched-new-delete / -Wsubobject-linkage on coroutine frames (see above).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#pragma GCC diagnostic ignored "-Wsubobject-linkage"
+#endif
+/// The awaitable form of `repair`: the same gate and rules (a `RetrySafe`
+/// tool; a changed request of an `idempotent`-class tool without
+/// `RepairsIdempotent` is refused with `non_idempotent_side_effect`), the
+/// backoff on a steady_timer, a tool returning `awaitable<T>` awaited, and
+/// terminal cancellation stopping further attempts and repairs. `policy`,
+/// `tool`, `fix` and `args` are copied into the coroutine (`std::ref` to
+/// share); `fix(error, args&...)` changes the request in place.
+template <class Tool, class Fix, class... Args>
+auto repair_async(retry_policy policy, Tool tool, Fix fix, Args... args)
+    -> boost::asio::awaitable<typename detail::awaited<typename detail::attempt_result<Tool, Args...>::raw>::type> {
+  detail::check_retry_gate<Tool>();
+  static_assert(detail::RepairFix<Fix, Args...>,
+                "tool_effects::repair_async: fix must be callable as bool(const std::exception_ptr&, Args&... request)");
+  const recovery_options o{std::move(policy), {}};
+  co_return co_await detail::run_call_async_impl(o, detail::settings_for<Tool>(),
+                                                 side_effects_v<detail::unwrap_tool_t<Tool>>,
+                                                 RepairsIdempotent<detail::unwrap_tool_t<Tool>>, &fix, tool, args...);
+}
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 // ============================================================================ runtime path
 

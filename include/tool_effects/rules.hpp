@@ -47,6 +47,25 @@ constexpr bool is_retry_safe(effect_set s) noexcept {
 /// Removes or invalidates state: the set contains `destructive`.
 constexpr bool is_destructive(effect_set s) noexcept { return (s.bits() & detail::destructive_bit) != 0; }
 
+/// Whether a call may opt in to retries although destructive
+/// (`allow_destructive_retry()`): when it is retry-safe apart from
+/// `destructive` (e.g. an idempotent delete). For any other call the opt-in
+/// could never take effect, so asking for it is an error (a compile error
+/// for static calls, std::invalid_argument at runtime).
+constexpr bool accepts_destructive_retry_opt_in(effect_set s) noexcept {
+  return is_retry_safe(effect_set::from_bits(static_cast<std::uint8_t>(s.bits() & ~detail::destructive_bit)));
+}
+
+/// Needs a human's approval before it runs: destructive, or unknown (the
+/// empty set: nothing declared, or an explicit `effects<>`). Unknown effects
+/// may be anything, including destructive ones, so they are guarded at least
+/// as strictly. `is_destructive` keeps the reference packages' truth table;
+/// this is the rule the dispatcher and `run_with_recovery` apply.
+constexpr bool needs_confirmation(effect_set s) noexcept {
+  const unsigned b = s.bits();
+  return (b == 0) | ((b & detail::destructive_bit) != 0);
+}
+
 /// The side-effect classes of the side-effect safety design note.
 enum class side_effect_class : std::uint8_t {
   none,           ///< no external side effect: retry- and ledger-rollback-eligible

@@ -84,6 +84,11 @@ concept RetrySafe = is_retry_safe(side_effects_v<T>);
 template <class T>
 concept Destructive = is_destructive(side_effects_v<T>);
 
+/// Needs approval before it runs: destructive, or unknown (undeclared or
+/// `effects<>`); see `needs_confirmation`.
+template <class T>
+concept NeedsConfirmation = needs_confirmation(side_effects_v<T>);
+
 namespace detail {
 // std::invoke without <functional> (which costs ~0.4 s per translation unit).
 template <class F, class T, class... Args>

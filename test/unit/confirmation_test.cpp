@@ -239,7 +239,12 @@ TEST(ConfirmationGate, AnOptedInDestructiveIdempotentCallIsRetriedAndAskedOnce) 
 TEST(ConfirmationGate, OptInDoesNotMakeANonIdempotentDestructiveCallRetryable) {
   te::recovery_options o{transient_policy(5), te::approve_all()};
   purge_and_notify t;
+  // The opt-in could never take effect: asking for it is an error, before any attempt (issue 12).
   te::call_settings s{"purge", "", true};
+  EXPECT_THROW((void)te::detail::run_call(o, s, te::side_effects_v<purge_and_notify>, {}, t), std::invalid_argument);
+  EXPECT_EQ(t.calls, 0);
+  // Without it, the transient error is not retried.
+  s.allow_destructive_retry = false;
   try {
     te::detail::run_call(o, s, te::side_effects_v<purge_and_notify>, {}, t);
     FAIL();

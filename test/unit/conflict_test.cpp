@@ -2,6 +2,7 @@
 // scoped, undeclared = exclusive, flags that do not conflict, self-conflict,
 // ParallelBatch and first_conflict_t, and conflict_matrix_v against a table
 // worked out by hand (test/unit/varied_tools.hpp). Issue 3.
+#include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
 #include <tool_effects/detail/type_name.hpp>
 
@@ -9,6 +10,7 @@
 
 #include <array>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 
@@ -351,4 +353,39 @@ TEST(Batch, FirstConflictOfTheVariedSet) {
   EXPECT_TRUE((std::is_same_v<r, te::conflicting_pair<vt::read_users, vt::write_row, vt::user_row, 0, 2>>))
       << te::detail::type_name_v<r>;
   EXPECT_FALSE(vt::with_all_tools<is_batch>::value);
+}
+
+// Two resource types with the same path are one resource at compile time, as
+// they are at runtime (call descriptions name resources by path).
+namespace twins {
+struct cache_a {
+  static constexpr std::string_view resource_name = "cache";
+};
+struct cache_b {
+  static constexpr std::string_view resource_name = "cache";
+};
+struct entries_b : te::resource<cache_b> {
+  static constexpr std::string_view resource_name = "entries";
+};
+struct write_a {
+  using side_effects = te::effects<te::writes<cache_a>>;
+};
+struct read_b {
+  using side_effects = te::effects<te::reads<cache_b>>;
+};
+struct read_entries_b {
+  using side_effects = te::effects<te::reads<entries_b>>;
+};
+}  // namespace twins
+
+TEST(ResourceIdentity, SamePathConflictsAtCompileTimeAndRuntime) {
+  static_assert(!te::ParallelBatch<twins::write_a, twins::read_b>);
+  static_assert(!te::ParallelBatch<twins::write_a, twins::read_entries_b>);
+  static_assert(te::ParallelBatch<twins::read_b, twins::read_entries_b>);
+  constexpr const auto& m = te::conflict_matrix_v<twins::write_a, twins::read_b, twins::read_entries_b>;
+  EXPECT_TRUE(m(0, 1));
+  EXPECT_TRUE(m(0, 2));
+  EXPECT_FALSE(m(1, 2));
+  const auto w = te::describe<twins::write_a>(), r = te::describe<twins::read_b>();
+  EXPECT_EQ(te::conflicts(w, r), m(0, 1)) << "the runtime form agrees";
 }

@@ -313,3 +313,188 @@ TEST(DispatchRecovery, TheRuntimeFormUsesTheDescriptions) {
   EXPECT_EQ(ask.asked.load(), 1);
   pool.join();
 }
+
+// ---------------------------------------------------------------------------- issue 12
+namespace {
+struct mystery_tool {  // undeclared: unknown effects
+  counter* c;
+  int operator()(int v) const {
+    c->hit();
+    return v;
+  }
+};
+struct plugin_tool {  // explicit empty set: unknown too
+  using side_effects = te::effects<>;
+  counter* c;
+  int operator()(int v) const {
+    c->hit();
+    return v;
+  }
+};
+struct bad_request : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+// Rejects odd requests (a permanent error, not transient); records keys.
+struct strict_fetch {  // class none: RetrySafe
+  using side_effects = te::effects<te::reads<users>, te::network>;
+  std::vector<std::string>* keys;
+  int operator()(const te::attempt_context& ctx, int id) const {
+    keys->push_back(ctx.idempotency_key);
+    if (id % 2 != 0) throw bad_request("odd id");
+    return id;
+  }
+};
+struct strict_set {  // idempotent class, no RepairsIdempotent: a changed repair is refused
+  using side_effects = te::effects<te::writes<prefs>, te::idempotent>;
+  int* runs;
+  int operator()(int v) const {
+    ++*runs;
+    if (v % 2 != 0) throw bad_request("odd value");
+    return v;
+  }
+};
+}  // namespace
+
+TEST(DispatchUnknown, StaticUnknownCallsAskTheApprover) {
+  counter m, p, f;
+  approvals ask;
+  auto [a, b, c] = te::run_plan(te::inline_executor{}, te::run_options{}.with(ask.get()), te::call(mystery_tool{&m}, 1),
+                                te::call(plugin_tool{&p}, 2), te::call(fetch_user{&f}, 3));
+  EXPECT_EQ(a.value() + b.value() + c.value(), 6);
+  EXPECT_EQ(ask.asked.load(), 2) << "both unknown calls, not the declared read";
+  ask.answer = te::confirmation::deny;
+  auto [d] = te::run_plan(te::inline_executor{}, te::run_options{}.with(ask.get()), te::call(mystery_tool{&m}, 1));
+  EXPECT_EQ(reason_of(d), te::failure_reason::confirmation_denied);
+  EXPECT_EQ(m.calls.load(), 1) << "the denied call never ran";
+}
+
+TEST(DispatchUnknown, TheExplicitOptOutRunsUnknownCallsUnconfirmedAndAlone) {
+  asio::thread_pool pool(2);
+  counter m, f;
+  const auto opts = te::run_options{}.with(te::run_unknown_tools_unconfirmed{});
+  auto [a, b] = te::run_plan(pool, opts, te::call(fetch_user{&f}, 1), te::call(mystery_tool{&m}, 2));
+  pool.join();
+  EXPECT_EQ(a.value(), 1);
+  EXPECT_EQ(b.value(), 2);
+}
+
+TEST(DispatchUnknown, RuntimeUnknownCallsWithoutApproverAreDenied) {
+  asio::thread_pool pool(2);
+  std::vector<te::call_description> calls{te::call_description{"mcp_untrusted", {}, {}, true},
+                                          te::describe_runtime("lookup", {te::effect::read}, {})};
+  std::atomic<int> ran{0};
+  std::vector<std::function<int()>> tasks{[&] { return ++ran; }, [&] { return 10; }};
+  auto out = te::run_plan(pool, std::span<const te::call_description>(calls), tasks);
+  EXPECT_EQ(reason_of(out[0]), te::failure_reason::confirmation_denied);
+  try {
+    std::rethrow_exception(out[0].error());
+  } catch (const te::call_failure& f) {
+    EXPECT_EQ(f.record().last_error_message.rfind("unknown effects", 0), 0u) << f.record().last_error_message;
+    EXPECT_EQ(f.record().attempts, 0u);
+  }
+  EXPECT_EQ(out[1].value(), 10);
+  EXPECT_EQ(ran.load(), 0);
+  approvals ask;
+  auto approved = te::run_plan(pool, te::run_options{}.with(ask.get()), std::span<const te::call_description>(calls), tasks);
+  EXPECT_EQ(approved[0].value(), 1);
+  EXPECT_EQ(ask.asked.load(), 1);
+  auto unconfirmed = te::run_plan(pool, te::run_options{}.with(te::run_unknown_tools_unconfirmed{}),
+                                  std::span<const te::call_description>(calls), tasks);
+  EXPECT_EQ(unconfirmed[0].value(), 2);
+  pool.join();
+}
+
+TEST(DispatchUnknown, ARuntimeDestructiveRetryOptInOnAnIneligibleCallIsInvalid) {
+  struct opted_task {
+    int* runs;
+    int operator()() const { return ++*runs; }
+    bool destructive_retry_allowed() const { return true; }
+  };
+  int runs = 0;
+  std::vector<te::call_description> calls{te::describe_runtime("append", {te::effect::write}, {})};
+  std::vector<opted_task> tasks{opted_task{&runs}};
+  auto out = te::run_plan(te::inline_executor{}, te::run_options{}.with(policy()),
+                          std::span<const te::call_description>(calls), tasks);
+  EXPECT_THROW(std::rethrow_exception(out[0].error()), std::invalid_argument);
+  EXPECT_EQ(runs, 0);
+}
+
+TEST(DispatchRepair, ARepairThroughTheDispatcherChangesTheRequestAndReRuns) {
+  std::vector<std::string> keys;
+  int fixes = 0;
+  auto fix = [&](const std::exception_ptr&, int& id) {
+    ++fixes;
+    id += 1;  // odd -> even
+    return true;
+  };
+  auto [a, b] = te::run_plan(te::inline_executor{}, te::run_options{}.with(policy()),
+                             te::call(strict_fetch{&keys}, 3).with_repair(fix), te::call(strict_fetch{&keys}, 4));
+  EXPECT_EQ(a.value(), 4) << "the repaired request";
+  EXPECT_EQ(b.value(), 4);
+  EXPECT_EQ(fixes, 1);
+  ASSERT_EQ(keys.size(), 3u);
+  EXPECT_EQ(keys[1], keys[0] + ".r1") << "a changed request gets a derived key";
+  EXPECT_NE(keys[2], keys[0]);
+  // Without a fix (or when it declines) the error is delivered unchanged.
+  auto [c] = te::run_plan(te::inline_executor{}, te::run_options{}.with(policy()),
+                          te::call(strict_fetch{&keys}, 5).with_repair([](const std::exception_ptr&, int&) { return false; }));
+  EXPECT_THROW(std::rethrow_exception(c.error()), bad_request);
+}
+
+TEST(DispatchRepair, AChangedRepairOfAnIdempotentToolIsRefused) {
+  int runs = 0;
+  auto fix = [](const std::exception_ptr&, int& v) {
+    ++v;
+    return true;
+  };
+  auto [a] = te::run_plan(te::inline_executor{}, te::run_options{}.with(policy()),
+                          te::call(strict_set{&runs}, 1).with_repair(fix));
+  EXPECT_EQ(reason_of(a), te::failure_reason::non_idempotent_side_effect);
+  EXPECT_EQ(runs, 1) << "not invoked again";
+}
+
+TEST(DispatchRepair, RepairAsyncIsAwaitable) {
+  asio::io_context io;
+  std::vector<std::string> keys;
+  int fixes = 0;
+  auto fut = asio::co_spawn(
+      io,
+      [&]() -> asio::awaitable<int> {
+        co_return co_await te::repair_async(
+            policy(), strict_fetch{&keys},
+            [&](const std::exception_ptr&, int& id) {
+              ++fixes;
+              id *= 2;
+              return true;
+            },
+            5);
+      },
+      asio::use_future);
+  io.run();
+  EXPECT_EQ(fut.get(), 10);
+  EXPECT_EQ(fixes, 1);
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_EQ(keys[1], keys[0] + ".r1");
+}
+
+TEST(DispatchKey, ACallerChosenKeyReachesEveryAttempt) {
+  counter c;
+  c.fail_first = 2;
+  std::vector<std::string> keys;
+  std::mutex m;
+  auto [a, b] = te::run_plan(te::inline_executor{}, te::run_options{}.with(policy()),
+                             te::call(fetch_user{&c, &keys, &m}, 1).with_idempotency_key("order-77"),
+                             te::call(fetch_user{&c, &keys, &m}, 2));
+  EXPECT_EQ(a.value(), 1);
+  ASSERT_EQ(keys.size(), 4u);
+  EXPECT_EQ(keys[0], "1:order-77");
+  EXPECT_EQ(keys[1], "1:order-77");
+  EXPECT_EQ(keys[2], "1:order-77");
+  EXPECT_NE(keys[3], "2:order-77");
+  // Without recovery options (the plain path) the key is handed over too.
+  std::vector<std::string> plain;
+  counter d;
+  auto [p] = te::run_plan(te::inline_executor{}, te::call(fetch_user{&d, &plain, &m}, 9).with_idempotency_key("k-9"));
+  EXPECT_EQ(p.value(), 9);
+  EXPECT_EQ(plain, std::vector<std::string>{"9:k-9"});
+}

@@ -179,8 +179,11 @@ random_turn make_turn(std::mt19937& rng, std::vector<te::call_description> calls
   return t;
 }
 
-te::run_options random_options(std::mt19937& rng) {
-  te::run_options o;
+// Scheduling stress: unknown (undeclared, exclusive) calls run unconfirmed, by the explicit opt-out.
+using stress_options = te::dispatch_options<te::run_unknown_tools_unconfirmed>;
+
+stress_options random_options(std::mt19937& rng) {
+  stress_options o;
   o.abort_on_error = std::uniform_int_distribution<int>(0, 3)(rng) == 0;
   o.max_concurrency = std::uniform_int_distribution<int>(0, 2)(rng) == 0 ? std::uniform_int_distribution<std::size_t>(1, 3)(rng) : 0;
   return o;
@@ -290,7 +293,7 @@ TEST(DispatchStress, InlineExecutorIsDeterministic) {
     auto turn = make_turn(rng, calls, 15);
     for (auto& d : turn.durations) d = std::chrono::microseconds(0);
     monitor m(turn.calls);
-    const te::run_options opts{.abort_on_error = true};
+    const stress_options opts{.abort_on_error = true};
     std::vector<std::size_t> order;
     std::vector<std::function<int()>> tasks;
     for (std::size_t i = 0; i < n; ++i)

@@ -147,8 +147,8 @@ TEST(Dispatch, UndeclaredToolRunsAlone) {
   };
   static_assert(!te::DeclaresSideEffects<decltype(undeclared)>);
   for (int round = 0; round < 20; ++round)
-    (void)te::run_plan(pool, te::call(reader), te::call(reader), te::call(undeclared), te::call(reader),
-                       te::call(reader));
+    (void)te::run_plan(pool, te::run_options{}.with(te::run_unknown_tools_unconfirmed{}), te::call(reader),
+                       te::call(reader), te::call(undeclared), te::call(reader), te::call(reader));
   EXPECT_EQ(alone_violations.load(), 0);
   EXPECT_EQ(act.runs.load(), 100);
 }

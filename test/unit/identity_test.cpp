@@ -83,14 +83,14 @@ TEST(Target, FromArgumentOrFunction) {
       << "target_fn replaces target_arg";
 }
 
-TEST(Identify, TargetOnlyKeyIsTargetToolColonTarget) {
+TEST(Identify, TargetKeyIgnoresOtherArguments) {
   policy p;
   p.target_arg = "path";
   const auto id = identify("read_file", p, flat_args{{{"path", "/etc/hosts"}, {"offset", "3"}}});
   EXPECT_EQ(id.tool, "read_file");
   EXPECT_EQ(id.operation, "default");
   EXPECT_EQ(id.target, "/etc/hosts");
-  EXPECT_EQ(id.key, "target=read_file:/etc/hosts");
+  EXPECT_EQ(id.key, "529d314d-8a71-5985-8842-ec502091f72d");
   // Other arguments do not matter once a target is known.
   EXPECT_EQ(identify("read_file", p, flat_args{{{"path", "/etc/hosts"}, {"offset", "9"}}}).key, id.key);
   EXPECT_NE(identify("read_file", p, flat_args{{{"path", "/etc/passwd"}}}).key, id.key);
@@ -105,7 +105,7 @@ TEST(Identify, OperationSeparatesActionsOfOneTool) {
   const auto a = identify("office", p, flat_args{{{"action", "pdf_fields"}, {"file", "x.pdf"}}});
   const auto b = identify("office", p, flat_args{{{"action", "docx_text"}, {"file", "x.pdf"}}});
   EXPECT_EQ(a.operation, "pdf_fields");
-  EXPECT_EQ(a.key, "target=office.pdf_fields:x.pdf");
+  EXPECT_EQ(a.key, "4dd1c553-1432-5847-bceb-7a49baf58fc3") << "uuid5(identity ns, target|office|1|pdf_fields|x.pdf)";
   EXPECT_NE(a.key, b.key);
 }
 
@@ -113,7 +113,7 @@ TEST(Identify, WithoutTargetKeyHashesCanonicalArguments) {
   const flat_args args{{{"q", "weather"}, {"n", "3"}}};
   const auto id = identify("search", policy{}, args);
   EXPECT_EQ(id.target, std::nullopt);
-  EXPECT_EQ(id.key, "args=search:" + to_hex(stable_hash("n=3;q=weather;")));
+  EXPECT_EQ(id.key, "dd741e73-16aa-59a1-a191-571766fcf190");
   EXPECT_EQ(identify("search", policy{}, flat_args{{{"n", "3"}, {"q", "weather"}}}).key, id.key);
   EXPECT_NE(identify("search", policy{}, flat_args{{{"n", "4"}, {"q", "weather"}}}).key, id.key);
 
@@ -121,7 +121,7 @@ TEST(Identify, WithoutTargetKeyHashesCanonicalArguments) {
   p.operation_arg = "action";
   p.target_arg = "path";  // declared, but this call has none: falls back to the arguments
   const flat_args op_args{{{"action", "list"}}};
-  EXPECT_EQ(identify("office", p, op_args).key, "args=office.list:" + to_hex(stable_hash("action=list;")));
+  EXPECT_EQ(identify("office", p, op_args).key, "211555f9-ac4e-5e37-947f-8ea6f137a355");
 }
 
 TEST(Identify, KeyFunctionOverridesAndMayDecline) {
@@ -132,7 +132,7 @@ TEST(Identify, KeyFunctionOverridesAndMayDecline) {
     return std::string(tool) + "@" + a.values.at("session");
   };
   EXPECT_EQ(identify("shell", p, flat_args{{{"session", "s1"}, {"path", "/x"}}}).key, "shell@s1");
-  EXPECT_EQ(identify("shell", p, flat_args{{{"path", "/x"}}}).key, "target=shell:/x") << "declined: default key";
+  EXPECT_EQ(identify("shell", p, flat_args{{{"path", "/x"}}}).key, "4d3e1d6f-06d2-535c-83d7-0578876f6959") << "declined: default key";
 }
 
 TEST(IdempotencyKey, StablePerIdentityAndScope) {
@@ -140,12 +140,14 @@ TEST(IdempotencyKey, StablePerIdentityAndScope) {
   p.target_arg = "to";
   const auto id = identify("send_email", p, flat_args{{{"to", "a@example.org"}}});
   const auto k = idempotency_key(id, "turn-3/call-1");
-  EXPECT_EQ(k, "te-" + to_hex(stable_hash("send_email\x1ftarget=send_email:a@example.org\x1fturn-3/call-1")));
+  EXPECT_EQ(id.key, "1a5c3995-8b6c-5210-b12e-52d8deaa8fce");
+  EXPECT_EQ(k, "b49f0fe6-3bc2-5595-be38-153b516dbf34") << "computed independently with Python's uuid.uuid5";
   EXPECT_EQ(k, idempotency_key(id, "turn-3/call-1")) << "every attempt of the call gets the same key";
   EXPECT_NE(k, idempotency_key(id, "turn-3/call-2")) << "another call";
   const auto other = identify("send_email", p, flat_args{{{"to", "b@example.org"}}});
   EXPECT_NE(k, idempotency_key(other, "turn-3/call-1")) << "another identity";
-  EXPECT_EQ(k.size(), 3u + 16u);
+  EXPECT_EQ(k.size(), 36u);
+  EXPECT_EQ(k[14], '5') << "RFC 9562 version 5";
 }
 
 TEST(DescribeCall, TargetGoesOnScopedAccessesOnly) {

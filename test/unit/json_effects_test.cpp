@@ -102,7 +102,7 @@ TEST(CanonicalJson, SortedKeysNoWhitespaceIntegralFloats) {
   EXPECT_EQ(canonical_json(json::parse("[]")), "[]");
   EXPECT_EQ(canonical_json(json::parse("{}")), "{}");
   EXPECT_EQ(canonical_json(json::parse("-0.0")), "0");
-  EXPECT_EQ(canonical_json(json::parse("1e300")), json::parse("1e300").dump());
+  EXPECT_EQ(canonical_json(json::parse("1e300")), "1e+300");
 }
 
 TEST(CanonicalJson, EqualValuesGiveEqualText) {
@@ -138,7 +138,7 @@ TEST(JsonIdentity, DynamicToolIdentityAndCallDescription) {
 
   const json a = json::parse(R"({"path":"/tmp/a","content":"x"})");
   const json b = json::parse(R"({"path":"/tmp/b","content":"x"})");
-  EXPECT_EQ(identify(tool, a).key, "target=write_file:/tmp/a");
+  EXPECT_EQ(identify(tool, a).key, "2f175d67-ff1d-5faa-99f6-b272bd21a21d");
   EXPECT_FALSE(conflicts(describe_call(tool, a), describe_call(tool, b)));
   EXPECT_TRUE(conflicts(describe_call(tool, a), describe_call(tool, a)));
 
@@ -146,7 +146,7 @@ TEST(JsonIdentity, DynamicToolIdentityAndCallDescription) {
   opaque.name = "search";
   const json q1 = json::parse(R"({"q":"x","n":1})");
   const json q2 = json::parse(R"({"n":1.0,"q":"x"})");
-  EXPECT_EQ(identify(opaque, q1).key, "args=search:" + to_hex(stable_hash(R"({"n":1,"q":"x"})")));
+  EXPECT_EQ(identify(opaque, q1).key, "b9facc05-6bd0-52c3-bfba-586390bff50b");
   EXPECT_EQ(identify(opaque, q1).key, identify(opaque, q2).key) << "canonical: key order and 1.0 == 1";
 }
 

@@ -118,11 +118,11 @@ TEST(Manifest, CallsConflictPerTarget) {
 
 TEST(Manifest, IdentitiesFollowTheDeclaredPolicy) {
   const auto tools = parse_manifest(example);
-  EXPECT_EQ(identify(tools[1], json{{"path", "/a"}, {"content", "x"}}).key, "target=write_file:/a");
+  EXPECT_EQ(identify(tools[1], json{{"path", "/a"}, {"content", "x"}}).key, "3b261d0b-94e4-555a-b8a6-8616fa0e4625");
   const auto office = identify(tools[2], json{{"action", "pdf_fields"}, {"file", "f.pdf"}});
   EXPECT_EQ(office.operation, "pdf_fields");
-  EXPECT_EQ(office.key, "target=office.pdf_fields:f.pdf");
-  EXPECT_EQ(identify(tools[3], json{{"q", "x"}}).key, "args=search_web:" + to_hex(stable_hash(R"({"q":"x"})")));
+  EXPECT_EQ(office.key, "748be094-0996-53bf-841d-3568d6c7304f");
+  EXPECT_EQ(identify(tools[3], json{{"q", "x"}}).key, "58b21934-4443-5b03-9b85-4d5c686dc481");
 
   repeat_detector guard({.threshold = 3, .last_calls = 10, .within = std::nullopt});
   bool flagged = false;

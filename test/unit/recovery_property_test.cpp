@@ -68,6 +68,8 @@ scenario random_scenario(std::mt19937_64& rng) {
   s.has_approver = rng() % 6 != 0;
   s.approve = rng() % 3 != 0;
   s.opt_in = rng() % 2 == 0;
+  // An opt-in the effects cannot accept is an error (issue 12): keep a quarter of those cases.
+  if (s.opt_in && !te::accepts_destructive_retry_opt_in(s.effects) && rng() % 4 != 0) s.opt_in = false;
   return s;
 }
 
@@ -81,7 +83,7 @@ struct probe {
   std::vector<std::size_t> attempts{};
   int operator()(const te::attempt_context& c, int x) {
     ++invocations;
-    if (te::is_destructive(sc->effects) && !*granted) ++invoked_without_grant;
+    if (te::needs_confirmation(sc->effects) && !*granted) ++invoked_without_grant;
     keys.push_back(c.idempotency_key);
     attempts.push_back(c.attempt);
     const auto i = static_cast<std::size_t>(invocations - 1);
@@ -110,13 +112,17 @@ te::recovery_options options_for(const scenario& s, bool* granted) {
 // What must have happened, from the rules alone.
 struct expectation {
   int invocations = 0;
-  enum { value, permanent, failure } kind = value;
+  enum { value, permanent, failure, invalid } kind = value;
   te::failure_reason reason{};
 };
 
 expectation expected(const scenario& s) {
   expectation e;
-  if (te::is_destructive(s.effects) && !(s.has_approver && s.approve)) {
+  if (s.opt_in && !te::accepts_destructive_retry_opt_in(s.effects)) {  // an opt-in that cannot take effect
+    e.kind = expectation::invalid;
+    return e;
+  }
+  if (te::needs_confirmation(s.effects) && !(s.has_approver && s.approve)) {
     e.kind = expectation::failure;
     e.reason = te::failure_reason::confirmation_denied;
     return e;
@@ -208,6 +214,10 @@ void check(const scenario& s, std::uint64_t iteration, std::set<std::string>& al
       } catch (...) {
         ADD_FAILURE() << "expected call_failure";
       }
+      break;
+    case expectation::invalid:
+      ASSERT_TRUE(error);
+      EXPECT_THROW(std::rethrow_exception(error), std::invalid_argument);
       break;
   }
 }
@@ -310,7 +320,7 @@ TEST(RecoveryProperty, DispatcherOverRandomTurns) {
     for (std::size_t i = 0; i < n; ++i)
       tasks.push_back(task{[&, i](const te::attempt_context& ctx) {
         const int k = ++invocations[i];
-        if (te::is_destructive(sc[i].effects) && !granted[i]) ++without_grant[i];
+        if (te::needs_confirmation(sc[i].effects) && !granted[i]) ++without_grant[i];
         seen[i].push_back(ctx.idempotency_key);
         const auto at = static_cast<std::size_t>(k - 1);
         const outcome o = at < sc[i].schedule.size() ? sc[i].schedule[at] : outcome::ok;
@@ -355,6 +365,9 @@ TEST(RecoveryProperty, DispatcherOverRandomTurns) {
           } catch (...) {
             ADD_FAILURE() << "expected call_failure";
           }
+          break;
+        case expectation::invalid:
+          ADD_FAILURE() << "no opt-in in this test";
           break;
       }
     }

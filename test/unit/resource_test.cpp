@@ -133,6 +133,33 @@ TEST(Overlap, AncestorOrSelf) {
   }
 }
 
+// Two resource types with one path: the same resource at compile time, as
+// at runtime (where resources are paths).
+namespace twins {
+struct cache_a {
+  static constexpr std::string_view resource_name = "cache";
+};
+struct cache_b {
+  static constexpr std::string_view resource_name = "cache";
+};
+struct entries_b : te::resource<cache_b> {
+  static constexpr std::string_view resource_name = "entries";
+};
+}  // namespace twins
+
+TEST(Overlap, SamePathIsSameResource) {
+  static_assert(te::overlaps_v<twins::cache_a, twins::cache_b>);
+  static_assert(te::overlaps_v<twins::cache_a, twins::entries_b>, "cache_a is an ancestor of cache_b's child");
+  static_assert(te::access{te::resource_v<twins::cache_a>, te::access_mode::write} ==
+                te::access{te::resource_v<twins::cache_b>, te::access_mode::write});
+  EXPECT_TRUE(te::is_ancestor_or_self(of<twins::cache_a>(), of<twins::entries_b>()));
+  EXPECT_EQ(te::overlaps(of<twins::cache_a>(), of<twins::cache_b>()),
+            te::paths_overlap(of<twins::cache_a>()->path, of<twins::cache_b>()->path))
+      << "one rule for both forms";
+  EXPECT_FALSE(te::paths_overlap("cache", "cachex"));
+  EXPECT_TRUE(te::paths_overlap("", "cache/entries"));
+}
+
 TEST(Overlap, TypeLevelFormAgrees) {
   static_assert(te::overlaps_v<app::db, app::user_row>);
   static_assert(te::overlaps_v<app::user_row, app::db>);

@@ -386,13 +386,62 @@ TEST(RuntimePath, UnknownDescriptionsAreNotRetried) {
   unknown.name = "mystery";
   unknown.effects = {te::effect::read};  // ignored: an exclusive description is unknown
   int calls = 0;
-  auto r = te::run_with_recovery(unknown, te::recovery_options{fast_policy(5), {}}, {}, [&] {
+  auto r = te::run_with_recovery(unknown, te::recovery_options{fast_policy(5), te::approve_all()}, {}, [&] {
     ++calls;
     throw timeout_error("t");
   });
   EXPECT_EQ(calls, 1);
   ASSERT_FALSE(r);
   EXPECT_EQ(r.failure().reason, te::failure_reason::unsafe_to_retry);
+}
+
+TEST(RuntimePath, UnknownEffectsNeedAnApprover) {
+  te::call_description unknown;  // exclusive, unknown
+  unknown.name = "mystery";
+  int calls = 0;
+  auto tool = [&] { return ++calls; };
+  auto denied = te::run_with_recovery(unknown, te::recovery_options{}, {}, tool);
+  ASSERT_FALSE(denied);
+  EXPECT_EQ(calls, 0) << "never ran";
+  EXPECT_EQ(denied.failure().reason, te::failure_reason::confirmation_denied);
+  EXPECT_EQ(denied.failure().attempts, 0u);
+  EXPECT_EQ(denied.failure().last_error_message.rfind("unknown effects", 0), 0u) << denied.failure().last_error_message;
+
+  auto by_approver = te::run_with_recovery(unknown, te::recovery_options{{}, te::deny_all()}, {}, tool);
+  ASSERT_FALSE(by_approver);
+  EXPECT_EQ(by_approver.failure().last_error_message, "unknown effects: denied by the approver");
+
+  std::vector<std::string> asked;
+  const te::approver record = [&](const te::confirmation_request& r) {
+    asked.emplace_back(r.tool);
+    EXPECT_TRUE(r.effects.empty());
+    return te::confirmation::approve;
+  };
+  EXPECT_EQ(te::run_with_recovery(unknown, te::recovery_options{{}, record}, {}, tool).value(), 1);
+  EXPECT_EQ(asked, std::vector<std::string>{"mystery"});
+
+  te::recovery_options unconfirmed;
+  unconfirmed.unknown_tools_unconfirmed = true;
+  EXPECT_EQ(te::run_with_recovery(unknown, unconfirmed, {}, tool).value(), 2) << "the explicit opt-out";
+  const auto rm = te::describe_runtime("rm", {te::effect::write, te::effect::destructive}, {});
+  EXPECT_EQ(te::run_with_recovery(rm, unconfirmed, {}, tool).failure().reason, te::failure_reason::confirmation_denied)
+      << "the opt-out is for unknown effects only";
+}
+
+TEST(RuntimePath, DestructiveRetryOptInOnAnIneligibleCallThrows) {
+  const auto append = te::describe_runtime("append", {te::effect::write}, {});
+  te::call_settings s;
+  s.allow_destructive_retry = true;
+  int calls = 0;
+  EXPECT_THROW((void)te::run_with_recovery(append, te::recovery_options{}, s, [&] { return ++calls; }),
+               std::invalid_argument);
+  EXPECT_EQ(calls, 0);
+  const auto idempotent_delete =
+      te::describe_runtime("delete", {te::effect::write, te::effect::idempotent, te::effect::destructive}, {});
+  EXPECT_EQ(te::run_with_recovery(idempotent_delete, te::recovery_options{{}, te::approve_all()}, s,
+                                  [&] { return ++calls; })
+                .value(),
+            1);
 }
 
 TEST(RuntimePath, RetrySafeDescriptionsAreRetriedAndReturnValues) {
@@ -549,5 +598,8 @@ TEST(IdempotencyKey, GeneratedKeysAreDistinctAcrossThreads) {
   std::set<std::string> all;
   for (const auto& v : per) all.insert(v.begin(), v.end());
   EXPECT_EQ(all.size(), 2000u);
-  EXPECT_EQ(all.begin()->rfind("te-", 0), 0u);
+  for (const auto& k : all) {
+    ASSERT_EQ(k.size(), 36u) << k;
+    EXPECT_EQ(k[14], '4') << "RFC 9562 version 4 (random): " << k;
+  }
 }

@@ -7,15 +7,19 @@
 // Options carry the recovery extras by type (`dispatch_options<...>::with`):
 //   run_options{}.with(retry_policy{...}).with(approver(...))
 //  * a `retry_policy` is applied per call, only where `may_retry` allows;
-//  * an `approver` confirms destructive calls; a static destructive call
-//    dispatched without one does not compile
-//    (`destructive_call_without_approver<Tool>`), a runtime one is denied;
-//  * `call(tool, args...).allow_destructive_retry()` is the per-call opt-in.
+//  * an `approver` confirms the calls that `needs_confirmation`: destructive
+//    ones and ones with unknown effects. A static such call dispatched
+//    without one does not compile (`destructive_call_without_approver<Tool>`,
+//    `unknown_effects_call_without_approver<Tool>`), a runtime one is denied;
+//  * `run_unknown_tools_unconfirmed` (an extra) runs unknown calls unconfirmed;
+//  * `call(tool, args...).allow_destructive_retry()` is the per-call opt-in,
+//    `.with_idempotency_key(k)` the caller-chosen key.
 #ifndef TOOL_EFFECTS_DETAIL_DISPATCH_RECOVERY_HPP
 #define TOOL_EFFECTS_DETAIL_DISPATCH_RECOVERY_HPP
 
 #include <array>
 #include <cstddef>
+#include <concepts>
 #include <exception>
 #include <string>
 #include <tuple>
@@ -42,7 +46,20 @@ struct destructive_call_without_approver {
   static constexpr bool value = true;
 };
 
+/// Diagnostic type: `value` is true when a `Tool` with unknown effects
+/// (undeclared, or `effects<>`) is dispatched with options that carry no
+/// `approver` (and no `run_unknown_tools_unconfirmed`). The compile error
+/// reads `unknown_effects_call_without_approver<your_tool>`.
+template <class Tool>
+struct unknown_effects_call_without_approver {
+  static constexpr bool value = true;
+};
+
 namespace detail {
+
+template <class Options>
+inline constexpr bool options_run_unknown_unconfirmed =
+    requires { requires Options::template has<run_unknown_tools_unconfirmed>; };
 
 template <class Options>
 inline constexpr bool options_have_policy = requires { requires Options::template has<retry_policy>; };
@@ -56,26 +73,44 @@ inline constexpr bool is_static_call = requires(Fn& f) {
   f.args();
 };
 
-// The compile-time half of the confirmation rule: a static call of a
-// Destructive tool needs an approver in the options.
+// The compile-time half of the confirmation rule (`needs_confirmation`): a
+// static call of a destructive tool, or of one with unknown effects (unless
+// the options carry `run_unknown_tools_unconfirmed`), needs an approver.
 template <class Options, class Fn>
 constexpr void check_dispatch_confirmation() {
   if constexpr (is_static_call<Fn> && !options_have_approver<Options>) {
     using tool = typename Fn::tool_type;
-    if constexpr (Destructive<tool>) {
+    constexpr effect_set effects = side_effects_v<tool>;
+    if constexpr (needs_confirmation(effects) && is_destructive(effects)) {
       static_assert(!destructive_call_without_approver<std::remove_cv_t<tool>>::value,
                     "tool_effects: a Destructive call was dispatched without an approver; add one to the options: "
+                    "run_options{}.with(tool_effects::approver(...))");
+    } else if constexpr (needs_confirmation(effects) && !options_run_unknown_unconfirmed<Options>) {
+      static_assert(!unknown_effects_call_without_approver<std::remove_cv_t<tool>>::value,
+                    "tool_effects: a call of a tool with unknown effects (undeclared, or effects<>) was dispatched "
+                    "without an approver; declare the tool's effects, or pass an approver: "
                     "run_options{}.with(tool_effects::approver(...))");
     }
   }
 }
 
 // Whether a call must go through the recovery layer (else the dispatcher's
-// plain path runs it): a policy or an approver is given, or the call is
-// destructive (then, without an approver, it is denied).
+// plain path runs it): a policy or an approver is given, the call needs
+// confirmation (then, without an approver, it is denied, unless unknown
+// calls run unconfirmed). A caller-chosen key needs no gate: the plain path
+// hands it to the tool as well (bound_call::operator()).
 template <class Options>
 bool recovery_needed(effect_set effects) noexcept {
-  return options_have_policy<Options> || options_have_approver<Options> || is_destructive(effects);
+  return options_have_policy<Options> || options_have_approver<Options> || needs_confirmation(effects);
+}
+
+// The caller-chosen idempotency key (`call(...).with_idempotency_key(k)`), if the call type has one.
+template <class Fn>
+std::string chosen_idempotency_key(const Fn& fn) {
+  if constexpr (requires { { fn.idempotency_key() } -> std::convertible_to<std::string>; })
+    return std::string(fn.idempotency_key());
+  else
+    return {};
 }
 
 // The per-call opt-in (`call(...).allow_destructive_retry()`), if the call type has one.
@@ -131,6 +166,22 @@ boost::asio::awaitable<outcome<R>> recovered_outcome(recovery_refs refs, call_se
                                                      Fn* fn) {
   dispatched_attempt<Fn> attempt{fn};
   try {
+    if constexpr (requires { fn->repair_fix(); }) {
+      if (auto* fix = fn->repair_fix()) {  // `call(...).with_repair(fix)`: the repairing loop
+        auto aw = std::apply(
+            [&](auto&... a) {
+              return run_call_async_impl(refs, std::move(settings), effects,
+                                         RepairsIdempotent<typename Fn::tool_type>, fix, fn->tool(), unwrap(a)...);
+            },
+            fn->args());
+        if constexpr (std::is_void_v<R>) {
+          co_await std::move(aw);
+          co_return outcome<R>::success();
+        } else {
+          co_return outcome<R>::success(co_await std::move(aw));
+        }
+      }
+    }
     if constexpr (std::is_void_v<R>) {
       co_await run_call_async(refs, std::move(settings), effects, attempt);
       co_return outcome<R>::success();
@@ -146,7 +197,8 @@ boost::asio::awaitable<outcome<R>> recovered_outcome(recovery_refs refs, call_se
 #endif
 
 /// Runs one dispatched call under the recovery layer and hands its outcome
-/// to `done` exactly once: confirmation of destructive calls (denied:
+/// to `done` exactly once: confirmation of the calls that
+/// `needs_confirmation` (denied:
 /// `call_failure{confirmation_denied}`, tool not run), then attempts under
 /// the options' `retry_policy`, retried only where `may_retry(effects,
 /// opt-in)` allows, with timer backoff (no pool thread blocks). `opts` and
@@ -159,8 +211,9 @@ void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const 
   const tool_effects::approver* approver = nullptr;
   if constexpr (options_have_policy<Options>) policy = &opts.template get<retry_policy>();
   if constexpr (options_have_approver<Options>) approver = &opts.template get<tool_effects::approver>();
-  call_settings settings{std::string(info.name), {}, destructive_retry_opt_in(fn)};
-  auto aw = recovered_outcome<R>(recovery_refs{policy, approver}, std::move(settings), info.effects, &fn);
+  call_settings settings{std::string(info.name), chosen_idempotency_key(fn), destructive_retry_opt_in(fn)};
+  auto aw = recovered_outcome<R>(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>},
+                                 std::move(settings), info.effects, &fn);
   auto complete = [done = std::forward<Done>(done)](std::exception_ptr e, outcome<R> o) mutable {
     done(e ? outcome<R>::failure(std::move(e)) : std::move(o));
   };

@@ -1,7 +1,8 @@
 // tool_effects/json/error.hpp — internal to <tool_effects/json.hpp>: the
 // error type of the JSON bridge (a `parse_error` that carries a JSON
-// pointer), the canonical JSON text, and the hardened text parser shared by
-// the manifest loader and the MCP importer. Include <tool_effects/json.hpp>.
+// pointer) and the hardened text parser shared by the manifest loader and
+// the MCP importer. `canonical_json` is in json/canonical.hpp (RFC 8785).
+// Include <tool_effects/json.hpp>.
 #ifndef TOOL_EFFECTS_JSON_ERROR_HPP
 #define TOOL_EFFECTS_JSON_ERROR_HPP
 
@@ -19,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/json/canonical.hpp>
 #include <tool_effects/text.hpp>
 
 namespace tool_effects {
@@ -56,63 +58,6 @@ class json_error : public parse_error {
 
 namespace detail {
 
-inline void append_scalar(std::string& out, const nlohmann::json& v) {
-  if (v.is_number_float()) {
-    const double d = v.get<double>();
-    if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) <= 9007199254740992.0) {
-      out += std::to_string(static_cast<std::int64_t>(d));
-      return;
-    }
-  }
-  out += v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-}
-
-// Canonical text, cut after `max_chars` bytes (then "..." is appended).
-inline std::string canonical_json(const nlohmann::json& root, std::size_t max_chars) {
-  struct frame {
-    const nlohmann::json* value;
-    nlohmann::json::const_iterator it;
-    bool first;
-  };
-  std::string out;
-  std::vector<frame> stack;
-  auto emit = [&](const nlohmann::json& v) {
-    if ((v.is_object() || v.is_array()) && !v.empty()) {
-      out += v.is_object() ? '{' : '[';
-      stack.push_back({&v, v.cbegin(), true});
-    } else if (v.is_object()) {
-      out += "{}";
-    } else if (v.is_array()) {
-      out += "[]";
-    } else {
-      append_scalar(out, v);
-    }
-  };
-  emit(root);
-  while (!stack.empty() && out.size() <= max_chars) {
-    frame& f = stack.back();
-    if (f.it == f.value->cend()) {
-      out += f.value->is_object() ? '}' : ']';
-      stack.pop_back();
-      continue;
-    }
-    if (!f.first) out += ',';
-    f.first = false;
-    if (f.value->is_object()) {
-      out += nlohmann::json(f.it.key()).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-      out += ':';
-    }
-    const nlohmann::json& child = *f.it;
-    ++f.it;
-    emit(child);  // may grow `stack`: `f` is not used after this
-  }
-  if (out.size() > max_chars) {
-    out.resize(max_chars);
-    out += "...";
-  }
-  return out;
-}
-
 // The bad value as quoted in errors: a string as is, else compact JSON.
 inline std::string preview(const nlohmann::json& v) {
   constexpr std::size_t limit = 60;
@@ -120,7 +65,7 @@ inline std::string preview(const nlohmann::json& v) {
     const auto& s = v.get_ref<const std::string&>();
     return s.size() > limit ? str_cat(std::string_view(s).substr(0, limit), "...") : s;
   }
-  return canonical_json(v, limit);
+  return canonical_json(v, limit, true);
 }
 
 // "expected a string, got number".
@@ -266,14 +211,6 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
 }
 
 }  // namespace detail
-
-/// Canonical JSON text of `v`: object keys in byte-wise order, no
-/// whitespace, floating-point numbers with an integral value (|v| <= 2^53)
-/// printed as integers, invalid UTF-8 replaced by U+FFFD. Equal values give
-/// equal text. Iterative, so any nesting depth is safe.
-inline std::string canonical_json(const nlohmann::json& v) {
-  return detail::canonical_json(v, static_cast<std::size_t>(-1) / 2);
-}
 
 }  // namespace tool_effects
 
