@@ -460,10 +460,20 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
       if (p[k] == '/') add(p.substr(0, k));
   }
 
+  // A group is a list in `groups` (most recent member first), so no key allocates.
+  struct group_node {
+    std::uint32_t call, next;
+  };
+  std::vector<group_node> groups;
+  groups.reserve(acc.size());
+  auto push = [&](std::uint32_t call, std::uint32_t next) {
+    groups.push_back({call, next});
+    return static_cast<std::uint32_t>(groups.size() - 1);
+  };
   struct key_state {
     std::uint32_t epoch = 0;
     access_mode mode = access_mode::read;
-    std::vector<std::uint32_t> latest, before;
+    std::uint32_t latest = none, before = none;  // heads of the two groups
   };
   std::vector<key_state> state(keys);
   std::uint32_t epoch = 1;  // key states of other epochs are empty
@@ -489,16 +499,16 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
       key_state& k = state[key];
       if (k.epoch != epoch) {
         k.epoch = epoch;
-        k.before.clear();
-        k.latest.assign(1, self);
+        k.before = none;
+        k.latest = push(self, none);
         k.mode = m;
-      } else if (k.latest.back() == self) {
+      } else if (groups[k.latest].call == self) {
         if (k.mode != m) k.mode = access_mode::write;  // i covered the key, and accesses it in another mode too
       } else if (!access_modes_conflict(m, k.mode)) {
-        k.latest.push_back(self);
+        k.latest = push(self, k.latest);
       } else {
-        std::swap(k.before, k.latest);
-        k.latest.assign(1, self);
+        k.before = k.latest;
+        k.latest = push(self, none);
         k.mode = m;
       }
     };
@@ -529,7 +539,7 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
         const key_state& k = state[key];
         if (k.epoch != epoch) return;
         const bool conflict = access_modes_conflict(m, k.mode);
-        for (const auto j : conflict ? k.latest : k.before) wait(j);
+        for (std::uint32_t g = conflict ? k.latest : k.before; g != none; g = groups[g].next) wait(groups[g].call);
         if (conflict && below) add(covers, key, m);
       };
       auto check_node = [&](std::uint32_t u, access_mode m, bool whole_below, bool slots_below) {
