@@ -478,7 +478,6 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
   std::vector<key_state> state(keys);
   std::uint32_t epoch = 1;  // key states of other epochs are empty
   std::uint32_t last_exclusive = none;
-  std::vector<std::uint32_t> since_exclusive;
   std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: edge j -> i already kept
   std::vector<std::uint32_t> pred_off(n + 1, 0), pred;
   std::vector<std::pair<std::uint32_t, access_mode>> joins;
@@ -519,12 +518,13 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
       }
     };
     if (calls[i].exclusive) {
-      if (since_exclusive.empty()) {
+      // The calls since the previous exclusive call are exactly those after it.
+      const std::uint32_t from = last_exclusive == none ? 0 : last_exclusive + 1;
+      if (from == self) {
         if (last_exclusive != none) wait(last_exclusive);
       } else {
-        for (const auto j : since_exclusive) wait(j);
+        for (std::uint32_t j = from; j < self; ++j) wait(j);
       }
-      since_exclusive.clear();
       last_exclusive = self;
       ++epoch;
     } else {
@@ -563,9 +563,8 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
       // Covered keys first: a key i also accesses itself then gets i's own mode too.
       for (const auto& [key, m] : covers) join(key, m);
       for (const auto& [key, m] : joins) join(key, m);
-      since_exclusive.push_back(self);
     }
-    std::sort(pred.begin() + static_cast<std::ptrdiff_t>(begin), pred.end());
+    if (pred.size() - begin > 1) std::sort(pred.begin() + static_cast<std::ptrdiff_t>(begin), pred.end());
     pred_off[i + 1] = static_cast<std::uint32_t>(pred.size());
   }
   return runtime_plan(runtime_plan::from_lists_t{}, n, std::move(pred_off), std::move(pred));
