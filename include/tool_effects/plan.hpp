@@ -286,7 +286,9 @@ struct path_key_hash {
 // ancestor of r, to a strict descendant of r, or to r itself with an
 // overlapping target (`accesses_overlap`: different targets of the same
 // resource do not overlap; no target holds the whole resource).
-// O(paths × depth + accesses × N/64) word operations.
+// O(paths × depth + accesses × N/64) word operations, plus N²/64 words of
+// rows. `plan_calls` no longer uses it (see `plan_with_kept_edges`); it is
+// the dense planner benchmarks/dispatch_overhead.cpp compares against.
 inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description> calls) {
   const std::size_t n = calls.size(), W = (n + 63) / 64;
   std::vector<std::uint64_t> rows(n * W, 0);
@@ -385,9 +387,7 @@ inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description
   }
   return rows;
 }
-}  // namespace detail
 
-namespace detail {
 // The kept edges of described calls, in O(n + accesses × (depth + keys
 // under the accessed resource) + kept edges): the calls are scanned once, in
 // program order. A key is a resource node (untargeted accesses) or a
@@ -480,9 +480,7 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
   std::uint32_t last_exclusive = none;
   std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: edge j -> i already kept
   std::vector<std::uint32_t> pred_off(n + 1, 0), pred;
-  std::vector<std::pair<std::uint32_t, access_mode>> joins;
-
-  std::vector<std::pair<std::uint32_t, access_mode>> covers;
+  std::vector<std::pair<std::uint32_t, access_mode>> joins, covers;
   // Two accesses of one call to one key act as one: the mode, or a write when they differ.
   auto add = [](std::vector<std::pair<std::uint32_t, access_mode>>& list, std::uint32_t key, access_mode m) {
     auto same = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == key; });
