@@ -10,10 +10,15 @@
 //    All use the SAME pool (2 threads), in the same run. The no-op tool only reads, so no call waits for another:
 //    the comparison measures the engine, not the plan.
 //  - BM_paired_*: the ratio run_plan / hand-posted, measured in interleaved pairs (see `paired`).
-//  - BM_plan_calls/N: runtime planning of N random described calls (N = 8, 64, 512).
+//  - BM_plan_calls/N: runtime planning of N random described calls (N = 8, 64, 512, 4096): the kept-edge
+//    planner of plan_calls (successor lists). BM_plan_calls_dense/N: the same calls through dense bitset rows
+//    (detail::conflict_rows, then every edge of the rows as lists), the planner plan_calls used before.
+//    BM_plan_calls_writers/N and BM_plan_calls_writers_dense/N: N writers of one resource (N (N - 1) / 2
+//    conflicting pairs, N - 1 kept edges).
 //  - BM_plan_calls_typed/N: runtime planning of N calls of static tool types from the compile-time matrix.
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <condition_variable>
 #include <functional>
 #include <mutex>
@@ -92,7 +97,8 @@ BENCHMARK(BM_run_plan_runtime)->Arg(16)->Arg(256)->Arg(1024)->UseRealTime();
 
 // Paired measurement, robust to the shared machine's load: every iteration runs the hand-posted baseline and
 // run_plan back to back (alternating which goes first) and accumulates both times; the counter `ratio` is
-// run_plan time / hand time over the whole run.
+// run_plan time / hand time over the whole run (wall), `cpu_ratio` the same in process CPU time (user + sys of
+// every thread: the caller and the pool), which other jobs on the machine disturb far less than wall time.
 void hand_post_once(std::size_t n) {
   std::atomic<std::size_t> left{n};
   std::mutex m;
@@ -111,18 +117,28 @@ void hand_post_once(std::size_t n) {
   cv.wait(l, [&] { return done; });
 }
 
+double process_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_nsec) / 1e3;
+}
+
 template <class F>
 void paired(benchmark::State& state, std::size_t n, F&& through_run_plan) {
   using clock = std::chrono::steady_clock;
-  double hand = 0, plan = 0;
+  double hand = 0, plan = 0, hand_cpu = 0, plan_cpu = 0;
   bool hand_first = true;
   for (auto _ : state) {
     for (int k = 0; k < 2; ++k) {
+      const bool is_hand = hand_first == (k == 0);
+      const double c0 = process_cpu_us();
       const auto t0 = clock::now();
-      if (hand_first == (k == 0)) hand_post_once(n);
+      if (is_hand) hand_post_once(n);
       else through_run_plan();
       const double dt = std::chrono::duration<double, std::micro>(clock::now() - t0).count();
-      (hand_first == (k == 0) ? hand : plan) += dt;
+      const double dc = process_cpu_us() - c0;
+      (is_hand ? hand : plan) += dt;
+      (is_hand ? hand_cpu : plan_cpu) += dc;
     }
     hand_first = !hand_first;
   }
@@ -130,6 +146,9 @@ void paired(benchmark::State& state, std::size_t n, F&& through_run_plan) {
   state.counters["hand_us"] = hand / it;
   state.counters["run_plan_us"] = plan / it;
   state.counters["ratio"] = plan / hand;
+  state.counters["hand_cpu_us"] = hand_cpu / it;
+  state.counters["run_plan_cpu_us"] = plan_cpu / it;
+  state.counters["cpu_ratio"] = plan_cpu / hand_cpu;
 }
 
 void BM_paired_static_16(benchmark::State& state) {
@@ -151,7 +170,7 @@ void BM_paired_runtime(benchmark::State& state) {
     benchmark::DoNotOptimize(r);
   });
 }
-BENCHMARK(BM_paired_runtime)->Arg(16)->Arg(1024)->UseRealTime();
+BENCHMARK(BM_paired_runtime)->Arg(16)->Arg(256)->Arg(1024)->UseRealTime();
 
 std::vector<te::call_description> random_calls(std::size_t n) {
   std::mt19937 rng(42);
@@ -179,7 +198,41 @@ void BM_plan_calls(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
 }
-BENCHMARK(BM_plan_calls)->Arg(8)->Arg(64)->Arg(512);
+BENCHMARK(BM_plan_calls)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
+
+void BM_plan_calls_dense(benchmark::State& state) {
+  const auto calls = random_calls(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    te::runtime_plan p(calls.size(), te::detail::conflict_rows(calls));
+    benchmark::DoNotOptimize(p);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
+}
+BENCHMARK(BM_plan_calls_dense)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
+
+std::vector<te::call_description> writers(std::size_t n) {
+  return std::vector<te::call_description>(n, te::describe_runtime("w", {}, {{"db", te::access_mode::write, std::nullopt}}));
+}
+void BM_plan_calls_writers(benchmark::State& state) {
+  const auto calls = writers(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    auto p = te::plan_calls(calls);
+    benchmark::DoNotOptimize(p);
+  }
+  state.counters["edges"] = static_cast<double>(te::plan_calls(calls).edge_count());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
+}
+BENCHMARK(BM_plan_calls_writers)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
+void BM_plan_calls_writers_dense(benchmark::State& state) {
+  const auto calls = writers(static_cast<std::size_t>(state.range(0)));
+  for (auto _ : state) {
+    te::runtime_plan p(calls.size(), te::detail::conflict_rows(calls));
+    benchmark::DoNotOptimize(p);
+  }
+  state.counters["edges"] = static_cast<double>(te::runtime_plan(calls.size(), te::detail::conflict_rows(calls)).edge_count());
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
+}
+BENCHMARK(BM_plan_calls_writers_dense)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
 
 struct users : te::resource<> {};
 struct orders : te::resource<> {};
@@ -200,5 +253,5 @@ void BM_plan_calls_typed(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
 }
-BENCHMARK(BM_plan_calls_typed)->Arg(8)->Arg(64)->Arg(512);
+BENCHMARK(BM_plan_calls_typed)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
 }  // namespace

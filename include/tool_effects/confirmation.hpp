@@ -22,7 +22,6 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 
 #include <tool_effects/effect.hpp>
 #include <tool_effects/rules.hpp>
@@ -100,9 +99,15 @@ class approver {
     if (sync_) return sync_(r);
     if (!async_) return confirmation::deny;
     boost::asio::io_context io;
-    auto fut = boost::asio::co_spawn(io, async_(r), boost::asio::use_future);
+    std::exception_ptr error;
+    confirmation answer = confirmation::deny;
+    boost::asio::co_spawn(io, async_(r), [&](std::exception_ptr e, confirmation c) {
+      error = e;
+      answer = c;
+    });
     io.run();
-    return fut.get();
+    if (error) std::rethrow_exception(error);
+    return answer;
   }
 
   /// Asks without blocking a thread: an awaitable approver is awaited, a

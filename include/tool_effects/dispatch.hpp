@@ -374,7 +374,7 @@ class runtime_engine final : public plan_engine,
  private:
   runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
                  std::shared_ptr<runtime_plan> plan, std::span<Task> tasks)
-      : plan_engine(plan->size(), plan->words_per_row(), plan->size() ? plan->row(0) : nullptr,
+      : plan_engine(plan->size(), plan->predecessor_offsets(), plan->successor_offsets(), plan->successor_data(),
                     {opts.abort_on_error, opts.max_concurrency}),
         plan_(std::move(plan)), ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
 

@@ -9,16 +9,19 @@
 // waves are a summary for people and for heterogeneous code; the dependency
 // relation is what runs.
 //
-// One planner, two front ends over the same function
-// (detail/plan_core.hpp, on bitset rows):
-//  - compile time: `plan_v<Tools...>`, `plan_waves<Tools...>()`,
+// Two front ends:
+//  - compile time (detail/plan_core.hpp, on bitset rows): `plan_v<Tools...>`, `plan_waves<Tools...>()`,
 //    `dependencies_v<Tools...>`, `waves_c<Tools...>` (a Hana tuple of
 //    tuples of `hana::size_t` indices), all derived from
 //    `conflict_matrix_v<Tools...>`; O(N²/64) constexpr work, no per-pair
 //    instantiation;
 //  - runtime: `plan_calls(span<const call_description>)`, with resource
-//    paths interned once, or `plan_calls(matrix, types)` for calls of static
-//    tool types (the compile-time matrix, indexed per call).
+//    paths interned once and only the edges that order conflicting calls
+//    kept (successor lists, O(n + edges); see `runtime_plan`), or
+//    `plan_calls(matrix, types)` for calls of static tool types (the
+//    compile-time matrix, indexed per call; every edge kept).
+//    Both compute the same waves: the wave rule over kept edges gives the
+//    longest paths of the full relation, which has the same closure.
 #ifndef TOOL_EFFECTS_PLAN_HPP
 #define TOOL_EFFECTS_PLAN_HPP
 
@@ -148,41 +151,75 @@ inline constexpr auto waves_c = detail::wave_tuple<Tools...>::value;
 // Runtime plans
 // ---------------------------------------------------------------------------
 
-/// The plan of calls known at runtime: their conflict rows, each call's
-/// wave, and the "waits for" relation (the earlier calls it conflicts with).
+/// The plan of calls known at runtime: each call's wave and the edges the
+/// dispatcher waits on, as predecessor and successor lists (no dense rows:
+/// memory and work O(n + edges)).
+///
+/// Which edges are kept: `plan_calls(descriptions)` keeps, per resource (and
+/// target), only the edges to the latest group of conflicting accesses (the
+/// last writer, or the readers / appenders since it), so a chain of writers
+/// costs one edge per call, not one per earlier writer. Every kept edge joins
+/// two conflicting calls, and every conflicting pair (j < i) is ordered
+/// through a path of kept edges: the order the dispatcher enforces, and the
+/// waves, are exactly those of the full "conflicts with an earlier call"
+/// relation (docs/scheduling.md). A plan made from conflict rows
+/// (`runtime_plan(n, rows)`, `plan_calls(matrix, types)`) keeps every edge.
 class runtime_plan {
  public:
   /// An empty plan (no calls).
   runtime_plan() = default;
 
   /// Plans n calls from conflict rows (bit j of row i = calls i and j
-  /// conflict; `words_per_row(n)` words per row). The rows must be symmetric.
-  runtime_plan(std::size_t n, std::vector<std::uint64_t> rows) : n_(n), w_((n + 63) / 64), rows_(std::move(rows)) {
-    if (rows_.size() != n_ * w_) throw std::invalid_argument("tool_effects::runtime_plan: rows must hold n * ((n + 63) / 64) words");
-    waves_.assign(n_, 0);
-    std::vector<std::size_t> blocks(w_, 0);
-    wave_count_ = detail::plan_waves_from_rows(n_, [&](std::size_t i) { return row(i); }, waves_, blocks);
+  /// conflict; `(n + 63) / 64` words per row), keeping every edge. The rows
+  /// must be symmetric.
+  runtime_plan(std::size_t n, const std::vector<std::uint64_t>& rows) : n_(n) {
+    const std::size_t w = (n + 63) / 64;
+    if (rows.size() != n * w) throw std::invalid_argument("tool_effects::runtime_plan: rows must hold n * ((n + 63) / 64) words");
+    pred_off_.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      detail::for_each_predecessor(rows.data() + i * w, i, [&](std::size_t j) { pred_.push_back(static_cast<std::uint32_t>(j)); });
+      pred_off_[i + 1] = static_cast<std::uint32_t>(pred_.size());
+    }
+    finish();
   }
 
-  /// Number of words per row for n calls.
-  [[nodiscard]] static constexpr std::size_t words_per_row(std::size_t n) noexcept { return (n + 63) / 64; }
   /// Number of calls.
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
-  /// Words per row.
-  [[nodiscard]] std::size_t words_per_row() const noexcept { return w_; }
-  /// Row i of the conflict relation.
-  [[nodiscard]] const std::uint64_t* row(std::size_t i) const noexcept { return rows_.data() + i * w_; }
-  /// Whether calls i and j conflict (symmetric).
-  [[nodiscard]] bool conflicts(std::size_t i, std::size_t j) const noexcept {
-    return ((row(i)[j / 64] >> (j % 64)) & 1u) != 0;
+  /// Number of kept edges.
+  [[nodiscard]] std::size_t edge_count() const noexcept { return pred_.size(); }
+  /// The kept earlier calls call i waits for directly, in increasing order.
+  [[nodiscard]] std::span<const std::uint32_t> direct_predecessors(std::size_t i) const noexcept {
+    return {pred_.data() + pred_off_[i], pred_.data() + pred_off_[i + 1]};
   }
-  /// Whether call i waits for call j: j < i and they conflict.
-  [[nodiscard]] bool waits_for(std::size_t i, std::size_t j) const noexcept { return j < i && conflicts(i, j); }
-  /// The earlier calls call i waits for, in increasing order.
+  /// The kept later calls that wait directly for call i, in increasing order.
+  [[nodiscard]] std::span<const std::uint32_t> direct_successors(std::size_t i) const noexcept {
+    return {succ_.data() + succ_off_[i], succ_.data() + succ_off_[i + 1]};
+  }
+  /// `direct_predecessors(i)` as a vector of indices.
   [[nodiscard]] std::vector<std::size_t> predecessors(std::size_t i) const {
-    std::vector<std::size_t> out;
-    detail::for_each_predecessor(row(i), i, [&](std::size_t j) { out.push_back(j); });
-    return out;
+    const auto p = direct_predecessors(i);
+    return {p.begin(), p.end()};
+  }
+  /// Whether call i starts only after call j ended: j < i and a path of kept
+  /// edges leads from j to i. True for every conflicting pair j < i.
+  /// O(edges) per question.
+  [[nodiscard]] bool waits_for(std::size_t i, std::size_t j) const {
+    if (j >= i || i >= n_) return false;
+    std::vector<std::size_t> stack{i};
+    std::vector<bool> seen(i + 1, false);
+    seen[i] = true;
+    while (!stack.empty()) {
+      const std::size_t k = stack.back();
+      stack.pop_back();
+      for (const auto p : direct_predecessors(k)) {
+        if (p == j) return true;
+        if (p > j && !seen[p]) {
+          seen[p] = true;
+          stack.push_back(p);
+        }
+      }
+    }
+    return false;
   }
   /// Wave of call i.
   [[nodiscard]] std::size_t wave(std::size_t i) const noexcept { return waves_[i]; }
@@ -191,9 +228,45 @@ class runtime_plan {
   /// Number of waves (0 iff there are no calls).
   [[nodiscard]] std::size_t wave_count() const noexcept { return wave_count_; }
 
+  /// The lists as arrays (CSR), for the dispatcher: predecessors of call i
+  /// are `direct_predecessors(i)`; `predecessor_offsets()` has size() + 1
+  /// entries, so do `successor_offsets()`, which index `successor_data()`.
+  [[nodiscard]] const std::uint32_t* predecessor_offsets() const noexcept { return pred_off_.data(); }
+  [[nodiscard]] const std::uint32_t* successor_offsets() const noexcept { return succ_off_.data(); }
+  [[nodiscard]] const std::uint32_t* successor_data() const noexcept { return succ_.data(); }
+
+  // For the planners: a plan from predecessor lists (CSR, each list increasing).
+  struct from_lists_t {};
+  runtime_plan(from_lists_t, std::size_t n, std::vector<std::uint32_t> pred_off, std::vector<std::uint32_t> pred)
+      : n_(n), pred_off_(std::move(pred_off)), pred_(std::move(pred)) {
+    finish();
+  }
+
  private:
-  std::size_t n_ = 0, w_ = 0;
-  std::vector<std::uint64_t> rows_;
+  // Waves (THE wave rule over kept edges: same longest paths as the full
+  // relation, since both have the same transitive closure) and successor lists.
+  void finish() {
+    if (pred_off_.empty()) pred_off_.assign(n_ + 1, 0);
+    waves_.assign(n_, 0);
+    succ_off_.assign(n_ + 1, 0);
+    for (std::size_t i = 0; i < n_; ++i) {
+      std::size_t w = 0;
+      for (const auto j : direct_predecessors(i)) {
+        w = std::max(w, waves_[j] + 1);
+        ++succ_off_[j + 1];
+      }
+      waves_[i] = w;
+      wave_count_ = std::max(wave_count_, w + 1);
+    }
+    for (std::size_t i = 0; i < n_; ++i) succ_off_[i + 1] += succ_off_[i];
+    succ_.resize(pred_.size());
+    std::vector<std::uint32_t> fill(succ_off_.begin(), succ_off_.end() - 1);
+    for (std::size_t i = 0; i < n_; ++i)
+      for (const auto j : direct_predecessors(i)) succ_[fill[j]++] = static_cast<std::uint32_t>(i);
+  }
+
+  std::size_t n_ = 0;
+  std::vector<std::uint32_t> pred_off_, pred_, succ_off_, succ_;
   std::vector<std::size_t> waves_;
   std::size_t wave_count_ = 0;
 };
@@ -213,7 +286,9 @@ struct path_key_hash {
 // ancestor of r, to a strict descendant of r, or to r itself with an
 // overlapping target (`accesses_overlap`: different targets of the same
 // resource do not overlap; no target holds the whole resource).
-// O(paths × depth + accesses × N/64) word operations.
+// O(paths × depth + accesses × N/64) word operations, plus N²/64 words of
+// rows. `plan_calls` no longer uses it (see `plan_with_kept_edges`); it is
+// the dense planner benchmarks/dispatch_overhead.cpp compares against.
 inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description> calls) {
   const std::size_t n = calls.size(), W = (n + 63) / 64;
   std::vector<std::uint64_t> rows(n * W, 0);
@@ -312,13 +387,193 @@ inline std::vector<std::uint64_t> conflict_rows(std::span<const call_description
   }
   return rows;
 }
+
+// The kept edges of described calls, in O(n + accesses × (depth + keys
+// under the accessed resource) + kept edges): the calls are scanned once, in
+// program order. A key is a resource node (untargeted accesses) or a
+// (node, target) pair. Each key keeps its latest group of accesses that do not
+// conflict among themselves (readers, appenders, or one writer) and the group
+// before it. An access of call i with mode m waits, in every key it overlaps
+// (the key itself, the node's other keys, the keys of strict ancestors and
+// descendants: `accesses_overlap`), for the latest group if m conflicts with
+// its mode (`access_modes_conflict`), else for the group before it; then i
+// joins its own key: into the latest group when its mode is the group's
+// shareable mode, else as a new group. Every member of a group waits for every
+// member of the group before it, so any earlier conflicting access is ordered
+// before i through kept edges. An exclusive call waits for every call since
+// the previous exclusive one (or for it) and starts a new epoch in which every
+// key is empty; every later call waits for it.
+inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls) {
+  const std::size_t n = calls.size();
+  constexpr std::uint32_t none = ~std::uint32_t{0};
+  std::unordered_map<std::string_view, std::uint32_t> node_of;
+  std::vector<std::string_view> paths;
+  std::unordered_map<std::pair<std::uint32_t, std::string_view>, std::uint32_t, path_key_hash> slot_of;
+  struct interned {
+    std::uint32_t node, key;  // key: the node's whole key or a (node, target) key
+    access_mode mode;
+  };
+  std::vector<interned> acc;
+  std::vector<std::uint32_t> whole;               // node -> its untargeted key
+  std::vector<std::vector<std::uint32_t>> slots;  // node -> its targeted keys
+  std::uint32_t keys = 0;
+  std::vector<std::size_t> first(n + 1, 0);
+  for (std::size_t i = 0; i < n; ++i) {
+    first[i] = acc.size();
+    if (calls[i].exclusive) continue;
+    for (const auto& a : calls[i].accesses) {
+      auto [it, fresh] = node_of.try_emplace(a.resource, static_cast<std::uint32_t>(paths.size()));
+      if (fresh) {
+        paths.push_back(a.resource);
+        whole.push_back(keys++);
+        slots.emplace_back();
+      }
+      const std::uint32_t u = it->second;
+      std::uint32_t key = whole[u];
+      if (a.target) {
+        auto [st, new_slot] = slot_of.try_emplace({u, *a.target}, keys);
+        if (new_slot) {
+          slots[u].push_back(keys++);
+        }
+        key = st->second;
+      }
+      acc.push_back({u, key, a.mode});
+    }
+  }
+  first[n] = acc.size();
+  const std::size_t U = paths.size();
+
+  // Strict ancestors (prefixes ending before a '/', and the root "") and
+  // strict descendants of each accessed node, among the accessed nodes.
+  std::vector<std::vector<std::uint32_t>> ancestors(U), descendants(U);
+  for (std::size_t u = 0; u < U; ++u) {
+    const std::string_view p = paths[u];
+    if (p.empty()) continue;
+    auto add = [&](std::string_view prefix) {
+      if (auto it = node_of.find(prefix); it != node_of.end()) {
+        ancestors[u].push_back(it->second);
+        descendants[it->second].push_back(static_cast<std::uint32_t>(u));
+      }
+    };
+    add(std::string_view{});
+    for (std::size_t k = 1; k < p.size(); ++k)
+      if (p[k] == '/') add(p.substr(0, k));
+  }
+
+  // A group is a list in `groups` (most recent member first), so no key allocates.
+  struct group_node {
+    std::uint32_t call, next;
+  };
+  std::vector<group_node> groups;
+  groups.reserve(acc.size());
+  auto push = [&](std::uint32_t call, std::uint32_t next) {
+    groups.push_back({call, next});
+    return static_cast<std::uint32_t>(groups.size() - 1);
+  };
+  struct key_state {
+    std::uint32_t epoch = 0;
+    access_mode mode = access_mode::read;
+    std::uint32_t latest = none, before = none;  // heads of the two groups
+  };
+  std::vector<key_state> state(keys);
+  std::uint32_t epoch = 1;  // key states of other epochs are empty
+  std::uint32_t last_exclusive = none;
+  std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: edge j -> i already kept
+  std::vector<std::uint32_t> pred_off(n + 1, 0), pred;
+  std::vector<std::pair<std::uint32_t, access_mode>> joins, covers;
+  // Two accesses of one call to one key act as one: the mode, or a write when they differ.
+  auto add = [](std::vector<std::pair<std::uint32_t, access_mode>>& list, std::uint32_t key, access_mode m) {
+    auto same = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == key; });
+    if (same == list.end()) list.emplace_back(key, m);
+    else if (same->second != m) same->second = access_mode::write;
+  };
+
+  for (std::size_t i = 0; i < n; ++i) {
+    const auto self = static_cast<std::uint32_t>(i);
+    const std::size_t begin = pred.size();
+    // Call i joins key `key` with mode m: into the latest group if m is its shareable mode, else as a new group.
+    auto join = [&](std::uint32_t key, access_mode m) {
+      key_state& k = state[key];
+      if (k.epoch != epoch) {
+        k.epoch = epoch;
+        k.before = none;
+        k.latest = push(self, none);
+        k.mode = m;
+      } else if (groups[k.latest].call == self) {
+        if (k.mode != m) k.mode = access_mode::write;  // i covered the key, and accesses it in another mode too
+      } else if (!access_modes_conflict(m, k.mode)) {
+        k.latest = push(self, k.latest);
+      } else {
+        k.before = k.latest;
+        k.latest = push(self, none);
+        k.mode = m;
+      }
+    };
+    auto wait = [&](std::uint32_t j) {
+      if (stamp[j] != self) {
+        stamp[j] = self;
+        pred.push_back(j);
+      }
+    };
+    if (calls[i].exclusive) {
+      // The calls since the previous exclusive call are exactly those after it.
+      const std::uint32_t from = last_exclusive == none ? 0 : last_exclusive + 1;
+      if (from == self) {
+        if (last_exclusive != none) wait(last_exclusive);
+      } else {
+        for (std::uint32_t j = from; j < self; ++j) wait(j);
+      }
+      last_exclusive = self;
+      ++epoch;
+    } else {
+      if (last_exclusive != none) wait(last_exclusive);
+      // below: `key` lies under an untargeted access (a descendant node's
+      // key, or a target of the node): if i waits for its whole latest group,
+      // i covers it (joins it as a new group, below), so later calls wait for
+      // i rather than for that group again. Every call that checks `key`
+      // overlaps i's access then (not so under a targeted access: two
+      // targets of one node do not overlap).
+      auto check = [&](std::uint32_t key, access_mode m, bool below) {
+        const key_state& k = state[key];
+        if (k.epoch != epoch) return;
+        const bool conflict = access_modes_conflict(m, k.mode);
+        for (std::uint32_t g = conflict ? k.latest : k.before; g != none; g = groups[g].next) wait(groups[g].call);
+        if (conflict && below) add(covers, key, m);
+      };
+      auto check_node = [&](std::uint32_t u, access_mode m, bool whole_below, bool slots_below) {
+        check(whole[u], m, whole_below);
+        for (const auto key : slots[u]) check(key, m, slots_below);
+      };
+      joins.clear();
+      covers.clear();
+      for (std::size_t a = first[i]; a < first[i + 1]; ++a) {
+        const auto& x = acc[a];
+        if (x.key == whole[x.node]) check_node(x.node, x.mode, false, true);  // untargeted: the node's every key
+        else {
+          check(whole[x.node], x.mode, false);
+          check(x.key, x.mode, false);
+        }
+        for (const auto v : ancestors[x.node]) check_node(v, x.mode, false, false);
+        const bool untargeted = x.key == whole[x.node];
+        for (const auto v : descendants[x.node]) check_node(v, x.mode, untargeted, untargeted);
+        add(joins, x.key, x.mode);
+      }
+      // Covered keys first: a key i also accesses itself then gets i's own mode too.
+      for (const auto& [key, m] : covers) join(key, m);
+      for (const auto& [key, m] : joins) join(key, m);
+    }
+    if (pred.size() - begin > 1) std::sort(pred.begin() + static_cast<std::ptrdiff_t>(begin), pred.end());
+    pred_off[i + 1] = static_cast<std::uint32_t>(pred.size());
+  }
+  return runtime_plan(runtime_plan::from_lists_t{}, n, std::move(pred_off), std::move(pred));
+}
 }  // namespace detail
 
 /// Plans calls described at runtime (static tools via `describe<T>()`,
 /// dynamic ones via `describe_runtime`), with the conflict rule of
 /// `conflicts(call_description, call_description)`.
 inline runtime_plan plan_calls(std::span<const call_description> calls) {
-  return runtime_plan(calls.size(), detail::conflict_rows(calls));
+  return detail::plan_with_kept_edges(calls);
 }
 
 /// Plans calls of static tool types: call i is a call of tool `types[i]`, an
@@ -327,7 +582,7 @@ inline runtime_plan plan_calls(std::span<const call_description> calls) {
 /// Throws std::out_of_range naming the call whose tool index is too large.
 template <std::size_t K>
 runtime_plan plan_calls(const conflict_matrix<K>& matrix, std::span<const std::size_t> types) {
-  const std::size_t n = types.size(), W = runtime_plan::words_per_row(n);
+  const std::size_t n = types.size(), W = (n + 63) / 64;
   for (std::size_t i = 0; i < n; ++i)
     if (types[i] >= K)
       throw std::out_of_range(detail::str_cat("tool_effects::plan_calls: call ", std::to_string(i), " has tool index ",
@@ -341,7 +596,7 @@ runtime_plan plan_calls(const conflict_matrix<K>& matrix, std::span<const std::s
       if (matrix(t, u))
         for (std::size_t w = 0; w < W; ++w) by_tool[t * W + w] |= calls_of[u * W + w];
   for (std::size_t i = 0; i < n; ++i) std::copy_n(by_tool.begin() + static_cast<std::ptrdiff_t>(types[i] * W), W, rows.begin() + static_cast<std::ptrdiff_t>(i * W));
-  return runtime_plan(n, std::move(rows));
+  return runtime_plan(n, rows);
 }
 
 /// Why two described calls conflict, for people: "exclusive: <name> has
@@ -373,17 +628,20 @@ struct plan_edge {
   std::string reason;
 };
 
-/// Every dependency of `plan` (made from `calls`) with its reason, ordered by
-/// `to`, then `from`: "which call waits for which, and why".
+/// The kept edges of `plan` (made from `calls`) with their reasons, ordered
+/// by `to`, then `from`: "which call waits for which, and why". Only the edges
+/// the dispatcher waits on are listed (see `runtime_plan`): a call that
+/// conflicts with an earlier one it has no edge to waits for it through the
+/// listed edges. Every listed pair conflicts, so every reason is a real one.
 inline std::vector<plan_edge> explain(std::span<const call_description> calls, const runtime_plan& plan) {
   if (calls.size() != plan.size())
     throw std::invalid_argument(detail::str_cat("tool_effects::explain: ", std::to_string(calls.size()),
                                                 " calls for a plan of ", std::to_string(plan.size())));
   std::vector<plan_edge> out;
+  out.reserve(plan.edge_count());
   for (std::size_t i = 0; i < plan.size(); ++i)
-    detail::for_each_predecessor(plan.row(i), i, [&](std::size_t j) {
+    for (const std::size_t j : plan.direct_predecessors(i))
       out.push_back({j, i, conflict_reason(calls[j], calls[i]).value_or("conflict")});
-    });
   return out;
 }
 

@@ -2,7 +2,9 @@
 // dispatch entry point (run_plan, run_parallel, async_run_plan, and the
 // runtime form over call descriptions).
 //
-// Input: n calls and their conflict rows (detail/plan_core.hpp layout). Each
+// Input: n calls and either their conflict rows (detail/plan_core.hpp
+// layout; the static forms) or successor lists and predecessor counts (CSR;
+// the runtime form, from `runtime_plan`). Each
 // call has a counter of the earlier calls it waits for; when a call ends,
 // the counters of its later conflicting calls are decremented and every
 // call that reaches zero is started. No wave barriers: a turn takes its
@@ -40,6 +42,15 @@ class plan_engine {
       : n_(n), words_(words), rows_(rows), cfg_(cfg), pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
     for (std::size_t i = 0; i < n; ++i)
       pending_[i].store(static_cast<std::uint32_t>(predecessor_count(row(i), i)), std::memory_order_relaxed);
+  }
+  // Successor lists: the successors of call i are
+  // succ[succ_off[i] .. succ_off[i + 1]); pred_off likewise gives each call's
+  // number of predecessors. The arrays must outlive the engine.
+  plan_engine(std::size_t n, const std::uint32_t* pred_off, const std::uint32_t* succ_off, const std::uint32_t* succ,
+              engine_config cfg)
+      : n_(n), words_(0), rows_(nullptr), succ_off_(succ_off), succ_(succ), cfg_(cfg),
+        pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
+    for (std::size_t i = 0; i < n; ++i) pending_[i].store(pred_off[i + 1] - pred_off[i], std::memory_order_relaxed);
   }
   plan_engine(const plan_engine&) = delete;
   plan_engine& operator=(const plan_engine&) = delete;
@@ -85,9 +96,14 @@ class plan_engine {
   void complete(std::size_t i, bool failed) {
     if (failed && cfg_.abort_on_error) aborting_.store(true, std::memory_order_release);
     if (inline_) return;
-    for_each_successor(row(i), words_, i, [this](std::size_t j) {
+    auto release = [this](std::size_t j) {
       if (pending_[j].fetch_sub(1, std::memory_order_acq_rel) == 1) admit(j);
-    });
+    };
+    if (succ_off_ != nullptr) {
+      for (std::uint32_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) release(succ_[k]);
+    } else {
+      for_each_successor(row(i), words_, i, release);
+    }
     if (cfg_.max_concurrency != 0) release_slot();
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
   }
@@ -139,6 +155,8 @@ class plan_engine {
 
   std::size_t n_, words_;
   const std::uint64_t* rows_;
+  const std::uint32_t* succ_off_ = nullptr;
+  const std::uint32_t* succ_ = nullptr;
   engine_config cfg_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> pending_;
   std::atomic<std::size_t> remaining_;

@@ -1,11 +1,13 @@
-// tool_effects/detail/plan_core.hpp — THE planning function, over values.
+// tool_effects/detail/plan_core.hpp — the planning functions over bitset rows.
 //
 // Input: n calls and their conflict relation as bitset rows (bit j of row i:
 // calls i and j conflict), exactly the layout of `conflict_matrix<N>`. The
-// compile-time planner (`plan_v`, over `conflict_matrix_v<Tools...>`) and
-// the runtime planner (`runtime_plan`, over rows built from call
-// descriptions) both call these functions; the dispatcher's dataflow engine
-// reads the same rows (predecessors = bits below i, successors = bits above).
+// compile-time planner (`plan_v`, over `conflict_matrix_v<Tools...>`) calls
+// these functions, and the dispatcher's dataflow engine reads the same rows
+// for the static forms (predecessors = bits below i, successors = bits
+// above). The runtime planner (`runtime_plan`, plan.hpp) keeps successor
+// lists instead, and applies the same wave rule to them; a plan made from
+// rows (`runtime_plan(n, rows)`) reads them with `for_each_predecessor`.
 #ifndef TOOL_EFFECTS_DETAIL_PLAN_CORE_HPP
 #define TOOL_EFFECTS_DETAIL_PLAN_CORE_HPP
 
