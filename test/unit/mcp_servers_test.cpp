@@ -138,15 +138,20 @@ TEST(McpFilesystemServer, OverlayPlansWritesToDifferentFilesInParallelAndToOneFi
       {{"id", "ls"}, {"name", "list_directory"}, {"arguments", {{"path", ws.path.string()}}}},
   }));
   const auto plan = host.plan(calls);
-  std::set<std::pair<std::size_t, std::size_t>> edges;
-  for (const auto& e : plan.edges) edges.emplace(e.from, e.to);
-  EXPECT_FALSE(edges.count({0, 1}));  // different files: parallel
-  EXPECT_TRUE(edges.count({0, 2}));   // the same file: in order
-  EXPECT_TRUE(edges.count({1, 3}));   // the read of y waits for its write
-  EXPECT_FALSE(edges.count({0, 3}));
-  EXPECT_FALSE(edges.count({0, 4}));  // z is nobody's
-  EXPECT_FALSE(edges.count({3, 4}));  // reads never wait for reads
-  EXPECT_TRUE(edges.count({0, 5}) && edges.count({1, 5}) && edges.count({2, 5}));  // a listing waits for every write
+  // The plan keeps only the edges it needs (an implied wait is not repeated), so "waits for" is reachability.
+  std::set<std::pair<std::size_t, std::size_t>> waits;
+  for (const auto& e : plan.edges) waits.emplace(e.from, e.to);
+  for (std::size_t k = 0; k < calls.size(); ++k)  // transitive closure (Floyd-Warshall on six calls)
+    for (std::size_t i = 0; i < calls.size(); ++i)
+      for (std::size_t j = 0; j < calls.size(); ++j)
+        if (waits.count({i, k}) && waits.count({k, j})) waits.emplace(i, j);
+  EXPECT_FALSE(waits.count({0, 1}));  // different files: parallel
+  EXPECT_TRUE(waits.count({0, 2}));   // the same file: in order
+  EXPECT_TRUE(waits.count({1, 3}));   // the read of y waits for its write
+  EXPECT_FALSE(waits.count({0, 3}));
+  EXPECT_FALSE(waits.count({0, 4}));  // z is nobody's
+  EXPECT_FALSE(waits.count({3, 4}));  // reads never wait for reads
+  EXPECT_TRUE(waits.count({0, 5}) && waits.count({1, 5}) && waits.count({2, 5}));  // a listing waits for every write
   // Untrusted, without an overlay: every call waits for the previous one.
   te::tool_registry<> registry2;
   te::json_tool_host<> untrusted(registry2);
