@@ -12,7 +12,7 @@
 //  - BM_paired_*: the ratio run_plan / hand-posted, measured in interleaved pairs (see `paired`).
 //  - BM_plan_calls/N: runtime planning of N random described calls (N = 8, 64, 512, 4096): the kept-edge
 //    planner of plan_calls (successor lists). BM_plan_calls_dense/N: the same calls through dense bitset rows
-//    (detail::conflict_rows, then every edge of the rows as lists), the planner plan_calls used before.
+//    (bench::conflict_rows in dense_planner.hpp, then every edge of the rows as lists), the planner plan_calls used before.
 //    BM_plan_calls_writers/N and BM_plan_calls_writers_dense/N: N writers of one resource (N (N - 1) / 2
 //    conflicting pairs, N - 1 kept edges).
 //  - BM_plan_calls_typed/N: runtime planning of N calls of static tool types from the compile-time matrix.
@@ -28,6 +28,8 @@
 #include <vector>
 
 #include <benchmark/benchmark.h>
+
+#include "dense_planner.hpp"
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
@@ -203,7 +205,7 @@ BENCHMARK(BM_plan_calls)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
 void BM_plan_calls_dense(benchmark::State& state) {
   const auto calls = random_calls(static_cast<std::size_t>(state.range(0)));
   for (auto _ : state) {
-    te::runtime_plan p(calls.size(), te::detail::conflict_rows(calls));
+    te::runtime_plan p(calls.size(), bench::conflict_rows(calls));
     benchmark::DoNotOptimize(p);
   }
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
@@ -226,10 +228,10 @@ BENCHMARK(BM_plan_calls_writers)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);
 void BM_plan_calls_writers_dense(benchmark::State& state) {
   const auto calls = writers(static_cast<std::size_t>(state.range(0)));
   for (auto _ : state) {
-    te::runtime_plan p(calls.size(), te::detail::conflict_rows(calls));
+    te::runtime_plan p(calls.size(), bench::conflict_rows(calls));
     benchmark::DoNotOptimize(p);
   }
-  state.counters["edges"] = static_cast<double>(te::runtime_plan(calls.size(), te::detail::conflict_rows(calls)).edge_count());
+  state.counters["edges"] = static_cast<double>(te::runtime_plan(calls.size(), bench::conflict_rows(calls)).edge_count());
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * state.range(0)));
 }
 BENCHMARK(BM_plan_calls_writers_dense)->Arg(8)->Arg(64)->Arg(512)->Arg(4096);

@@ -38,6 +38,7 @@
 #include <boost/uuid/uuid_io.hpp>
 
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 
 namespace tool_effects {
 
@@ -257,11 +258,12 @@ class repeat_detector {
   explicit repeat_detector(repeat_policy policy = {}) : policy_(policy) {
     if (policy_.threshold == 0) throw std::invalid_argument("repeat_policy.threshold must be at least 1, got 0");
     if (policy_.last_calls < policy_.threshold)
-      throw std::invalid_argument("repeat_policy.last_calls (" + std::to_string(policy_.last_calls) +
-                                  ") must be at least threshold (" + std::to_string(policy_.threshold) + ")");
+      throw std::invalid_argument(detail::str_cat("repeat_policy.last_calls (", std::to_string(policy_.last_calls),
+                                                  ") must be at least threshold (",
+                                                  std::to_string(policy_.threshold), ")"));
     if (policy_.within && *policy_.within <= clock::duration::zero())
-      throw std::invalid_argument("repeat_policy.within must be positive, got " +
-                                  std::to_string(policy_.within->count()) + " ticks");
+      throw std::invalid_argument(detail::str_cat("repeat_policy.within must be positive, got ",
+                                                  std::to_string(policy_.within->count()), " ticks"));
   }
 
   /// Records a call with identity key `key` at time `now` (times must not

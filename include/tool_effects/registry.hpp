@@ -176,7 +176,7 @@ class tool_registry {
   /// empty or already taken by a static or dynamic tool.
   std::size_t add(std::string name, call_description description) {
     if (name.empty()) throw std::invalid_argument("tool_registry: a dynamic tool needs a non-empty name");
-    if (index_of(name)) throw std::invalid_argument("tool_registry: duplicate tool name \"" + name + "\"");
+    if (index_of(name)) throw std::invalid_argument(detail::str_cat("tool_registry: duplicate tool name \"", name, "\""));
     description.name = name;
     dynamic_.push_back({std::move(name), std::move(description)});
     return static_size + dynamic_.size() - 1;

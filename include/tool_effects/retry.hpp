@@ -60,6 +60,7 @@
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/confirmation.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/rules.hpp>
@@ -430,7 +431,7 @@ class recovery_state {
     ctx_.is_repair = true;
     if (changed) {
       if (base_key_.empty()) base_key_ = ctx_.idempotency_key;
-      ctx_.idempotency_key = base_key_ + ".r" + std::to_string(++changed_repairs_);
+      ctx_.idempotency_key = detail::str_cat(base_key_, ".r", std::to_string(++changed_repairs_));
     }
   }
 

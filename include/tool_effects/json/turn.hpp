@@ -34,6 +34,7 @@
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/failure.hpp>
@@ -191,7 +192,7 @@ class json_tool_host {
   /// Registers a dynamic tool (e.g. from `parse_manifest` or
   /// `import_mcp_tool`) with its implementation; returns its index.
   std::size_t add(dynamic_tool tool, json_tool_function fn) {
-    if (!fn) throw std::invalid_argument("json_tool_host::add: empty function for tool \"" + tool.name + "\"");
+    if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
     return add_impl(std::move(tool),
                     [f = std::move(fn)](const attempt_context& ctx,
                                         const nlohmann::json& args) -> boost::asio::awaitable<nlohmann::json> {
@@ -200,7 +201,7 @@ class json_tool_host {
   }
   /// As above, for an awaitable implementation.
   std::size_t add(dynamic_tool tool, json_async_tool_function fn) {
-    if (!fn) throw std::invalid_argument("json_tool_host::add: empty function for tool \"" + tool.name + "\"");
+    if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
     return add_impl(std::move(tool), std::move(fn));
   }
 
@@ -323,6 +324,8 @@ class json_tool_host {
       co_return co_await host->invoke(tool, c, call->arguments);
     }
     boost::asio::awaitable<nlohmann::json> operator()() const { return (*this)(attempt_context{key, 1, false}); }
+    // The key the recovery layer gives the attempts and shows the approver (`confirmation_request`).
+    [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
   };
 
   boost::asio::awaitable<nlohmann::json> invoke(std::size_t i, const attempt_context& ctx,

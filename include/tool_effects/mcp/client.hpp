@@ -488,15 +488,16 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   asio::awaitable<void> on_stdout_closed() {
-    // Let stderr drain and the process exit (briefly) so that the error
-    // quotes its last words and its status.
+    // Let stderr drain and the process exit (up to 2 s each, on a loaded
+    // machine a dying interpreter takes that long) so that the error quotes
+    // its last words and its status.
     asio::steady_timer t(strand_);
-    for (int i = 0; i < 100 && !stderr_closed_ && !dead_; ++i) {
+    for (int i = 0; i < 400 && !stderr_closed_ && !dead_; ++i) {
       t.expires_after(std::chrono::milliseconds(5));
       (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (dead_) co_return;
-    const bool exited = co_await wait_exit(std::chrono::milliseconds(500));
+    const bool exited = co_await wait_exit(std::chrono::milliseconds(2000));
     if (dead_) co_return;
     std::string m;
     if (!exited) {
