@@ -16,6 +16,7 @@
 
 namespace bench {
 using namespace tool_effects;
+using tool_effects::detail::all_access_modes;
 using tool_effects::detail::path_key_hash;
 
 // Conflict rows of described calls, by resource (as `build_conflict_matrix`
