@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include "soak_support.hpp"
+
 #include <boost/asio/thread_pool.hpp>
 
 #include <atomic>
@@ -42,31 +44,10 @@ using namespace std::chrono_literals;
 
 namespace {
 
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-constexpr std::size_t default_turns = 1'000;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-constexpr std::size_t default_turns = 1'000;
-#else
-constexpr std::size_t default_turns = 10'000;
-#endif
-#else
-constexpr std::size_t default_turns = 10'000;
-#endif
-
-std::size_t turns() {
-  if (const char* s = std::getenv("TOOL_EFFECTS_SOAK_TURNS")) return std::strtoull(s, nullptr, 10);
-  return default_turns;
-}
-
-struct timeout_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-struct permanent_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-std::atomic<std::uint64_t> logical_clock{0};
+using soak::logical_clock;
+using soak::permanent_error;
+using soak::timeout_error;
+using soak::turns;
 
 // What one call does, and what happened to it.
 struct call_log {
