@@ -41,14 +41,14 @@ HEADERS = ["side_effects.hpp", "conflict.hpp", "registry.hpp", "call_description
 
 def static_turn_source(n):
     tools = [("reader", "te::effects<te::reads<users>>"), ("writer", "te::effects<te::writes<users>>"),
-             ("logger", "te::effects<te::appends<audit>>"), ("pure", "te::effects<>")]
+             ("logger", "te::effects<te::appends<audit>>"), ("fetch", "te::effects<te::network, te::idempotent>")]
     lines = ["#include <boost/asio/thread_pool.hpp>", "#include <tool_effects/dispatch.hpp>",
              "namespace te = tool_effects;", "struct users : te::resource<> {};", "struct audit : te::resource<> {};"]
     for name, fx in tools:
         lines.append(f"struct {name} {{ using side_effects = {fx}; int operator()(int x) const {{ return x + 1; }} }};")
     calls = ", ".join(f"te::call({tools[i % len(tools)][0]}{{}}, {i})" for i in range(n))
     lines += ["int main() {", "  boost::asio::thread_pool pool(2);", f"  auto r = te::run_plan(pool, {calls});",
-              "  return std::get<0>(r).value() == 1 ? 0 : 1;", "}"]
+              "  return r.get<0>().value() == 1 ? 0 : 1;", "}"]
     return "\n".join(lines) + "\n"
 
 

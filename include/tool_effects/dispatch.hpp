@@ -10,8 +10,8 @@
 // - `run_parallel(executor, calls...)`: the same, for a batch that must be
 //   conflict-free: it requires `ParallelBatch<tools...>`, and a conflicting
 //   batch is a compile error naming `conflicting_pair<A, B, Resource, I, J>`.
-// - Both block until every call ended and return `std::tuple<outcome<R>...>`
-//   in submission order (outcome.hpp; `void` results allowed). One failing
+// - Both block until every call ended and return `turn_outcomes<R...>` (a
+//   flat tuple of `outcome<R>`, outcome.hpp) in submission order (outcome.hpp; `void` results allowed). One failing
 //   call never loses the others' results.
 // - Options, second argument: `run_options{.abort_on_error = true,
 //   .max_concurrency = 4}` (`dispatch_options<Extras...>` carries more
@@ -247,123 +247,133 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
 template <class Fn>
 inline constexpr bool returns_awaitable = awaitable_traits<std::remove_cvref_t<decltype(std::declval<Fn&>()())>>::is_awaitable;
 
+// Stores a call's outcome in its slot and reports the call's end to the
+// engine: the completion of every dispatched call (one type per result type,
+// so calls of one tool share every instantiation below).
+template <class R>
+struct store_outcome {
+  plan_engine* engine;
+  outcome<R>* slot;
+  std::size_t index;
+
+  void operator()(outcome<R> o) const {
+    const bool failed = !o.has_value();
+    *slot = std::move(o);
+    engine->complete(index, failed);
+  }
+};
+
 // Runs the call at `info.index` via execute_call, unless the engine is
-// aborting; `store(outcome)` keeps its outcome. With `inline_executor`,
-// awaitable calls run to their end on a private io_context, in this thread.
-template <class R, class Options, class Fn, class Executor, class Store>
+// aborting; its outcome goes to `*slot`. With `inline_executor`, awaitable
+// calls run to their end on a private io_context, in this thread.
+template <class R, class Options, class Fn, class Executor>
 void run_one(plan_engine& engine, const Options& opts, Fn& fn, const call_info& info, const Executor& ex,
-             Store store) {
+             outcome<R>* slot) {
   const std::size_t i = info.index;
   if (engine.abort_requested()) {
-    store(outcome<R>::abort());
+    *slot = outcome<R>::abort();
     engine.complete(i, false);
     return;
   }
-  auto done = [&engine, store, i](outcome<R> o) mutable {
-    const bool failed = !o.has_value();
-    store(std::move(o));
-    engine.complete(i, failed);
-  };
+  const store_outcome<R> done{&engine, slot, i};
   if constexpr (returns_awaitable<Fn> && std::is_same_v<Executor, inline_executor>) {
     boost::asio::io_context ctx;
-    execute_call<R>(opts, fn, info, ctx.get_executor(), std::move(done));
+    execute_call<R>(opts, fn, info, ctx.get_executor(), done);
     ctx.run();
   } else {
-    execute_call<R>(opts, fn, info, ex, std::move(done));
+    execute_call<R>(opts, fn, info, ex, done);
   }
 }
 
+// Runs the static call `*call` (of type Call) as call `index`, its outcome
+// into `*slot`. One instantiation per call TYPE (and executor and options),
+// shared by every call of that type in every turn of the translation unit.
+template <class Call, class Executor, class Options>
+void run_static_call(plan_engine& engine, const Executor& ex, const Options& opts, void* call, void* slot,
+                     std::size_t index) {
+  using R = typename Call::result_type;
+  using tool = typename Call::tool_type;
+  const call_info info{type_name_v<tool>, side_effects_v<tool>, index};
+  run_one<R>(engine, opts, *static_cast<Call*>(call), info, ex, static_cast<outcome<R>*>(slot));
+}
+
 // The engine for a static list of calls: conflict rows from the
-// compile-time matrix of the calls' tool types.
+// compile-time matrix of the calls' tool types; the calls and their outcomes
+// in flat tuples (any number of calls); call i starts through entry i of a
+// table of type-erased runners, so nothing is instantiated per call index
+// but the table's initializer.
 template <class Executor, class Options, class Handler, class... Calls>
-class static_engine final : public plan_engine,
-                            public std::enable_shared_from_this<static_engine<Executor, Options, Handler, Calls...>> {
+class static_engine final : public plan_engine {
  public:
-  using results_type = std::tuple<outcome<typename Calls::result_type>...>;
+  using results_type = turn_outcomes<typename Calls::result_type...>;
   static constexpr std::size_t N = sizeof...(Calls);
   static constexpr const auto& matrix = conflict_matrix_v<typename Calls::tool_type...>;
 
   static_engine(const Executor& ex, const Options& opts, Handler handler, Calls&&... calls)
       : plan_engine(N, matrix.words_per_row, matrix.row(0), {opts.abort_on_error, opts.max_concurrency}),
-        ex_(ex), opts_(opts), handler_(std::move(handler)), calls_(std::move(calls)...) {}
+        ex_(ex), opts_(opts), handler_(std::move(handler)), calls_{{std::move(calls)}...},
+        entries_(make_entries(std::index_sequence_for<Calls...>{})) {}
 
   results_type take_results() { return std::move(results_); }
 
+  // Async mode: the engine keeps itself alive until its last call completed.
+  void keep_alive(std::shared_ptr<static_engine> self) { self_ = std::move(self); }
+
  private:
-  // What a pending handler holds: in blocking mode the caller owns the engine
-  // and waits for the last call, so a raw pointer (no atomic reference count
-  // per call); in async mode a shared_ptr keeps the engine alive.
-  auto self_ref() {
-    if constexpr (std::is_same_v<Handler, std::nullptr_t>) return this;
-    else return this->shared_from_this();
+  struct entry {
+    void (*run)(plan_engine&, const Executor&, const Options&, void*, void*, std::size_t);
+    void* call;
+    void* slot;
+    bool is_awaitable;  // co_spawn posts it; a sync call is posted here
+  };
+
+  template <std::size_t... I>
+  std::array<entry, N> make_entries(std::index_sequence<I...>) {
+    auto& slots = turn_outcomes_access::elements(results_);
+    return {entry{&run_static_call<Calls, Executor, Options>, &static_cast<leaf<I, Calls>&>(calls_).value,
+                  &static_cast<leaf<I, outcome<typename Calls::result_type>>&>(slots).value,
+                  Calls::is_awaitable}...};
   }
 
-  template <std::size_t I>
-  void run() {
-    using call_t = std::tuple_element_t<I, std::tuple<Calls...>>;
-    using R = typename call_t::result_type;
-    const call_info info{type_name_v<typename call_t::tool_type>, side_effects_v<typename call_t::tool_type>, I};
-    run_one<R>(*this, opts_, std::get<I>(calls_), info, ex_,
-               [self = self_ref()](outcome<R> o) { std::get<I>(self->results_) = std::move(o); });
-  }
-  template <std::size_t I>
-  static void launch_at(static_engine& self) {
-    using call_t = std::tuple_element_t<I, std::tuple<Calls...>>;
-    if constexpr (call_t::is_awaitable) {
-      self.template run<I>();  // co_spawn posts the coroutine
-    } else {
-      boost::asio::post(self.ex_, [s = self.self_ref()] { s->template run<I>(); });
-    }
-  }
-  template <std::size_t I>
-  static void inline_at(static_engine& self) {
-    self.template run<I>();
-  }
-  using entry = void (*)(static_engine&);
-  template <std::size_t... I>
-  static constexpr std::array<entry, N> launch_table(std::index_sequence<I...>) {
-    return {&launch_at<I>...};
-  }
-  template <std::size_t... I>
-  static constexpr std::array<entry, N> inline_table(std::index_sequence<I...>) {
-    return {&inline_at<I>...};
+  void run(std::size_t i) {
+    const entry& e = entries_[i];
+    e.run(*this, ex_, opts_, e.call, e.slot, i);
   }
 
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      static constexpr auto t = launch_table(std::index_sequence_for<Calls...>{});
-      t[i](*this);
+      if (entries_[i].is_awaitable) run(i);
+      else boost::asio::post(ex_, [this, i] { run(i); });
     } else {
       (void)i;
     }
   }
-  void run_inline_one(std::size_t i) override {
-    static constexpr auto t = inline_table(std::index_sequence_for<Calls...>{});
-    t[i](*this);
-  }
+  void run_inline_one(std::size_t i) override { run(i); }
   void finished() override {
     if constexpr (std::is_same_v<Handler, std::nullptr_t>) {
       plan_engine::finished();
     } else {
-      auto h = std::move(handler_);
-      auto results = std::move(results_);
-      boost::asio::post(ex_, [h = std::move(h), r = std::move(results)]() mutable { std::move(h)(std::move(r)); });
+      const auto keep = std::move(self_);  // released when this returns: nothing touches the engine after
+      boost::asio::post(ex_, [h = std::move(handler_), r = std::move(results_)]() mutable {
+        std::move(h)(std::move(r));
+      });
     }
   }
 
   Executor ex_;
   Options opts_;
   Handler handler_;
-  std::tuple<Calls...> calls_;
+  flat_tuple<std::index_sequence_for<Calls...>, Calls...> calls_;
   results_type results_;
+  std::array<entry, N> entries_;
+  std::shared_ptr<static_engine> self_;
 };
 
 // The engine for calls known at runtime: conflict rows from a runtime plan.
 // Blocking only: the caller owns it and waits for the last call, so handlers
 // hold a raw pointer.
 template <class R, class Executor, class Options, class Task>
-class runtime_engine final : public plan_engine,
-                             public std::enable_shared_from_this<runtime_engine<R, Executor, Options, Task>> {
+class runtime_engine final : public plan_engine {
  public:
   runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
                  runtime_plan plan, std::span<Task> tasks)
@@ -381,8 +391,7 @@ class runtime_engine final : public plan_engine,
   void run(std::size_t i) {
     // An exclusive description is unknown, whatever flags it carries (as in run_with_recovery).
     const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i};
-    run_one<R>(*this, opts_, tasks_[i], info, ex_,
-               [self = this, i](outcome<R> o) { self->results_[i] = std::move(o); });
+    run_one<R>(*this, opts_, tasks_[i], info, ex_, &results_[i]);
   }
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
@@ -456,14 +465,15 @@ auto run_parallel(Executor&& executor, const Options& options, Calls&&... calls)
 /// `auto [a, b] = co_await async_run_plan(call(f, 1), call(g));`. Runs on
 /// the awaiting coroutine's executor; resumes it there with the outcomes.
 template <DispatchOptions Options, BoundCall... Calls>
-boost::asio::awaitable<std::tuple<outcome<typename std::remove_cvref_t<Calls>::result_type>...>> async_run_plan(
+boost::asio::awaitable<turn_outcomes<typename std::remove_cvref_t<Calls>::result_type...>> async_run_plan(
     Options options, Calls... calls) {  // by value: the coroutine outlives its caller's temporaries
-  using results = std::tuple<outcome<typename std::remove_cvref_t<Calls>::result_type>...>;
+  using results = turn_outcomes<typename std::remove_cvref_t<Calls>::result_type...>;
   auto ex = co_await boost::asio::this_coro::executor;
   co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(results)>(
       [&](auto handler) {
         using engine_t = detail::static_engine<decltype(ex), Options, decltype(handler), Calls...>;
         auto engine = std::make_shared<engine_t>(ex, options, std::move(handler), std::move(calls)...);
+        engine->keep_alive(engine);
         engine->start();
       },
       boost::asio::use_awaitable);

@@ -2,12 +2,15 @@
 // exception it threw, or "aborted" (the dispatcher never started it because
 // an earlier call failed and the caller asked to abort). The dispatcher
 // returns one outcome per call, in submission order, so one failing call
-// never loses the other results.
+// never loses the other results; a static turn's outcomes come back as a
+// `turn_outcomes<R...>` (a flat tuple: structured bindings, `get<I>`, any size).
 #ifndef TOOL_EFFECTS_OUTCOME_HPP
 #define TOOL_EFFECTS_OUTCOME_HPP
 
+#include <cstddef>
 #include <exception>
 #include <stdexcept>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <variant>
@@ -109,6 +112,124 @@ class outcome {
   std::variant<std::monostate, storage, std::exception_ptr, detail::aborted_state> state_;
 };
 
+namespace detail {
+// One element of a flat tuple: element I of type T. A flat tuple derives from
+// every leaf at once, so the I-th element is reached by one derived-to-base
+// conversion (O(1) template depth at any size, unlike a recursive
+// std::tuple, which libstdc++ cannot instantiate beyond ~900 elements).
+template <std::size_t I, class T>
+struct leaf {
+  T value;
+};
+template <std::size_t I, class T>
+constexpr T& leaf_value(leaf<I, T>& l) noexcept {
+  return l.value;
+}
+template <std::size_t I, class T>
+constexpr const T& leaf_value(const leaf<I, T>& l) noexcept {
+  return l.value;
+}
+template <std::size_t I, class T>
+T leaf_type(const leaf<I, T>&);  // declared only: the element type, by deduction
+
+template <class Seq, class... T>
+struct flat_tuple;
+template <std::size_t... I, class... T>
+struct flat_tuple<std::index_sequence<I...>, T...> : leaf<I, T>... {};
+
+struct turn_outcomes_access;
+}  // namespace detail
+
+/// The outcomes of a static turn (`run_plan`, `run_parallel`,
+/// `async_run_plan`), in submission order: element I is `outcome<R_I>`.
+/// A flat tuple, so a turn may have any number of calls (a `std::tuple` of
+/// ~900 elements exceeds libstdc++'s template depth). Supports structured
+/// bindings (`auto [a, b] = run_plan(...)`), `get<I>(o)` (found by ADL) and
+/// `o.get<I>()`, `std::tuple_size` / `std::tuple_element`, `apply(f)` and
+/// `to_tuple()`.
+template <class... R>
+class turn_outcomes : private detail::flat_tuple<std::index_sequence_for<R...>, outcome<R>...> {
+  using base = detail::flat_tuple<std::index_sequence_for<R...>, outcome<R>...>;
+  friend struct detail::turn_outcomes_access;
+  template <std::size_t I>
+  using element = decltype(detail::leaf_type<I>(std::declval<const base&>()));
+
+ public:
+  /// Number of calls.
+  static constexpr std::size_t size() noexcept { return sizeof...(R); }
+
+  /// The outcome of call I.
+  template <std::size_t I>
+  [[nodiscard]] element<I>& get() & noexcept {
+    return detail::leaf_value<I>(static_cast<base&>(*this));
+  }
+  template <std::size_t I>
+  [[nodiscard]] const element<I>& get() const& noexcept {
+    return detail::leaf_value<I>(static_cast<const base&>(*this));
+  }
+  template <std::size_t I>
+  [[nodiscard]] element<I>&& get() && noexcept {
+    return std::move(detail::leaf_value<I>(static_cast<base&>(*this)));
+  }
+
+  /// `f(outcome<R>&...)`: every outcome at once.
+  template <class F>
+  decltype(auto) apply(F&& f) & {
+    return apply_impl(*this, std::forward<F>(f), std::index_sequence_for<R...>{});
+  }
+  template <class F>
+  decltype(auto) apply(F&& f) const& {
+    return apply_impl(*this, std::forward<F>(f), std::index_sequence_for<R...>{});
+  }
+
+  /// The outcomes as a `std::tuple<outcome<R>...>` (moved out).
+  [[nodiscard]] std::tuple<outcome<R>...> to_tuple() && {
+    return to_tuple_impl(std::index_sequence_for<R...>{});
+  }
+
+ private:
+  template <class Self, class F, std::size_t... I>
+  static decltype(auto) apply_impl(Self& self, F&& f, std::index_sequence<I...>) {
+    return std::forward<F>(f)(self.template get<I>()...);
+  }
+  template <std::size_t... I>
+  std::tuple<outcome<R>...> to_tuple_impl(std::index_sequence<I...>) {
+    return std::tuple<outcome<R>...>(std::move(this->template get<I>())...);
+  }
+};
+
+namespace detail {
+// The dispatcher's access to the elements (it fills them in place).
+struct turn_outcomes_access {
+  template <class... R>
+  static auto& elements(turn_outcomes<R...>& o) noexcept {
+    return static_cast<typename turn_outcomes<R...>::base&>(o);
+  }
+};
+}  // namespace detail
+
+/// The outcome of call I of a turn (ADL: `get<I>(outcomes)`).
+template <std::size_t I, class... R>
+[[nodiscard]] decltype(auto) get(turn_outcomes<R...>& o) noexcept {
+  return o.template get<I>();
+}
+template <std::size_t I, class... R>
+[[nodiscard]] decltype(auto) get(const turn_outcomes<R...>& o) noexcept {
+  return o.template get<I>();
+}
+template <std::size_t I, class... R>
+[[nodiscard]] decltype(auto) get(turn_outcomes<R...>&& o) noexcept {
+  return std::move(o).template get<I>();
+}
+
 }  // namespace tool_effects
+
+template <class... R>
+struct std::tuple_size<tool_effects::turn_outcomes<R...>> : std::integral_constant<std::size_t, sizeof...(R)> {};
+
+template <std::size_t I, class... R>
+struct std::tuple_element<I, tool_effects::turn_outcomes<R...>> {
+  using type = std::remove_reference_t<decltype(std::declval<tool_effects::turn_outcomes<R...>&>().template get<I>())>;
+};
 
 #endif  // TOOL_EFFECTS_OUTCOME_HPP

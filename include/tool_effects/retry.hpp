@@ -15,8 +15,9 @@
 //  * `run_with_recovery(description, options, fn, args...)`: the runtime path
 //    for tools known only at runtime; refuses what the rules refuse and
 //    returns a failure record instead of invoking the tool again.
-//  * `detail::run_call` / `detail::run_call_async`: the per-call entry point
-//    of the dispatcher (retry only where safe, confirmation of destructive calls).
+//  * `detail::run_call` (sync) / `detail::recover` (awaitable, type-erased:
+//    compiled once per translation unit): the per-call entry points (retry
+//    only where safe, confirmation of the calls that need it).
 //
 // Every decision is one constexpr function on `effect_set` (`may_retry`,
 // `repaired_attempt_class`) built on rules.hpp; docs/recovery.md maps each to
@@ -575,21 +576,126 @@ bool apply_fix(Fix& fix, const std::exception_ptr& e, bool& changed, Args&... ar
   return true;
 }
 
-/// THE per-call entry point (awaitable): as `run_call`, but the approver may
-/// be awaited, a tool returning `awaitable<T>` is awaited, and the backoff
-/// waits on a steady_timer of the coroutine's executor (no thread blocks).
-/// Cancellation of the coroutine (terminal, through its cancellation slot)
-/// stops further attempts: the last error is rethrown. `tool` and `args` must
-/// outlive the returned awaitable. With a `fix` (not null), an error that is
-/// not retried is handed to it as by `repair` (`repairs_idempotent`: the
-/// tool declares `RepairsIdempotent`).
-template <class Tool, class Fix, class... Args>
-auto run_call_async_impl(recovery_refs o, call_settings s, effect_set effects, bool repairs_idempotent, Fix* fix,
-                         Tool& tool, Args&... args)
-    -> boost::asio::awaitable<typename awaited<typename attempt_result<Tool, Args...>::raw>::type> {
-  check_invocable<Tool, Args...>();
-  using raw = typename attempt_result<Tool, Args...>::raw;
+// A call under recovery, type-erased: what the awaitable recovery loop needs
+// from the typed side. The loop (`recover`) is compiled once per translation
+// unit; per tool type only the small functions behind these pointers are.
+struct erased_attempts {
+  void* self = nullptr;
+  // A sync call: runs the attempt with `ctx` and keeps its result; throws its error.
+  void (*run)(void* self, const attempt_context& ctx) = nullptr;
+  // An awaitable call (instead of `run`): the attempt's awaitable, which keeps the result.
+  boost::asio::awaitable<void> (*run_async)(void* self, const attempt_context& ctx) = nullptr;
+  // A repair (null: none): `fix(error)` may change the request in place and says whether to
+  // re-run it; `changed` is set to whether the request differs.
+  bool (*fix)(void* self, const std::exception_ptr& error, bool& changed) = nullptr;
+  bool repairs_idempotent = false;  // the tool declares RepairsIdempotent
+};
+
+// Where a typed call keeps its result between the attempt and the caller.
+template <class T>
+struct result_slot {
+  std::optional<T> value;
+  template <class X>
+  void set(X&& x) {
+    value.emplace(std::forward<X>(x));
+  }
+  T take() { return std::move(*value); }
+};
+template <class T>
+struct result_slot<T&> {
+  T* value = nullptr;
+  void set(T& x) noexcept { value = &x; }
+  T& take() noexcept { return *value; }
+};
+template <>
+struct result_slot<void> {
+  void take() noexcept {}
+};
+
+// The typed half of a call under recovery. `A` is invocable with the
+// attempt context and returns the attempt's result or its awaitable; it may
+// also offer a repair (`has_fix()`, `fix(error, changed)`, `repairs_idempotent`).
+template <class A>
+struct typed_attempts {
+  using raw = decltype(std::declval<A&>()(std::declval<const attempt_context&>()));
+  static constexpr bool is_async = is_awaitable<std::remove_cvref_t<raw>>::value;
   using result = typename awaited<raw>::type;
+
+  A attempt;
+  result_slot<result> out{};
+
+  erased_attempts erased() {
+    erased_attempts c;
+    c.self = this;
+    if constexpr (is_async) c.run_async = &run_async;
+    else c.run = &run;
+    if constexpr (requires(A& a, const std::exception_ptr& e, bool& changed) {
+                    { a.has_fix() } -> std::convertible_to<bool>;
+                    { a.fix(e, changed) } -> std::convertible_to<bool>;
+                  }) {
+      if (attempt.has_fix()) {
+        c.fix = &fix;
+        c.repairs_idempotent = A::repairs_idempotent;
+      }
+    }
+    return c;
+  }
+
+ private:
+  static void run(void* p, const attempt_context& ctx) {
+    auto& self = *static_cast<typed_attempts*>(p);
+    if constexpr (std::is_void_v<result>) self.attempt(ctx);
+    else self.out.set(self.attempt(ctx));
+  }
+  static boost::asio::awaitable<void> run_async(void* p, const attempt_context& ctx) {
+    auto& self = *static_cast<typed_attempts*>(p);
+    if constexpr (std::is_void_v<result>) co_await self.attempt(ctx);
+    else self.out.set(co_await self.attempt(ctx));
+  }
+  static bool fix(void* p, const std::exception_ptr& e, bool& changed) {
+    return static_cast<typed_attempts*>(p)->attempt.fix(e, changed);
+  }
+};
+
+// The attempts of `tool(args...)` (or `tool(ctx, args...)`), with an optional
+// repair `fix(error, args&...)` (Fix = std::nullptr_t: none).
+template <class Tool, class Fix, class... Args>
+struct direct_attempt {
+  static constexpr bool repairs_idempotent = RepairsIdempotent<unwrap_tool_t<Tool>>;
+  Tool* tool;
+  Fix* repair;
+  std::tuple<Args&...> args;
+
+  decltype(auto) operator()(const attempt_context& ctx) {
+    return std::apply([&](Args&... a) -> decltype(auto) { return invoke_attempt(*tool, ctx, a...); }, args);
+  }
+  [[nodiscard]] bool has_fix() const noexcept {
+    if constexpr (std::is_same_v<Fix, std::nullptr_t>) return false;
+    else return repair != nullptr;
+  }
+  bool fix(const std::exception_ptr& e, bool& changed) {
+    if constexpr (std::is_same_v<Fix, std::nullptr_t>) {
+      (void)e;
+      (void)changed;
+      return false;
+    } else {
+      return std::apply([&](Args&... a) { return apply_fix(*repair, e, changed, a...); }, args);
+    }
+  }
+};
+
+/// THE per-call recovery loop (awaitable), for the dispatcher and the
+/// awaitable forms: confirmation of the calls that `needs_confirmation`,
+/// then attempts under `o.retry`, retried only where `may_retry` allows,
+/// the backoff waiting on a steady_timer of the coroutine's executor (no
+/// thread blocks); the approver may be awaited, an awaitable call is
+/// awaited. Cancellation of the coroutine (terminal, through its
+/// cancellation slot) stops further attempts: the last error is rethrown.
+/// With a repair (`c.fix`), an error that is not retried is handed to it as
+/// by `repair`. A template only so that it is compiled where it is used;
+/// once per translation unit.
+template <class = void>
+boost::asio::awaitable<void> recover(recovery_refs o, call_settings s, effect_set effects, erased_attempts c) {
   recovery_state st(o, std::move(s), effects);
   if (st.needs_confirmation()) {
     std::exception_ptr err;
@@ -606,14 +712,9 @@ auto run_call_async_impl(recovery_refs o, call_settings s, effect_set effects, b
     const attempt_context& ctx = st.begin_attempt();
     std::exception_ptr e;
     try {
-      if constexpr (std::is_void_v<result>) {
-        if constexpr (attempt_result<Tool, Args...>::awaitable) co_await invoke_attempt(tool, ctx, args...);
-        else invoke_attempt(tool, ctx, args...);
-        co_return;
-      } else {
-        if constexpr (attempt_result<Tool, Args...>::awaitable) co_return co_await invoke_attempt(tool, ctx, args...);
-        else co_return invoke_attempt(tool, ctx, args...);
-      }
+      if (c.run_async != nullptr) co_await c.run_async(c.self, ctx);
+      else c.run(c.self, ctx);
+      co_return;
     } catch (...) {
       e = std::current_exception();
     }
@@ -624,15 +725,13 @@ auto run_call_async_impl(recovery_refs o, call_settings s, effect_set effects, b
       // Cancellation is handled here (no further attempt): clear the state, or
       // Asio 1.81's co_spawn would throw operation_aborted from its final post.
       if (cancelled) co_await boost::asio::this_coro::reset_cancellation_state();
-      if constexpr (!std::is_same_v<Fix, std::nullptr_t>) {
-        if (fix != nullptr && !cancelled) {  // not transient: try a repair
-          bool changed = true;
-          if (!apply_fix(*fix, e, changed, args...)) std::rethrow_exception(e);
-          if (const auto refusal = st.repair_refusal(changed, repairs_idempotent))
-            throw call_failure(st.record(*refusal, e));
-          st.begin_repair(changed);
-          continue;
-        }
+      if (c.fix != nullptr && !cancelled) {  // not transient: try a repair
+        bool changed = true;
+        if (!c.fix(c.self, e, changed)) std::rethrow_exception(e);
+        if (const auto refusal = st.repair_refusal(changed, c.repairs_idempotent))
+          throw call_failure(st.record(*refusal, e));
+        st.begin_repair(changed);
+        continue;
       }
       std::rethrow_exception(e);
     }
@@ -653,10 +752,22 @@ auto run_call_async_impl(recovery_refs o, call_settings s, effect_set effects, b
   }
 }
 
-/// THE per-call entry point (awaitable), without repair (see run_call_async_impl).
+/// The awaitable per-call entry point over typed attempts: runs `recover`
+/// and returns the result. `tool`, `fix` (null: no repair) and `args` must
+/// outlive it.
+template <class Tool, class Fix, class... Args>
+auto run_call_async_impl(recovery_refs o, call_settings s, effect_set effects, Fix* fix, Tool& tool, Args&... args)
+    -> boost::asio::awaitable<typename awaited<typename attempt_result<Tool, Args...>::raw>::type> {
+  check_invocable<Tool, Args...>();
+  typed_attempts<direct_attempt<Tool, Fix, Args...>> t{{&tool, fix, std::tuple<Args&...>(args...)}};
+  co_await recover(o, std::move(s), effects, t.erased());
+  co_return t.out.take();
+}
+
+/// `run_call_async_impl` without a repair.
 template <class Tool, class... Args>
 auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& tool, Args&... args) {
-  return run_call_async_impl(o, std::move(s), effects, false, static_cast<std::nullptr_t*>(nullptr), tool, args...);
+  return run_call_async_impl(o, std::move(s), effects, static_cast<std::nullptr_t*>(nullptr), tool, args...);
 }
 
 #if defined(__GNUC__) && !defined(__clang__)
@@ -795,8 +906,7 @@ auto repair_async(retry_policy policy, Tool tool, Fix fix, Args... args)
                 "tool_effects::repair_async: fix must be callable as bool(const std::exception_ptr&, Args&... request)");
   const recovery_options o{std::move(policy), {}};
   co_return co_await detail::run_call_async_impl(o, detail::settings_for<Tool>(),
-                                                 side_effects_v<detail::unwrap_tool_t<Tool>>,
-                                                 RepairsIdempotent<detail::unwrap_tool_t<Tool>>, &fix, tool, args...);
+                                                 side_effects_v<detail::unwrap_tool_t<Tool>>, &fix, tool, args...);
 }
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop

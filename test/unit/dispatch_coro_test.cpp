@@ -82,7 +82,7 @@ TEST(DispatchCoro, AwaitingToolsHoldNoPoolThread) {
   std::atomic<int> started{0};
   const rendezvous r{&started, 6};
   auto res = te::run_plan(pool, te::call(r), te::call(r), te::call(r), te::call(r), te::call(r), te::call(r));
-  const bool all = std::apply([](auto&... o) { return (o.value() && ...); }, res);
+  const bool all = res.apply([](auto&... o) { return (o.value() && ...); });
   EXPECT_TRUE(all);
 }
 
@@ -129,17 +129,17 @@ TEST(DispatchCoro, MixedSyncAndAwaitableKeepProgramOrder) {
     int store = 0;
     auto r = te::run_plan(pool, te::call(async_write{}, std::ref(store), 1), te::call(sync_read{}, std::cref(store)),
                           te::call(async_write{}, std::ref(store), 2), te::call(sync_read{}, std::cref(store)));
-    ASSERT_EQ(std::get<1>(r).value(), 1);
-    ASSERT_EQ(std::get<3>(r).value(), 2);
+    ASSERT_EQ(get<1>(r).value(), 1);
+    ASSERT_EQ(get<3>(r).value(), 2);
   }
 }
 
 TEST(DispatchCoro, AwaitableErrorsAreOutcomes) {
   asio::thread_pool pool(1);
   auto r = te::run_plan(pool, te::call(async_fail{}));
-  ASSERT_TRUE(std::get<0>(r).has_error());
+  ASSERT_TRUE(get<0>(r).has_error());
   try {
-    (void)std::get<0>(r).value();
+    (void)get<0>(r).value();
     FAIL();
   } catch (const std::runtime_error& e) {
     EXPECT_STREQ(e.what(), "remote error");
@@ -147,14 +147,14 @@ TEST(DispatchCoro, AwaitableErrorsAreOutcomes) {
   // A tool that throws before returning its awaitable.
   auto eager = te::tag<te::read>([]() -> asio::awaitable<int> { throw std::logic_error("eager"); });
   auto e = te::run_plan(pool, te::call(eager));
-  EXPECT_THROW(std::get<0>(e).value(), std::logic_error);
+  EXPECT_THROW(get<0>(e).value(), std::logic_error);
 }
 
 TEST(DispatchCoro, InlineExecutorRunsAwaitablesInTheCallersThread) {
   int store = 0;
   auto r = te::run_plan(te::inline_executor{}, te::call(async_write{}, std::ref(store), 5),
                         te::call(sync_read{}, std::cref(store)));
-  EXPECT_EQ(std::get<1>(r).value(), 5);
+  EXPECT_EQ(get<1>(r).value(), 5);
 }
 
 TEST(DispatchCoro, StrandExecutor) {
@@ -162,7 +162,7 @@ TEST(DispatchCoro, StrandExecutor) {
   std::atomic<int> started{0};
   const rendezvous r{&started, 4};
   auto res = te::run_plan(asio::make_strand(pool), te::call(r), te::call(r), te::call(r), te::call(r));
-  EXPECT_TRUE(std::get<3>(res).value());
+  EXPECT_TRUE(get<3>(res).value());
 }
 
 TEST(DispatchCoro, RuntimeFormWithAwaitableTasks) {

@@ -263,7 +263,7 @@ TEST(DispatchRecovery, AwaitableToolsAndAsyncRunPlanAreRetried) {
   const auto opts = te::run_options{}.with(policy());
   auto fut = asio::co_spawn(
       io,
-      [&]() -> asio::awaitable<std::tuple<te::outcome<int>, te::outcome<int>>> {
+      [&]() -> asio::awaitable<te::turn_outcomes<int, int>> {
         co_return co_await te::async_run_plan(opts, te::call(remote_fetch{&r}, 4), te::call(fetch_user{&f}, 5));
       },
       asio::use_future);

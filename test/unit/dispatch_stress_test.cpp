@@ -233,7 +233,7 @@ void run_static_pack(asio::thread_pool& pool, std::mt19937& rng, int rounds, con
       return te::run_plan(pool, opts, te::call(Tools{&m, I, turn.durations[I], turn.fails[I]})...);
     }(std::index_sequence_for<Tools...>{});
     std::vector<te::outcome<int>> out;
-    std::apply([&](auto&... o) { (out.push_back(std::move(o)), ...); }, results);
+    results.apply([&](auto&... o) { (out.push_back(std::move(o)), ...); });
     m.verify(out, turn.fails, opts.abort_on_error, opts.max_concurrency, what);
     if (::testing::Test::HasFatalFailure()) return;
   }

@@ -103,9 +103,9 @@ TEST(Dispatch, ConflictingCallsRunInProgramOrder) {
     auto r = te::run_plan(pool, te::call(set_user{}, std::ref(store), 1), te::call(fetch_user{}, std::cref(store)),
                           te::call(set_user{}, std::ref(store), 2), te::call(fetch_user{}, std::cref(store)),
                           te::call(fetch_user{}, std::cref(store)), te::call(set_user{}, std::ref(store), 3));
-    ASSERT_EQ(std::get<1>(r).value(), 1);
-    ASSERT_EQ(std::get<3>(r).value(), 2);
-    ASSERT_EQ(std::get<4>(r).value(), 2);
+    ASSERT_EQ(get<1>(r).value(), 1);
+    ASSERT_EQ(get<3>(r).value(), 2);
+    ASSERT_EQ(get<4>(r).value(), 2);
     ASSERT_EQ(store, 3);
   }
 }
@@ -126,7 +126,7 @@ TEST(Dispatch, DataflowHasNoWaveBarriers) {
   auto r = te::run_plan(pool, te::call(set_user{}, std::ref(store), 5), te::call(blocked_write),
                         te::call(signalling_read));
   EXPECT_TRUE(saw_it);
-  EXPECT_EQ(std::get<2>(r).value(), 5);
+  EXPECT_EQ(get<2>(r).value(), 5);
 }
 
 TEST(Dispatch, UndeclaredToolRunsAlone) {
@@ -158,18 +158,18 @@ TEST(Dispatch, AbortOnErrorSkipsCallsNotYetStarted) {
   auto count = te::tag<te::reads<users>>([&] { return ++invoked; });
   auto r = te::run_plan(te::inline_executor{}, te::run_options{.abort_on_error = true}, te::call(count),
                         te::call(failing_write{}), te::call(count), te::call(search{}, std::string("x")));
-  EXPECT_EQ(std::get<0>(r).value(), 1);
-  EXPECT_TRUE(std::get<1>(r).has_error());
-  EXPECT_TRUE(std::get<2>(r).aborted());
-  EXPECT_FALSE(std::get<2>(r).has_error());
-  EXPECT_EQ(std::get<2>(r).error(), nullptr);
-  EXPECT_THROW(std::get<2>(r).value(), te::call_aborted);
-  EXPECT_TRUE(std::get<3>(r).aborted());
+  EXPECT_EQ(get<0>(r).value(), 1);
+  EXPECT_TRUE(get<1>(r).has_error());
+  EXPECT_TRUE(get<2>(r).aborted());
+  EXPECT_FALSE(get<2>(r).has_error());
+  EXPECT_EQ(get<2>(r).error(), nullptr);
+  EXPECT_THROW(get<2>(r).value(), te::call_aborted);
+  EXPECT_TRUE(get<3>(r).aborted());
   EXPECT_EQ(invoked, 1);
 
   // Without the option every call runs.
   auto all = te::run_plan(te::inline_executor{}, te::call(count), te::call(failing_write{}), te::call(count));
-  EXPECT_EQ(std::get<2>(all).value(), 3);
+  EXPECT_EQ(get<2>(all).value(), 3);
 }
 
 TEST(Dispatch, AbortOnErrorOnAPoolAbortsEverySuccessorOfTheFailure) {
@@ -179,9 +179,9 @@ TEST(Dispatch, AbortOnErrorOnAPoolAbortsEverySuccessorOfTheFailure) {
     auto late = te::tag<te::writes<orders>>([&] { ++after; });
     auto r = te::run_plan(pool, te::run_options{.abort_on_error = true}, te::call(failing_write{}), te::call(late),
                           te::call(late));
-    ASSERT_TRUE(std::get<0>(r).has_error());
-    ASSERT_TRUE(std::get<1>(r).aborted());  // waits for the failed call: never started
-    ASSERT_TRUE(std::get<2>(r).aborted());
+    ASSERT_TRUE(get<0>(r).has_error());
+    ASSERT_TRUE(get<1>(r).aborted());  // waits for the failed call: never started
+    ASSERT_TRUE(get<2>(r).aborted());
     ASSERT_EQ(after.load(), 0);
   }
 }
@@ -223,18 +223,18 @@ TEST(Dispatch, RunsOnIoContextStrandAndPoolExecutor) {
   auto guard = asio::make_work_guard(io);
   std::thread runner([&] { io.run(); });
   auto a = te::run_plan(io, te::call(set_user{}, std::ref(store), 3), te::call(fetch_user{}, std::cref(store)));
-  EXPECT_EQ(std::get<1>(a).value(), 3);
+  EXPECT_EQ(get<1>(a).value(), 3);
   auto b = te::run_plan(asio::make_strand(io), te::call(fetch_user{}, std::cref(store)), te::call(search{}, std::string("s")));
-  EXPECT_EQ(std::get<0>(b).value(), 3);
+  EXPECT_EQ(get<0>(b).value(), 3);
   guard.reset();
   runner.join();
 
   asio::thread_pool pool(2);
   auto c = te::run_parallel(pool.get_executor(), te::call(fetch_user{}, std::cref(store)), te::call(fetch_user{}, std::cref(store)));
-  EXPECT_EQ(std::get<1>(c).value(), 3);
+  EXPECT_EQ(get<1>(c).value(), 3);
   auto d = te::run_parallel(asio::make_strand(pool), te::run_options{.max_concurrency = 1},
                             te::call(search{}, std::string("a")), te::call(search{}, std::string("b")));
-  EXPECT_EQ(std::get<1>(d).value(), "results for b");
+  EXPECT_EQ(get<1>(d).value(), "results for b");
 }
 
 TEST(Dispatch, EmptyTurn) {
@@ -252,14 +252,14 @@ TEST(Dispatch, ArgumentsAreStoredByValueUnlessWrapped) {
   auto c = te::call(get, x);  // copy taken now
   x = 5;
   auto r = te::run_plan(te::inline_executor{}, std::move(c), te::call(bump, std::ref(x)));
-  EXPECT_EQ(std::get<0>(r).value(), 1);
-  EXPECT_EQ(std::get<1>(r).value(), 6);
+  EXPECT_EQ(r.get<0>().value(), 1);
+  EXPECT_EQ(r.get<1>().value(), 6);
   EXPECT_EQ(x, 6);
   // A C string decays to a pointer; a tool bound by std::ref keeps its declaration.
   search s;
   auto q = te::call(std::ref(s), "query");
   static_assert(std::is_same_v<decltype(q)::tool_type, search>);
-  EXPECT_EQ(std::get<0>(te::run_plan(te::inline_executor{}, std::move(q))).value(), "results for query");
+  EXPECT_EQ(te::run_plan(te::inline_executor{}, std::move(q)).get<0>().value(), "results for query");
   // The call can be invoked again with the same arguments (as a retry would).
   auto again = te::call(bump, std::ref(x));
   EXPECT_EQ(again(), 7);
@@ -350,5 +350,5 @@ TEST(Options, ExtrasAreCarriedByType) {
   EXPECT_EQ(more.get<approver>().id, 42);
   // Options with extras are accepted by the dispatcher.
   auto r = te::run_plan(te::inline_executor{}, more, te::call(search{}, std::string("z")));
-  EXPECT_EQ(std::get<0>(r).value(), "results for z");
+  EXPECT_EQ(get<0>(r).value(), "results for z");
 }

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <concepts>
 #include <exception>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -141,9 +142,16 @@ struct attempt_raw<Fn> {
 // One attempt of a dispatched call: a bound call invokes its tool with the
 // attempt context when the tool accepts it; a runtime task is called with the
 // context if it accepts it, else with nothing. Results are returned by value.
+// A bound call given `with_repair(fix)` offers that repair.
 template <class Fn>
 struct dispatched_attempt {
   Fn* fn;
+
+  static constexpr bool repairs_idempotent = [] {
+    if constexpr (is_static_call<Fn>) return RepairsIdempotent<typename Fn::tool_type>;
+    else return false;
+  }();
+
   auto operator()(const attempt_context& ctx) const -> std::remove_cvref_t<typename attempt_raw<Fn>::type> {
     if constexpr (is_static_call<Fn>)
       return std::apply([&](auto&... a) -> decltype(auto) { return invoke_attempt(fn->tool(), ctx, unwrap(a)...); },
@@ -153,48 +161,46 @@ struct dispatched_attempt {
     else
       return (*fn)();
   }
+  [[nodiscard]] bool has_fix() const noexcept {
+    if constexpr (requires { fn->repair_fix(); }) return fn->repair_fix() != nullptr;
+    else return false;
+  }
+  bool fix(const std::exception_ptr& e, bool& changed) const {
+    if constexpr (requires { fn->repair_fix(); })
+      return std::apply([&](auto&... a) { return apply_fix(*fn->repair_fix(), e, changed, unwrap(a)...); },
+                        fn->args());
+    else
+      return ((void)e, (void)changed, false);
+  }
 };
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
-// The call under recovery, as an outcome (never throws).
-template <class R, class Fn>
-boost::asio::awaitable<outcome<R>> recovered_outcome(recovery_refs refs, call_settings settings, effect_set effects,
-                                                     Fn* fn) {
-  dispatched_attempt<Fn> attempt{fn};
-  try {
-    if constexpr (requires { fn->repair_fix(); }) {
-      if (auto* fix = fn->repair_fix()) {  // `call(...).with_repair(fix)`: the repairing loop
-        auto aw = std::apply(
-            [&](auto&... a) {
-              return run_call_async_impl(refs, std::move(settings), effects,
-                                         RepairsIdempotent<typename Fn::tool_type>, fix, fn->tool(), unwrap(a)...);
-            },
-            fn->args());
-        if constexpr (std::is_void_v<R>) {
-          co_await std::move(aw);
-          co_return outcome<R>::success();
-        } else {
-          co_return outcome<R>::success(co_await std::move(aw));
-        }
-      }
-    }
-    if constexpr (std::is_void_v<R>) {
-      co_await run_call_async(refs, std::move(settings), effects, attempt);
-      co_return outcome<R>::success();
-    } else {
-      co_return outcome<R>::success(co_await run_call_async(refs, std::move(settings), effects, attempt));
-    }
-  } catch (...) {
-    co_return outcome<R>::failure(std::current_exception());
+// A dispatched call under recovery: its typed attempts and its completion,
+// kept on the heap while `recover` runs.
+template <class R, class Fn, class Done>
+struct recovered_call {
+  typed_attempts<dispatched_attempt<Fn>> attempts;
+  Done done;
+
+  // The end of `recover` (e: its error): the call's outcome goes to `done`.
+  static void complete(void* p, std::exception_ptr e) {
+    std::unique_ptr<recovered_call> self(static_cast<recovered_call*>(p));
+    outcome<R> o;
+    if (e) o = outcome<R>::failure(std::move(e));
+    else if constexpr (std::is_void_v<R>) o = outcome<R>::success();
+    else o = outcome<R>::success(self->attempts.out.take());
+    Done d = std::move(self->done);
+    self.reset();
+    d(std::move(o));
   }
-}
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+};
+
+// The completion handler of every recovered call: one type, so `co_spawn`
+// is instantiated once per executor.
+struct erased_completion {
+  void* self;
+  void (*fn)(void*, std::exception_ptr);
+  void operator()(std::exception_ptr e) const { fn(self, std::move(e)); }
+};
 
 /// Runs one dispatched call under the recovery layer and hands its outcome
 /// to `done` exactly once: confirmation of the calls that
@@ -212,16 +218,16 @@ void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const 
   if constexpr (options_have_policy<Options>) policy = &opts.template get<retry_policy>();
   if constexpr (options_have_approver<Options>) approver = &opts.template get<tool_effects::approver>();
   call_settings settings{std::string(info.name), chosen_idempotency_key(fn), destructive_retry_opt_in(fn)};
-  auto aw = recovered_outcome<R>(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>},
-                                 std::move(settings), info.effects, &fn);
-  auto complete = [done = std::forward<Done>(done)](std::exception_ptr e, outcome<R> o) mutable {
-    done(e ? outcome<R>::failure(std::move(e)) : std::move(o));
-  };
-  if constexpr (requires { boost::asio::co_spawn(ex, std::move(aw), std::move(complete)); }) {
-    boost::asio::co_spawn(ex, std::move(aw), std::move(complete));
+  using call_t = recovered_call<R, Fn, std::decay_t<Done>>;
+  auto* call = new call_t{{dispatched_attempt<Fn>{&fn}}, std::forward<Done>(done)};
+  auto aw = recover(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>}, std::move(settings),
+                    info.effects, call->attempts.erased());
+  const erased_completion complete{call, &call_t::complete};
+  if constexpr (requires { boost::asio::co_spawn(ex, std::move(aw), complete); }) {
+    boost::asio::co_spawn(ex, std::move(aw), complete);
   } else {
     boost::asio::io_context ctx;
-    boost::asio::co_spawn(ctx, std::move(aw), std::move(complete));
+    boost::asio::co_spawn(ctx, std::move(aw), complete);
     ctx.run();
   }
 }
