@@ -9,10 +9,12 @@
 #define TOOL_EFFECTS_ATTEMPT_HPP
 
 #include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <random>
 #include <string>
 #include <type_traits>
 
-#include <boost/uuid/random_generator.hpp>
 #include <boost/uuid/uuid.hpp>
 #include <boost/uuid/uuid_io.hpp>
 
@@ -20,16 +22,25 @@
 
 namespace tool_effects {
 
-/// A fresh idempotency key: a random RFC 9562 UUID (version 4, 122 random
-/// bits read from the operating system's entropy source for every key,
-/// boost::uuids::random_generator_pure: unpredictable, unlike a seeded
-/// Mersenne Twister) in the standard lowercase 36-character form. Keys of
-/// consecutive calls share no structure, and a collision between any two
-/// keys ever made is negligible (birthday bound 2^61). Thread-safe (one
-/// generator per thread).
+/// A fresh idempotency key: a random RFC 9562 UUID (version 4: 122 random
+/// bits drawn from `std::random_device` for every key, the platform's
+/// non-deterministic source (libstdc++ and libc++ on Linux: the CPU's
+/// hardware generator or the kernel's getrandom/urandom): unpredictable,
+/// unlike a seeded Mersenne Twister) in the standard lowercase 36-character
+/// form (Boost.UUID). Keys of consecutive calls share no structure, and a
+/// collision between any two keys ever made is negligible (birthday bound
+/// 2^61). Thread-safe (one source per thread).
 inline std::string make_idempotency_key() {
-  thread_local boost::uuids::random_generator_pure gen;
-  return boost::uuids::to_string(gen());
+  static_assert(std::numeric_limits<std::random_device::result_type>::digits >= 32);
+  thread_local std::random_device entropy;
+  boost::uuids::uuid u{};
+  for (std::size_t i = 0; i < u.size(); i += 4) {
+    const auto bits = static_cast<std::uint32_t>(entropy());
+    for (std::size_t k = 0; k < 4; ++k) u.data[i + k] = static_cast<std::uint8_t>(bits >> (8 * k));
+  }
+  u.data[6] = static_cast<std::uint8_t>((u.data[6] & 0x0F) | 0x40);  // version 4 (RFC 9562, 5.4)
+  u.data[8] = static_cast<std::uint8_t>((u.data[8] & 0x3F) | 0x80);  // variant 10
+  return boost::uuids::to_string(u);
 }
 
 /// What a tool learns about the attempt it is running, when it is invocable

@@ -13,6 +13,7 @@
 
 #include <exception>
 #include <functional>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -43,6 +44,31 @@ template <class T, class E>
 struct awaitable_traits<boost::asio::awaitable<T, E>> {
   static constexpr bool is_awaitable = true;
   using value_type = T;
+};
+
+// An optional value held on the heap and copied deeply: one pointer to move
+// and to destroy while empty.
+template <class T>
+class heap_box {
+ public:
+  heap_box() = default;
+  heap_box(const heap_box& o) : p_(o.p_ ? std::make_unique<T>(*o.p_) : nullptr) {}
+  heap_box(heap_box&&) noexcept = default;
+  heap_box& operator=(const heap_box& o) {
+    if (this != &o) p_ = o.p_ ? std::make_unique<T>(*o.p_) : nullptr;
+    return *this;
+  }
+  heap_box& operator=(heap_box&&) noexcept = default;
+  ~heap_box() = default;
+
+  [[nodiscard]] T* get() const noexcept { return p_.get(); }
+  T& get_or_emplace() {
+    if (!p_) p_ = std::make_unique<T>();
+    return *p_;
+  }
+
+ private:
+  std::unique_ptr<T> p_;
 };
 
 template <class T>
@@ -84,7 +110,9 @@ class bound_call {
     return std::apply(
         [this](auto&... a) -> decltype(auto) {
           if constexpr (AttemptAware<tool_type, std::unwrap_reference_t<Args>...>)
-            return detail::invoke(detail::unwrap(tool_), attempt_context{idempotency_key_.empty() ? make_idempotency_key() : idempotency_key_, 1, false},
+            return detail::invoke(detail::unwrap(tool_),
+                                  attempt_context{idempotency_key().empty() ? make_idempotency_key() : idempotency_key(),
+                                                  1, false},
                                   detail::unwrap(a)...);
           else
             return detail::invoke(detail::unwrap(tool_), detail::unwrap(a)...);
@@ -116,11 +144,15 @@ class bound_call {
   /// process): every attempt the dispatcher makes carries it (a repair with
   /// changed inputs: "<key>.r<k>"). Empty: a fresh random key per call.
   [[nodiscard]] bound_call with_idempotency_key(std::string key) && {
-    idempotency_key_ = std::move(key);
+    extras().idempotency_key = std::move(key);
     return std::move(*this);
   }
   /// The caller-chosen idempotency key ("" when none).
-  [[nodiscard]] const std::string& idempotency_key() const noexcept { return idempotency_key_; }
+  [[nodiscard]] const std::string& idempotency_key() const noexcept {
+    static const std::string none;
+    const call_extras* e = extras_.get();
+    return e ? e->idempotency_key : none;
+  }
 
   /// The repair function type of this call: `fix(error, args&...)` may change
   /// the bound arguments in place and returns whether to re-run.
@@ -140,20 +172,31 @@ class bound_call {
     static_assert(std::is_invocable_r_v<bool, Fix&, const std::exception_ptr&, std::unwrap_reference_t<Args>&...>,
                   "tool_effects: with_repair: fix must be callable as bool(const std::exception_ptr&, Args&... request)");
     static_assert(!std::is_reference_v<invoke_result>, "tool_effects: with_repair: the tool must return by value");
-    repair_ = std::move(fix);
+    extras().repair = std::move(fix);
     return std::move(*this);
   }
   /// The repair given by `with_repair`, or nullptr.
-  [[nodiscard]] repair_function* repair_fix() noexcept { return repair_ ? &repair_ : nullptr; }
+  [[nodiscard]] repair_function* repair_fix() noexcept {
+    call_extras* e = extras_.get();
+    return e && e->repair ? &e->repair : nullptr;
+  }
   /// Whether `allow_destructive_retry()` was called.
   [[nodiscard]] bool destructive_retry_allowed() const noexcept { return destructive_retry_; }
 
  private:
+  // What few calls carry: kept out of line, so that a plain call moves and
+  // dies as cheaply as its tool and arguments (a static turn of hundreds of
+  // calls constructs, moves and destroys each of them).
+  struct call_extras {
+    std::string idempotency_key{};
+    repair_function repair{};
+  };
+  call_extras& extras() { return extras_.get_or_emplace(); }
+
   Tool tool_;
   std::tuple<Args...> args_;
   bool destructive_retry_ = false;
-  std::string idempotency_key_{};
-  repair_function repair_{};
+  detail::heap_box<call_extras> extras_{};
 };
 
 namespace detail {

@@ -70,6 +70,24 @@ concept Approver = SyncApprover<A> || AsyncApprover<A>;
 #pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
 
+namespace detail {
+// Runs an approver's awaitable to its end on a private io_context in this
+// thread; rethrows its error. (A template: compiled only where used.)
+template <class Awaitable>
+confirmation run_to_completion(Awaitable aw) {
+  boost::asio::io_context io;
+  std::exception_ptr error;
+  confirmation answer = confirmation::deny;
+  boost::asio::co_spawn(io, std::move(aw), [&](std::exception_ptr e, confirmation c) {
+    error = e;
+    answer = c;
+  });
+  io.run();
+  if (error) std::rethrow_exception(error);
+  return answer;
+}
+}  // namespace detail
+
 /// A type-erased, copyable approver (shared state). Default-constructed it is
 /// empty, and an empty approver denies every call.
 class approver {
@@ -81,10 +99,15 @@ class approver {
     requires(Approver<std::decay_t<A>> && !std::is_same_v<std::decay_t<A>, approver>)
   approver(A&& a) {  // NOLINT(google-explicit-constructor): an approver is its callable
     using F = std::decay_t<A>;
-    if constexpr (SyncApprover<F>)
-      sync_ = [f = std::make_shared<F>(std::forward<A>(a))](const confirmation_request& r) { return (*f)(r); };
-    else
-      async_ = [f = std::make_shared<F>(std::forward<A>(a))](const confirmation_request& r) { return (*f)(r); };
+    const auto f = std::make_shared<F>(std::forward<A>(a));
+    if constexpr (SyncApprover<F>) {
+      sync_ = [f](const confirmation_request& r) { return (*f)(r); };
+    } else {
+      async_ = [f](const confirmation_request& r) { return (*f)(r); };
+      // `ask` runs it to completion on a private io_context (instantiated
+      // only where an awaitable approver is made).
+      sync_ = [f](const confirmation_request& r) { return detail::run_to_completion((*f)(r)); };
+    }
   }
 
   /// Whether a callable is held.
@@ -96,18 +119,7 @@ class approver {
   /// Asks synchronously. Empty: `deny`. An awaitable approver is run to
   /// completion on a private io_context. Exceptions of the approver propagate.
   [[nodiscard]] confirmation ask(const confirmation_request& r) const {
-    if (sync_) return sync_(r);
-    if (!async_) return confirmation::deny;
-    boost::asio::io_context io;
-    std::exception_ptr error;
-    confirmation answer = confirmation::deny;
-    boost::asio::co_spawn(io, async_(r), [&](std::exception_ptr e, confirmation c) {
-      error = e;
-      answer = c;
-    });
-    io.run();
-    if (error) std::rethrow_exception(error);
-    return answer;
+    return sync_ ? sync_(r) : confirmation::deny;
   }
 
   /// Asks without blocking a thread: an awaitable approver is awaited, a
@@ -119,6 +131,7 @@ class approver {
   }
 
  private:
+  // Every non-empty approver has `sync_` (for an awaitable one: run to completion); `async_` only an awaitable one.
   std::function<confirmation(const confirmation_request&)> sync_;
   std::function<boost::asio::awaitable<confirmation>(const confirmation_request&)> async_;
 };

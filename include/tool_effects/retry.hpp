@@ -692,10 +692,11 @@ struct direct_attempt {
 /// awaited. Cancellation of the coroutine (terminal, through its
 /// cancellation slot) stops further attempts: the last error is rethrown.
 /// With a repair (`c.fix`), an error that is not retried is handed to it as
-/// by `repair`. A template only so that it is compiled where it is used;
-/// once per translation unit.
-template <class = void>
-boost::asio::awaitable<void> recover(recovery_refs o, call_settings s, effect_set effects, erased_attempts c) {
+/// by `repair`. A template (on the timer, Asio's steady_timer) only so that
+/// it is compiled where it is used: once per translation unit.
+template <class Timer = boost::asio::steady_timer>
+boost::asio::awaitable<void, typename Timer::executor_type> recover(recovery_refs o, call_settings s,
+                                                                    effect_set effects, erased_attempts c) {
   recovery_state st(o, std::move(s), effects);
   if (st.needs_confirmation()) {
     std::exception_ptr err;
@@ -736,8 +737,8 @@ boost::asio::awaitable<void> recover(recovery_refs o, call_settings s, effect_se
       std::rethrow_exception(e);
     }
     if (next.kind == recovery_state::step_kind::fail) throw call_failure(st.record(next.reason, e));
-    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
-    timer.expires_after(std::chrono::duration_cast<boost::asio::steady_timer::duration>(next.delay));
+    Timer timer(co_await boost::asio::this_coro::executor);
+    timer.expires_after(std::chrono::duration_cast<typename Timer::duration>(next.delay));
     bool aborted = false;
     try {
       co_await timer.async_wait(boost::asio::use_awaitable);

@@ -105,6 +105,19 @@ bool recovery_needed(effect_set effects) noexcept {
   return options_have_policy<Options> || options_have_approver<Options> || needs_confirmation(effects);
 }
 
+// What is known at compile time of `recovery_needed` for a call of type Fn:
+// `always` with a policy or an approver; `never` for a static call whose
+// declared effects need no confirmation and no policy or approver. Only the
+// path(s) that can run are instantiated.
+template <class Options, class Fn>
+struct recovery_paths {
+  static constexpr bool always = options_have_policy<Options> || options_have_approver<Options>;
+  static constexpr bool never = [] {
+    if constexpr (is_static_call<Fn>) return !always && !needs_confirmation(side_effects_v<typename Fn::tool_type>);
+    else return false;
+  }();
+};
+
 // The caller-chosen idempotency key (`call(...).with_idempotency_key(k)`), if the call type has one.
 template <class Fn>
 std::string chosen_idempotency_key(const Fn& fn) {
