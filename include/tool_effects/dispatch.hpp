@@ -378,25 +378,26 @@ class static_engine final : public plan_engine {
   std::shared_ptr<static_engine> self_;
 };
 
-// The engine for calls known at runtime: conflict rows from a runtime plan.
-// Blocking only: the caller owns it and waits for the last call, so handlers
-// hold a raw pointer.
+// The engine for calls known at runtime: successor lists from a runtime
+// plan. Blocking only: the caller owns it and waits for the last call, so
+// handlers hold a raw pointer.
+struct plan_holder {
+  runtime_plan plan;
+};
+
 template <class R, class Executor, class Options, class Task>
-class runtime_engine final : public plan_engine {
+class runtime_engine final : private plan_holder, public plan_engine {  // plan_holder first: the plan outlives the base
  public:
   runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
                  runtime_plan plan, std::span<Task> tasks)
-      : runtime_engine(ex, opts, calls, std::make_shared<runtime_plan>(std::move(plan)), tasks) {}
+      : plan_holder{std::move(plan)},
+        plan_engine(this->plan.size(), this->plan.predecessor_offsets(), this->plan.successor_offsets(),
+                    this->plan.successor_data(), {opts.abort_on_error, opts.max_concurrency}),
+        ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
 
   std::vector<outcome<R>> take_results() { return std::move(results_); }
 
  private:
-  runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
-                 std::shared_ptr<runtime_plan> plan, std::span<Task> tasks)
-      : plan_engine(plan->size(), plan->predecessor_offsets(), plan->successor_offsets(), plan->successor_data(),
-                    {opts.abort_on_error, opts.max_concurrency}),
-        plan_(std::move(plan)), ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
-
   void run(std::size_t i) {
     // An exclusive description is unknown, whatever flags it carries (as in run_with_recovery).
     const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i};
@@ -412,7 +413,6 @@ class runtime_engine final : public plan_engine {
   }
   void run_inline_one(std::size_t i) override { run(i); }
 
-  std::shared_ptr<runtime_plan> plan_;
   Executor ex_;
   Options opts_;
   std::span<const call_description> calls_;
@@ -529,7 +529,7 @@ auto run_plan(Executor&& executor, const Options& options, std::span<const call_
   auto ex = detail::to_executor(executor);
   using engine_t = detail::runtime_engine<R, decltype(ex), Options, Task>;
   if constexpr (!std::is_same_v<decltype(ex), inline_executor>) detail::check_not_inside(ex, "run_plan");
-  auto engine = std::make_shared<engine_t>(ex, options, calls, plan_calls(calls), task_span);
+  const auto engine = std::make_unique<engine_t>(ex, options, calls, plan_calls(calls), task_span);
   if constexpr (std::is_same_v<decltype(ex), inline_executor>) {
     engine->run_inline();
   } else {

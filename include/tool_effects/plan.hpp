@@ -296,6 +296,23 @@ struct path_key_hash {
 inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls) {
   const std::size_t n = calls.size();
   constexpr std::uint32_t none = ~std::uint32_t{0};
+  // A turn in which no call is exclusive and no two of the access modes
+  // present conflict (`access_modes_conflict`: e.g. only reads, or only
+  // appends) has no edge at all, whatever the resources: one pass, no keys.
+  {
+    bool exclusive = false;
+    unsigned modes = 0;  // bit m: some access has mode m
+    for (const auto& c : calls) {
+      exclusive = exclusive || c.exclusive;
+      for (const auto& a : c.accesses) modes |= 1u << static_cast<unsigned>(a.mode);
+    }
+    bool conflict = exclusive;
+    for (const access_mode x : all_access_modes)
+      for (const access_mode y : all_access_modes)
+        conflict = conflict || ((modes >> static_cast<unsigned>(x) & 1u) != 0 &&
+                                (modes >> static_cast<unsigned>(y) & 1u) != 0 && access_modes_conflict(x, y));
+    if (!conflict) return runtime_plan(runtime_plan::from_lists_t{}, n, std::vector<std::uint32_t>(n + 1, 0), {});
+  }
   std::unordered_map<std::string_view, std::uint32_t> node_of;
   std::vector<std::string_view> paths;
   std::unordered_map<std::pair<std::uint32_t, std::string_view>, std::uint32_t, path_key_hash> slot_of;

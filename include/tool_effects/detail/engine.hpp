@@ -40,8 +40,9 @@ class plan_engine {
  public:
   plan_engine(std::size_t n, std::size_t words, const std::uint64_t* rows, engine_config cfg)
       : n_(n), words_(words), rows_(rows), cfg_(cfg), pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
+    // + 1: the start token (see start()).
     for (std::size_t i = 0; i < n; ++i)
-      pending_[i].store(static_cast<std::uint32_t>(predecessor_count(row(i), i)), std::memory_order_relaxed);
+      pending_[i].store(static_cast<std::uint32_t>(predecessor_count(row(i), i)) + 1, std::memory_order_relaxed);
   }
   // Successor lists: the successors of call i are
   // succ[succ_off[i] .. succ_off[i + 1]); pred_off likewise gives each call's
@@ -50,7 +51,7 @@ class plan_engine {
               engine_config cfg)
       : n_(n), words_(0), rows_(nullptr), succ_off_(succ_off), succ_(succ), cfg_(cfg),
         pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
-    for (std::size_t i = 0; i < n; ++i) pending_[i].store(pred_off[i + 1] - pred_off[i], std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i) pending_[i].store(pred_off[i + 1] - pred_off[i] + 1, std::memory_order_relaxed);
   }
   plan_engine(const plan_engine&) = delete;
   plan_engine& operator=(const plan_engine&) = delete;
@@ -63,12 +64,12 @@ class plan_engine {
       finish();
       return;
     }
-    // Decide the roots before launching any: a launched call may complete and
-    // release later calls while this loop still runs.
-    std::vector<std::size_t> roots;
-    for (std::size_t i = 0; i < n_; ++i)
-      if (pending_[i].load(std::memory_order_relaxed) == 0) roots.push_back(i);
-    for (const auto i : roots) admit(i);
+    // Every counter holds one extra unit, the start token, taken here in
+    // program order: a call starts when its token and all its predecessors'
+    // completions are in, whichever comes last (here, or in the complete()
+    // of its last predecessor, which may run concurrently with this loop):
+    // exactly once, and never before this loop reached it.
+    for (std::size_t i = 0; i < n_; ++i) release(i);
   }
 
   // Runs every call in the caller's thread, in program order (which keeps
@@ -96,13 +97,10 @@ class plan_engine {
   void complete(std::size_t i, bool failed) {
     if (failed && cfg_.abort_on_error) aborting_.store(true, std::memory_order_release);
     if (inline_) return;
-    auto release = [this](std::size_t j) {
-      if (pending_[j].fetch_sub(1, std::memory_order_acq_rel) == 1) admit(j);
-    };
     if (succ_off_ != nullptr) {
       for (std::uint32_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) release(succ_[k]);
     } else {
-      for_each_successor(row(i), words_, i, release);
+      for_each_successor(row(i), words_, i, [this](std::size_t j) { release(j); });
     }
     if (cfg_.max_concurrency != 0) release_slot();
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
@@ -126,6 +124,12 @@ class plan_engine {
   [[nodiscard]] const std::uint64_t* row(std::size_t i) const noexcept { return rows_ + i * words_; }
 
   void finish() { finished(); }
+
+  // One unit of call j's counter is in (a predecessor's completion, or the
+  // start token); the last one starts it.
+  void release(std::size_t j) {
+    if (pending_[j].fetch_sub(1, std::memory_order_acq_rel) == 1) admit(j);
+  }
 
   void admit(std::size_t i) {
     if (cfg_.max_concurrency != 0) {
