@@ -382,17 +382,18 @@ class static_engine final : public plan_engine {
 // plan. Blocking only: the caller owns it and waits for the last call, so
 // handlers hold a raw pointer.
 struct plan_holder {
-  runtime_plan plan;
+  std::optional<runtime_plan> plan;  // none: no call waits for another
 };
 
 template <class R, class Executor, class Options, class Task>
 class runtime_engine final : private plan_holder, public plan_engine {  // plan_holder first: the plan outlives the base
  public:
   runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
-                 runtime_plan plan, std::span<Task> tasks)
+                 std::optional<runtime_plan> plan, std::span<Task> tasks)
       : plan_holder{std::move(plan)},
-        plan_engine(this->plan.size(), this->plan.predecessor_offsets(), this->plan.successor_offsets(),
-                    this->plan.successor_data(), {opts.abort_on_error, opts.max_concurrency}),
+        plan_engine(tasks.size(), this->plan ? this->plan->predecessor_offsets() : nullptr,
+                    this->plan ? this->plan->successor_offsets() : nullptr,
+                    this->plan ? this->plan->successor_data() : nullptr, {opts.abort_on_error, opts.max_concurrency}),
         ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
 
   std::vector<outcome<R>> take_results() { return std::move(results_); }
@@ -529,7 +530,12 @@ auto run_plan(Executor&& executor, const Options& options, std::span<const call_
   auto ex = detail::to_executor(executor);
   using engine_t = detail::runtime_engine<R, decltype(ex), Options, Task>;
   if constexpr (!std::is_same_v<decltype(ex), inline_executor>) detail::check_not_inside(ex, "run_plan");
-  const auto engine = std::make_unique<engine_t>(ex, options, calls, plan_calls(calls), task_span);
+  // The kept edges (plan.hpp); a turn without any (e.g. only reads) needs no plan at all.
+  detail::kept_edge_lists edges = detail::kept_edges(calls);
+  std::optional<runtime_plan> plan;
+  if (!edges.pred.empty())
+    plan.emplace(runtime_plan::from_lists_t{}, calls.size(), std::move(edges.pred_off), std::move(edges.pred));
+  const auto engine = std::make_unique<engine_t>(ex, options, calls, std::move(plan), task_span);
   if constexpr (std::is_same_v<decltype(ex), inline_executor>) {
     engine->run_inline();
   } else {

@@ -249,6 +249,10 @@ class runtime_plan {
     if (pred_off_.empty()) pred_off_.assign(n_ + 1, 0);
     waves_.assign(n_, 0);
     succ_off_.assign(n_ + 1, 0);
+    if (pred_.empty()) {  // no edge: every call in wave 0, no successors
+      wave_count_ = n_ == 0 ? 0 : 1;
+      return;
+    }
     for (std::size_t i = 0; i < n_; ++i) {
       std::size_t w = 0;
       for (const auto j : direct_predecessors(i)) {
@@ -293,7 +297,11 @@ struct path_key_hash {
 // before i through kept edges. An exclusive call waits for every call since
 // the previous exclusive one (or for it) and starts a new epoch in which every
 // key is empty; every later call waits for it.
-inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls) {
+struct kept_edge_lists {
+  std::vector<std::uint32_t> pred_off, pred;  // CSR predecessor lists; both empty when there is no edge
+};
+
+inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
   const std::size_t n = calls.size();
   constexpr std::uint32_t none = ~std::uint32_t{0};
   // A turn in which no call is exclusive and no two of the access modes
@@ -311,7 +319,7 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
       for (const access_mode y : all_access_modes)
         conflict = conflict || ((modes >> static_cast<unsigned>(x) & 1u) != 0 &&
                                 (modes >> static_cast<unsigned>(y) & 1u) != 0 && access_modes_conflict(x, y));
-    if (!conflict) return runtime_plan(runtime_plan::from_lists_t{}, n, std::vector<std::uint32_t>(n + 1, 0), {});
+    if (!conflict) return {};
   }
   std::unordered_map<std::string_view, std::uint32_t> node_of;
   std::vector<std::string_view> paths;
@@ -472,7 +480,14 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
     if (pred.size() - begin > 1) std::sort(pred.begin() + static_cast<std::ptrdiff_t>(begin), pred.end());
     pred_off[i + 1] = static_cast<std::uint32_t>(pred.size());
   }
-  return runtime_plan(runtime_plan::from_lists_t{}, n, std::move(pred_off), std::move(pred));
+  if (pred.empty()) return {};
+  return {std::move(pred_off), std::move(pred)};
+}
+
+// The kept edges as a plan (waves and successor lists).
+inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls) {
+  kept_edge_lists e = kept_edges(calls);
+  return runtime_plan(runtime_plan::from_lists_t{}, calls.size(), std::move(e.pred_off), std::move(e.pred));
 }
 }  // namespace detail
 

@@ -47,11 +47,13 @@ class plan_engine {
   // Successor lists: the successors of call i are
   // succ[succ_off[i] .. succ_off[i + 1]); pred_off likewise gives each call's
   // number of predecessors. The arrays must outlive the engine.
+  // All three null: no call waits for another.
   plan_engine(std::size_t n, const std::uint32_t* pred_off, const std::uint32_t* succ_off, const std::uint32_t* succ,
               engine_config cfg)
       : n_(n), words_(0), rows_(nullptr), succ_off_(succ_off), succ_(succ), cfg_(cfg),
         pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
-    for (std::size_t i = 0; i < n; ++i) pending_[i].store(pred_off[i + 1] - pred_off[i] + 1, std::memory_order_relaxed);
+    for (std::size_t i = 0; i < n; ++i)
+      pending_[i].store(pred_off ? pred_off[i + 1] - pred_off[i] + 1 : 1, std::memory_order_relaxed);
   }
   plan_engine(const plan_engine&) = delete;
   plan_engine& operator=(const plan_engine&) = delete;
@@ -99,7 +101,7 @@ class plan_engine {
     if (inline_) return;
     if (succ_off_ != nullptr) {
       for (std::uint32_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) release(succ_[k]);
-    } else {
+    } else if (rows_ != nullptr) {
       for_each_successor(row(i), words_, i, [this](std::size_t j) { release(j); });
     }
     if (cfg_.max_concurrency != 0) release_slot();
