@@ -440,17 +440,29 @@ auto run_static(const Ex& ex, const Options& opts, Calls&&... calls) {
 // Entry points
 // ---------------------------------------------------------------------------
 
+namespace detail {
+template <bool...>
+struct bool_pack {};
+// Whether all of B... hold, without a fold expression: clang expands a fold
+// (and a constrained parameter pack, `Concept... Ts`) into nested operands and
+// stops at 256 by default; a static turn may have more calls.
+template <bool... B>
+inline constexpr bool all_of_v = std::is_same_v<bool_pack<true, B...>, bool_pack<B..., true>>;
+}  // namespace detail
+
 /// Runs `calls` on `executor` as their conflicts allow: each call starts as
 /// soon as every earlier call it conflicts with has finished. Blocks until
 /// all ended; returns their outcomes in submission order. Undeclared tools
 /// are unknown: they run alone (after every earlier call, before every later one).
-template <DispatchExecutor Executor, BoundCall... Calls>
+template <DispatchExecutor Executor, class... Calls>
+  requires detail::all_of_v<BoundCall<Calls>...>
 auto run_plan(Executor&& executor, Calls&&... calls) {
   return detail::run_static(detail::to_executor(executor), run_options{}, std::forward<Calls>(calls)...);
 }
 
 /// `run_plan` with options (abort after an error, a concurrency limit, extras).
-template <DispatchExecutor Executor, DispatchOptions Options, BoundCall... Calls>
+template <DispatchExecutor Executor, DispatchOptions Options, class... Calls>
+  requires detail::all_of_v<BoundCall<Calls>...>
 auto run_plan(Executor&& executor, const Options& options, Calls&&... calls) {
   return detail::run_static(detail::to_executor(executor), options, std::forward<Calls>(calls)...);
 }
@@ -458,15 +470,15 @@ auto run_plan(Executor&& executor, const Options& options, Calls&&... calls) {
 /// Runs a conflict-free batch: every call starts at once. A batch with a
 /// conflicting pair does not compile (the diagnostic names
 /// `conflicting_pair<A, B, Resource, I, J>`).
-template <DispatchExecutor Executor, BoundCall... Calls>
-  requires ParallelBatch<typename std::remove_cvref_t<Calls>::tool_type...>
+template <DispatchExecutor Executor, class... Calls>
+  requires detail::all_of_v<BoundCall<Calls>...> && ParallelBatch<typename std::remove_cvref_t<Calls>::tool_type...>
 auto run_parallel(Executor&& executor, Calls&&... calls) {
   return detail::run_static(detail::to_executor(executor), run_options{}, std::forward<Calls>(calls)...);
 }
 
 /// `run_parallel` with options.
-template <DispatchExecutor Executor, DispatchOptions Options, BoundCall... Calls>
-  requires ParallelBatch<typename std::remove_cvref_t<Calls>::tool_type...>
+template <DispatchExecutor Executor, DispatchOptions Options, class... Calls>
+  requires detail::all_of_v<BoundCall<Calls>...> && ParallelBatch<typename std::remove_cvref_t<Calls>::tool_type...>
 auto run_parallel(Executor&& executor, const Options& options, Calls&&... calls) {
   return detail::run_static(detail::to_executor(executor), options, std::forward<Calls>(calls)...);
 }
@@ -474,7 +486,8 @@ auto run_parallel(Executor&& executor, const Options& options, Calls&&... calls)
 /// The awaitable form of `run_plan`, for Asio coroutines:
 /// `auto [a, b] = co_await async_run_plan(call(f, 1), call(g));`. Runs on
 /// the awaiting coroutine's executor; resumes it there with the outcomes.
-template <DispatchOptions Options, BoundCall... Calls>
+template <DispatchOptions Options, class... Calls>
+  requires detail::all_of_v<BoundCall<Calls>...>
 boost::asio::awaitable<turn_outcomes<typename std::remove_cvref_t<Calls>::result_type...>> async_run_plan(
     Options options, Calls... calls) {  // by value: the coroutine outlives its caller's temporaries
   using results = turn_outcomes<typename std::remove_cvref_t<Calls>::result_type...>;
@@ -490,7 +503,8 @@ boost::asio::awaitable<turn_outcomes<typename std::remove_cvref_t<Calls>::result
 }
 
 /// `async_run_plan` with default options.
-template <BoundCall... Calls>
+template <class... Calls>
+  requires detail::all_of_v<BoundCall<Calls>...>
 auto async_run_plan(Calls... calls) {
   return async_run_plan(run_options{}, std::move(calls)...);
 }
