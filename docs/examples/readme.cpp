@@ -5,7 +5,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
-#include <tool_effects/tool_effects.hpp>
+#include <tool_effects/dispatch.hpp>  // as in the README: declarations and the dispatcher (with retry and approval)
 namespace te = tool_effects;
 
 // --- README: the declaration -------------------------------------------------

@@ -16,6 +16,9 @@
 #include <string>
 #include <vector>
 
+// Unity-built with the other recovery tests (test/CMakeLists.txt): all below is this file's own.
+namespace confirmation_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -287,3 +290,4 @@ TEST(ConfirmationGate, TheAwaitableGateAwaitsAnAwaitableApprover) {
   EXPECT_EQ(t.calls, 1);
   EXPECT_EQ(answered, 2);
 }
+}  // namespace confirmation_test_ns

@@ -22,6 +22,9 @@
 
 #include <tool_effects/dispatch.hpp>
 
+// Unity-built with the other dispatch tests (test/CMakeLists.txt): all below is this file's own.
+namespace dispatch_coro_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 
@@ -175,3 +178,4 @@ TEST(DispatchCoro, RuntimeFormWithAwaitableTasks) {
   ASSERT_EQ(out.size(), 3u);
   for (auto& o : out) EXPECT_TRUE(o.value());
 }
+}  // namespace dispatch_coro_test_ns

@@ -25,6 +25,9 @@
 #include <string>
 #include <vector>
 
+// Unity-built with the other dispatch tests (test/CMakeLists.txt): all below is this file's own.
+namespace dispatch_recovery_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -498,3 +501,4 @@ TEST(DispatchKey, ACallerChosenKeyReachesEveryAttempt) {
   EXPECT_EQ(p.value(), 9);
   EXPECT_EQ(plain, std::vector<std::string>{"9:k-9"});
 }
+}  // namespace dispatch_recovery_test_ns

@@ -30,6 +30,9 @@
 
 #include <tool_effects/dispatch.hpp>
 
+// Unity-built with the other dispatch tests (test/CMakeLists.txt): all below is this file's own.
+namespace dispatch_stress_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 
@@ -310,3 +313,4 @@ TEST(DispatchStress, InlineExecutorIsDeterministic) {
     if (HasFatalFailure()) return;
   }
 }
+}  // namespace dispatch_stress_test_ns

@@ -21,6 +21,9 @@
 
 #include <tool_effects/dispatch.hpp>
 
+// Unity-built with the other dispatch tests (test/CMakeLists.txt): all below is this file's own.
+namespace dispatch_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 
@@ -352,3 +355,4 @@ TEST(Options, ExtrasAreCarriedByType) {
   auto r = te::run_plan(te::inline_executor{}, more, te::call(search{}, std::string("z")));
   EXPECT_EQ(get<0>(r).value(), "results for z");
 }
+}  // namespace dispatch_test_ns

@@ -9,6 +9,9 @@
 #include <stdexcept>
 #include <string>
 
+// Unity-built with the other recovery tests (test/CMakeLists.txt): all below is this file's own.
+namespace failure_test_ns {
+
 namespace te = tool_effects;
 
 namespace {
@@ -123,3 +126,4 @@ TEST(CallFailure, CarriesTheRecordAndDescribesIt) {
     EXPECT_EQ(std::string(e.what()), te::to_string(r));
   }
 }
+}  // namespace failure_test_ns

@@ -15,6 +15,9 @@
 
 #include <gtest/gtest.h>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_canonical_test_ns {
+
 namespace {
 
 using nlohmann::json;
@@ -115,3 +118,4 @@ TEST(Jcs, StringEscaping) {
 }
 
 }  // namespace
+}  // namespace json_canonical_test_ns

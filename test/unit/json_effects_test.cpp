@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_effects_test_ns {
+
 namespace {
 
 using namespace tool_effects;
@@ -151,3 +154,4 @@ TEST(JsonIdentity, DynamicToolIdentityAndCallDescription) {
 }
 
 }  // namespace
+}  // namespace json_effects_test_ns

@@ -7,6 +7,9 @@
 
 #include <gtest/gtest.h>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_manifest_test_ns {
+
 namespace {
 
 using namespace tool_effects;
@@ -216,3 +219,4 @@ TEST(ManifestErrors, MalformedText) {
 }
 
 }  // namespace
+}  // namespace json_manifest_test_ns

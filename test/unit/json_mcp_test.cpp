@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_mcp_test_ns {
+
 namespace {
 
 using namespace tool_effects;
@@ -222,3 +225,4 @@ TEST(McpTools, ErrorsPointIntoTheDocument) {
 }
 
 }  // namespace
+}  // namespace json_mcp_test_ns

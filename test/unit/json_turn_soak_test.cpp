@@ -44,6 +44,9 @@
 #include <utility>
 #include <vector>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_turn_soak_test_ns {
+
 namespace te = tool_effects;
 using nlohmann::json;
 using namespace std::chrono_literals;
@@ -304,3 +307,4 @@ TEST(JsonTurnSoak, RandomFaultyModelTurnsKeepEveryGuarantee) {
 }
 
 }  // namespace
+}  // namespace json_turn_soak_test_ns

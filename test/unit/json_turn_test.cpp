@@ -10,6 +10,9 @@
 
 #include <tool_effects/json.hpp>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_turn_test_ns {
+
 namespace te = tool_effects;
 using nlohmann::json;
 
@@ -238,3 +241,4 @@ TEST(ParseToolCalls, QuotedBadInputStaysValidUtf8) {
   EXPECT_NO_THROW((void)json(calls[0].arguments_error).dump()) << "a strict dump rejects invalid UTF-8";
   EXPECT_NE(calls[0].arguments_error.find("...\""), std::string::npos);
 }
+}  // namespace json_turn_test_ns

@@ -17,6 +17,9 @@
 
 #include <tool_effects/json.hpp>
 
+// Unity-built with the other json tests (test/CMakeLists.txt): all below is this file's own.
+namespace json_turn_vendors_test_ns {
+
 namespace te = tool_effects;
 using nlohmann::json;
 
@@ -491,3 +494,4 @@ TEST(Registry, NoStaticToolsHostsDynamicToolsOnly) {
   EXPECT_EQ(out[0].value(), (json{{"x", 1}}));
   EXPECT_EQ(te::answer_of(out[1]).content, "unknown_tool: unknown tool \"eho\" (did you mean \"echo\"?)");
 }
+}  // namespace json_turn_vendors_test_ns

@@ -31,6 +31,9 @@
 #include <string>
 #include <vector>
 
+// Unity-built with the other recovery tests (test/CMakeLists.txt): all below is this file's own.
+namespace recovery_property_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -374,3 +377,4 @@ TEST(RecoveryProperty, DispatcherOverRandomTurns) {
   }
   pool.join();
 }
+}  // namespace recovery_property_test_ns

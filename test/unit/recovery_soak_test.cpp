@@ -39,6 +39,9 @@
 #include <utility>
 #include <vector>
 
+// Unity-built with the other recovery tests (test/CMakeLists.txt): all below is this file's own.
+namespace recovery_soak_test_ns {
+
 namespace te = tool_effects;
 using namespace std::chrono_literals;
 
@@ -220,3 +223,4 @@ TEST(RecoverySoak, RandomFaultyTurnsKeepEveryGuarantee) {
 }
 
 }  // namespace
+}  // namespace recovery_soak_test_ns

@@ -24,6 +24,9 @@
 #include <string>
 #include <vector>
 
+// Unity-built with the other recovery tests (test/CMakeLists.txt): all below is this file's own.
+namespace retry_async_test_ns {
+
 namespace te = tool_effects;
 namespace asio = boost::asio;
 using namespace std::chrono_literals;
@@ -200,3 +203,4 @@ TEST(RetryAsync, ManyConcurrentCallsOnAThreadPoolKeepTheirOwnKeys) {
   }
   EXPECT_EQ(first_keys.size(), static_cast<std::size_t>(n));
 }
+}  // namespace retry_async_test_ns

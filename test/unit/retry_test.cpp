@@ -20,6 +20,9 @@
 #include <thread>
 #include <vector>
 
+// Unity-built with the other recovery tests (test/CMakeLists.txt): all below is this file's own.
+namespace retry_test_ns {
+
 namespace te = tool_effects;
 using namespace std::chrono_literals;
 
@@ -603,3 +606,4 @@ TEST(IdempotencyKey, GeneratedKeysAreDistinctAcrossThreads) {
     EXPECT_EQ(k[14], '4') << "RFC 9562 version 4 (random): " << k;
   }
 }
+}  // namespace retry_test_ns
