@@ -753,6 +753,26 @@ boost::asio::awaitable<void, typename Timer::executor_type> recover(recovery_ref
   }
 }
 
+/// `recover` with its error as a value (null: the call succeeded), for the
+/// dispatcher: an error that leaves a coroutine through `co_spawn` stays
+/// referenced by co_spawn's frame, on the thread that ran it, after the
+/// completion handler handed it on; its last release there then races, as
+/// ThreadSanitizer sees it (the standard library's reference count is not
+/// instrumented), with the caller's reads of the exception. Caught here, the
+/// error is moved through, and the caller holds the last reference.
+template <class Timer = boost::asio::steady_timer>
+boost::asio::awaitable<std::exception_ptr, typename Timer::executor_type> recover_to_error(recovery_refs o,
+                                                                                         call_settings s,
+                                                                                         effect_set effects,
+                                                                                         erased_attempts c) {
+  try {
+    co_await recover<Timer>(o, std::move(s), effects, c);
+  } catch (...) {
+    co_return std::current_exception();
+  }
+  co_return std::exception_ptr{};
+}
+
 /// The awaitable per-call entry point over typed attempts: runs `recover`
 /// and returns the result. `tool`, `fix` (null: no repair) and `args` must
 /// outlive it.

@@ -194,7 +194,7 @@ struct recovered_call {
   typed_attempts<dispatched_attempt<Fn>> attempts;
   Done done;
 
-  // The end of `recover` (e: its error): the call's outcome goes to `done`.
+  // The end of `recover_to_error` (e: the call's error): the call's outcome goes to `done`.
   static void complete(void* p, std::exception_ptr e) {
     std::unique_ptr<recovered_call> self(static_cast<recovered_call*>(p));
     outcome<R> o;
@@ -208,11 +208,14 @@ struct recovered_call {
 };
 
 // The completion handler of every recovered call: one type, so `co_spawn`
-// is instantiated once per executor.
+// is instantiated once per executor. `spawn_error`: the wrapper itself could
+// not run; `call_error`: the call's error (null: success).
 struct erased_completion {
   void* self;
   void (*fn)(void*, std::exception_ptr);
-  void operator()(std::exception_ptr e) const { fn(self, std::move(e)); }
+  void operator()(std::exception_ptr spawn_error, std::exception_ptr call_error) const {
+    fn(self, spawn_error ? std::move(spawn_error) : std::move(call_error));
+  }
 };
 
 /// Runs one dispatched call under the recovery layer and hands its outcome
@@ -233,8 +236,8 @@ void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const 
   call_settings settings{std::string(info.name), chosen_idempotency_key(fn), destructive_retry_opt_in(fn)};
   using call_t = recovered_call<R, Fn, std::decay_t<Done>>;
   auto* call = new call_t{{dispatched_attempt<Fn>{&fn}}, std::forward<Done>(done)};
-  auto aw = recover(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>}, std::move(settings),
-                    info.effects, call->attempts.erased());
+  auto aw = recover_to_error(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>},
+                            std::move(settings), info.effects, call->attempts.erased());
   const erased_completion complete{call, &call_t::complete};
   if constexpr (requires { boost::asio::co_spawn(ex, std::move(aw), complete); }) {
     boost::asio::co_spawn(ex, std::move(aw), complete);
