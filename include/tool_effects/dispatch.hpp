@@ -11,8 +11,8 @@
 //   conflict-free: it requires `ParallelBatch<tools...>`, and a conflicting
 //   batch is a compile error naming `conflicting_pair<A, B, Resource, I, J>`.
 // - Both block until every call ended and return `turn_outcomes<R...>` (a
-//   flat tuple of `outcome<R>`, outcome.hpp) in submission order (outcome.hpp; `void` results allowed). One failing
-//   call never loses the others' results.
+//   flat tuple of `outcome<R>`, outcome.hpp; `void` results allowed) in
+//   submission order. One failing call never loses the others' results.
 // - Options, second argument: `run_options{.abort_on_error = true,
 //   .max_concurrency = 4}` (`dispatch_options<Extras...>` carries more
 //   policies by type, see below).
@@ -260,7 +260,7 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
   check_dispatch_confirmation<Options, Fn>();
   using paths = recovery_paths<Options, Fn>;
   if constexpr (!paths::never) {
-    if (paths::always || recovery_needed<Options>(info.effects)) {
+    if (recovery_needed<Options>(info.effects)) {
       execute_with_recovery<R>(opts, fn, info, ex, std::forward<Done>(done));
       return;
     }

@@ -613,8 +613,9 @@ struct result_slot<void> {
 };
 
 // The typed half of a call under recovery. `A` is invocable with the
-// attempt context and returns the attempt's result or its awaitable; it may
-// also offer a repair (`has_fix()`, `fix(error, changed)`, `repairs_idempotent`).
+// attempt context and returns the attempt's result or its awaitable, and says
+// whether it offers a repair (`has_fix()`, `fix(error, changed)`,
+// `repairs_idempotent`): direct_attempt, dispatched_attempt.
 template <class A>
 struct typed_attempts {
   using raw = decltype(std::declval<A&>()(std::declval<const attempt_context&>()));
@@ -629,14 +630,9 @@ struct typed_attempts {
     c.self = this;
     if constexpr (is_async) c.run_async = &run_async;
     else c.run = &run;
-    if constexpr (requires(A& a, const std::exception_ptr& e, bool& changed) {
-                    { a.has_fix() } -> std::convertible_to<bool>;
-                    { a.fix(e, changed) } -> std::convertible_to<bool>;
-                  }) {
-      if (attempt.has_fix()) {
-        c.fix = &fix;
-        c.repairs_idempotent = A::repairs_idempotent;
-      }
+    if (attempt.has_fix()) {
+      c.fix = &fix;
+      c.repairs_idempotent = A::repairs_idempotent;
     }
     return c;
   }

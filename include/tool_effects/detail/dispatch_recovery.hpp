@@ -101,19 +101,21 @@ constexpr void check_dispatch_confirmation() {
 // calls run unconfirmed). A caller-chosen key needs no gate: the plain path
 // hands it to the tool as well (bound_call::operator()).
 template <class Options>
-bool recovery_needed(effect_set effects) noexcept {
-  return options_have_policy<Options> || options_have_approver<Options> || needs_confirmation(effects);
+inline constexpr bool options_need_recovery = options_have_policy<Options> || options_have_approver<Options>;
+
+template <class Options>
+constexpr bool recovery_needed(effect_set effects) noexcept {
+  return options_need_recovery<Options> || needs_confirmation(effects);
 }
 
 // What is known at compile time of `recovery_needed` for a call of type Fn:
-// `always` with a policy or an approver; `never` for a static call whose
-// declared effects need no confirmation and no policy or approver. Only the
-// path(s) that can run are instantiated.
+// `always` when the options alone need it; `never` for a static call whose
+// declared effects do not. Only the path(s) that can run are instantiated.
 template <class Options, class Fn>
 struct recovery_paths {
-  static constexpr bool always = options_have_policy<Options> || options_have_approver<Options>;
+  static constexpr bool always = options_need_recovery<Options>;
   static constexpr bool never = [] {
-    if constexpr (is_static_call<Fn>) return !always && !needs_confirmation(side_effects_v<typename Fn::tool_type>);
+    if constexpr (is_static_call<Fn>) return !recovery_needed<Options>(side_effects_v<typename Fn::tool_type>);
     else return false;
   }();
 };
@@ -235,15 +237,18 @@ void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const 
   if constexpr (options_have_approver<Options>) approver = &opts.template get<tool_effects::approver>();
   call_settings settings{std::string(info.name), chosen_idempotency_key(fn), destructive_retry_opt_in(fn)};
   using call_t = recovered_call<R, Fn, std::decay_t<Done>>;
-  auto* call = new call_t{{dispatched_attempt<Fn>{&fn}}, std::forward<Done>(done)};
+  // Owned here until the coroutine is spawned; from then on its completion deletes it.
+  auto call = std::make_unique<call_t>(call_t{{dispatched_attempt<Fn>{&fn}}, std::forward<Done>(done)});
   auto aw = recover_to_error(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>},
                             std::move(settings), info.effects, call->attempts.erased());
-  const erased_completion complete{call, &call_t::complete};
+  const erased_completion complete{call.get(), &call_t::complete};
   if constexpr (requires { boost::asio::co_spawn(ex, std::move(aw), complete); }) {
     boost::asio::co_spawn(ex, std::move(aw), complete);
+    (void)call.release();
   } else {
     boost::asio::io_context ctx;
     boost::asio::co_spawn(ctx, std::move(aw), complete);
+    (void)call.release();
     ctx.run();
   }
 }
