@@ -19,6 +19,7 @@
 #include <boost/uuid/uuid_io.hpp>
 
 #include <tool_effects/side_effects.hpp>
+#include <tool_effects/detail/config.hpp>
 
 namespace tool_effects {
 
@@ -34,7 +35,7 @@ namespace tool_effects {
 // moves the returned string (say, into a vector), g++ 12 -O2 reports a false
 // -Warray-bounds on std::string's move constructor ("forming offset [32, 52]
 // is out of the bounds [0, 32]"; GCC's meta-bug 56456 of bogus -Warray-bounds).
-[[gnu::noinline]] inline std::string make_idempotency_key() {
+TOOL_EFFECTS_NOINLINE inline std::string make_idempotency_key() {
   static_assert(std::numeric_limits<std::random_device::result_type>::digits >= 32);
   thread_local std::random_device entropy;
   boost::uuids::uuid u{};

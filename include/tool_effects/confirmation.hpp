@@ -62,13 +62,7 @@ concept AsyncApprover =
 template <class A>
 concept Approver = SyncApprover<A> || AsyncApprover<A>;
 
-// g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
-// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
+#include <tool_effects/detail/push_options.hpp>
 
 namespace detail {
 // Runs an approver's awaitable to its end on a private io_context in this
@@ -136,9 +130,7 @@ class approver {
   std::function<boost::asio::awaitable<confirmation>(const confirmation_request&)> async_;
 };
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 /// The explicit opt-out of approval for tools with UNKNOWN effects, as an
 /// extra of the dispatch options:

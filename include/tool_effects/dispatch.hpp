@@ -178,17 +178,7 @@ struct call_info {
   std::size_t index;      ///< position in the turn
 };
 
-// g++ 12 reports -Wsubobject-linkage when a coroutine frame (a compiler-made
-// type "in this header") holds a user type from an anonymous namespace of a
-// file other than the main file (a header of the user's, or a unity build),
-// and a false -Wmismatched-new-delete on Asio coroutine frames (GCC bug
-// 109224): the coroutines of this header (await_outcome, async_run_plan)
-// are defined with both off.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
+#include <tool_effects/detail/push_options.hpp>
 // Awaits a tool's awaitable and turns its end into an outcome. (The
 // completion is not passed into the coroutine: its frame holds only the
 // awaitable and the outcome.)
@@ -206,9 +196,7 @@ boost::asio::awaitable<outcome<R>> await_outcome(Aw aw) {
   }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 // The plain path of execute_call: no gate, one attempt.
 template <class R, class Fn, class Executor, class Done>
@@ -498,11 +486,7 @@ auto run_parallel(Executor&& executor, const Options& options, Calls&&... calls)
   return detail::run_static(detail::to_executor(executor), options, std::forward<Calls>(calls)...);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"  // see await_outcome
-#endif
+#include <tool_effects/detail/push_options.hpp>
 /// The awaitable form of `run_plan`, for Asio coroutines:
 /// `auto [a, b] = co_await async_run_plan(call(f, 1), call(g));`. Runs on
 /// the awaiting coroutine's executor; resumes it there with the outcomes.
@@ -522,9 +506,7 @@ boost::asio::awaitable<turn_outcomes<typename std::remove_cvref_t<Calls>::result
       boost::asio::use_awaitable);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 /// `async_run_plan` with default options.
 template <class... Calls>

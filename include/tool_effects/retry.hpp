@@ -47,7 +47,7 @@
 #include <utility>
 #include <variant>
 #include <version>
-#if defined(__cpp_lib_jthread)
+#if TOOL_EFFECTS_HAS_STOP_TOKEN
 #include <stop_token>
 #endif
 
@@ -59,6 +59,7 @@
 #include <boost/system/system_error.hpp>
 
 #include <tool_effects/attempt.hpp>
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/detail/str_cat.hpp>
@@ -483,7 +484,7 @@ class recovery_state {
   std::optional<backoff> backoff_;
 };
 
-#if defined(__cpp_lib_jthread)
+#if TOOL_EFFECTS_HAS_STOP_TOKEN
 using stop_token = std::stop_token;
 #else
 // Standard libraries without <stop_token> (libc++ 19 keeps it behind -fexperimental-library): a token that
@@ -497,7 +498,7 @@ struct stop_token {
 inline bool sleep_for(std::chrono::nanoseconds d, const stop_token& stop) {
   if (stop.stop_requested()) return false;
   if (d <= std::chrono::nanoseconds::zero()) return true;
-#if defined(__cpp_lib_jthread)
+#if TOOL_EFFECTS_HAS_STOP_TOKEN
   std::mutex m;
   std::condition_variable_any cv;
   std::unique_lock lock(m);
@@ -547,15 +548,7 @@ decltype(auto) run_call(recovery_refs o, call_settings s, effect_set effects, st
   }
 }
 
-// g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
-// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224),
-// and -Wsubobject-linkage when a coroutine frame (a compiler-made type "in
-// this header") holds a user type from an anonymous namespace.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
+#include <tool_effects/detail/push_options.hpp>
 // Whether `fix(error, args...)` may be called as a repair of `args...`.
 template <class Fix, class... Args>
 concept RepairFix = std::is_invocable_r_v<bool, Fix&, const std::exception_ptr&, Args&...>;
@@ -787,9 +780,7 @@ auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& 
   return run_call_async_impl(o, std::move(s), effects, static_cast<std::nullptr_t*>(nullptr), tool, args...);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 template <class Tool>
 call_settings settings_for(std::string name = {}) {
@@ -823,7 +814,7 @@ decltype(auto) retry(const retry_policy& policy, Tool&& tool, Args&&... args) {
                           args...);
 }
 
-#if defined(__cpp_lib_jthread)
+#if TOOL_EFFECTS_HAS_STOP_TOKEN
 /// As `retry`, but a stop request (`stop`) ends the backoff sleep at once and
 /// prevents further attempts; the last error is then rethrown. (Only where the
 /// standard library provides std::stop_token, i.e. `__cpp_lib_jthread`.)
@@ -836,15 +827,7 @@ decltype(auto) retry(std::stop_token stop, const retry_policy& policy, Tool&& to
 }
 #endif
 
-// g++ 12 reports a false -Wmismatched-new-delete on Asio coroutine frames
-// (awaitable_frame_base's class-specific operator new/delete; GCC bug 109224),
-// and -Wsubobject-linkage when a coroutine frame (a compiler-made type "in
-// this header") holds a user type from an anonymous namespace.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
+#include <tool_effects/detail/push_options.hpp>
 /// The awaitable form of `retry`: the backoff waits on a steady_timer (no
 /// thread blocks), a tool returning `awaitable<T>` is awaited, and terminal
 /// cancellation of the coroutine stops further attempts (the last error is
@@ -859,9 +842,7 @@ auto retry_async(retry_policy policy, Tool tool, Args... args)
                                            tool, args...);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 /// Calls the tool; after an error, a transient one is retried as by `retry`,
 /// and any other is handed to `fix(error, args&...)`, which may change the
@@ -902,12 +883,7 @@ decltype(auto) repair(const retry_policy& policy, Tool&& tool, Fix&& fix, Args..
   }
 }
 
-// g++ 12: false -Wmismatched-new-delete / -Wsubobject-linkage on coroutine frames (see above).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
+#include <tool_effects/detail/push_options.hpp>
 /// The awaitable form of `repair`: the same gate and rules (a `RetrySafe`
 /// tool; a changed request of an `idempotent`-class tool without
 /// `RepairsIdempotent` is refused with `non_idempotent_side_effect`), the
@@ -925,9 +901,7 @@ auto repair_async(retry_policy policy, Tool tool, Fix fix, Args... args)
   co_return co_await detail::run_call_async_impl(o, detail::settings_for<Tool>(),
                                                  side_effects_v<detail::unwrap_tool_t<Tool>>, &fix, tool, args...);
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 // ============================================================================ runtime path
 

@@ -118,13 +118,7 @@ decltype(auto) call_json_tool(T& tool, const attempt_context& ctx, const nlohman
   else return tool(args);
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-// g++ 12 warns about coroutine frames that hold references to types with
-// internal linkage (tools declared in an unnamed namespace); the frame never
-// leaves this translation unit, so the warning does not apply.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wsubobject-linkage"
-#endif
+#include <tool_effects/detail/push_options.hpp>
 // Calls static tool T with JSON arguments, synchronous or awaitable; the
 // result converts to JSON (void gives null).
 template <class T>
@@ -145,9 +139,7 @@ boost::asio::awaitable<nlohmann::json> invoke_json_tool(T& tool, const attempt_c
     co_return nlohmann::json(call_json_tool(tool, ctx, args));
   }
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+#include <tool_effects/detail/pop_options.hpp>
 
 template <class T>
 concept JsonTool = std::is_invocable_v<T&, const nlohmann::json&> ||

@@ -18,11 +18,7 @@
 #ifndef TOOL_EFFECTS_MCP_CLIENT_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_HPP
 
-#ifndef BOOST_PROCESS_USE_STD_FS
-// Boost.Process v2 of Boost 1.81 otherwise needs the compiled
-// Boost.Filesystem; the target tool_effects::mcp defines it too.
-#define BOOST_PROCESS_USE_STD_FS 1
-#endif
+#include <tool_effects/detail/config.hpp>  // first: BOOST_PROCESS_USE_STD_FS
 
 #include <algorithm>
 #include <array>

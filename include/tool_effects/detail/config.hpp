@@ -1,0 +1,38 @@
+// tool_effects/detail/config.hpp — the library's compiler, standard-library and Boost workarounds, in one
+// place (as Boost.MP11's detail/config.hpp). Every other header names the macro, not the compiler.
+#ifndef TOOL_EFFECTS_DETAIL_CONFIG_HPP
+#define TOOL_EFFECTS_DETAIL_CONFIG_HPP
+
+#include <version>
+
+// g++ (not clang, which also defines __GNUC__).
+#if defined(__GNUC__) && !defined(__clang__)
+#define TOOL_EFFECTS_GCC 1
+#else
+#define TOOL_EFFECTS_GCC 0
+#endif
+
+// std::stop_token: libc++ 19 keeps it behind -fexperimental-library; without it the overloads that take a
+// std::stop_token are absent and the library uses a token that is never stopped.
+#if defined(__cpp_lib_jthread)
+#define TOOL_EFFECTS_HAS_STOP_TOKEN 1
+#else
+#define TOOL_EFFECTS_HAS_STOP_TOKEN 0
+#endif
+
+// A function that must not be inlined into its callers: g++ 12 -O2 reports a false -Warray-bounds on
+// std::string's move constructor when a function returning a string is inlined into a caller that moves it
+// ("forming offset [32, 52] is out of the bounds [0, 32]"; GCC meta-bug 56456).
+#if defined(__GNUC__)
+#define TOOL_EFFECTS_NOINLINE [[gnu::noinline]]
+#else
+#define TOOL_EFFECTS_NOINLINE
+#endif
+
+// Boost.Process v2 of Boost 1.81 otherwise needs the compiled Boost.Filesystem (the target
+// tool_effects::mcp defines it too).
+#ifndef BOOST_PROCESS_USE_STD_FS
+#define BOOST_PROCESS_USE_STD_FS 1
+#endif
+
+#endif  // TOOL_EFFECTS_DETAIL_CONFIG_HPP
