@@ -1,4 +1,4 @@
-// Dispatcher overhead and planning cost (Google Benchmark). See docs/bench/scheduling.md.
+// Dispatcher overhead and planning cost (Google Benchmark). See docs/benchmarks.md ("Runtime: scheduling overhead and makespans").
 //
 //  - BM_hand_post/N: the baseline. N no-op lambdas posted by hand to an asio::thread_pool, then wait for all
 //    (an atomic countdown + condition variable).

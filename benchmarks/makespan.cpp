@@ -1,5 +1,5 @@
 // Makespan of simulated agent turns under five strategies, side by side in one run (Google Benchmark).
-// See docs/bench/scheduling.md; benchmarks/plot_makespan.py turns the JSON output into docs/makespan.svg.
+// See docs/benchmarks.md ("Runtime: scheduling overhead and makespans"); benchmarks/plot_makespan.py turns the JSON output into docs/makespan.svg.
 //
 // Every call is an awaitable that waits on a steady_timer for its duration (1-20 ms), so no pool thread is held
 // and the measured time is the schedule's, not the CPU's. Each turn mixes reads, writes and appends over a few

@@ -3,7 +3,7 @@
 // per-call entry point with a confirmed destructive call, the awaitable entry
 // point vs a bare coroutine on an io_context, a successful retry after one
 // transient error (zero backoff), and the cost of drawing one backoff delay.
-// Method and numbers: docs/bench/recovery.md.
+// Method and numbers: docs/benchmarks.md ("Runtime: the recovery layer").
 #include <tool_effects/retry.hpp>
 
 #include <benchmark/benchmark.h>

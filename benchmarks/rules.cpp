@@ -1,7 +1,7 @@
 // The four unary rules on `effect_set` (a bitmask) against the same rules
 // over std::unordered_set<effect> — the representation of the reference
 // packages (Rust `HashSet<SideEffect>`, Python `set`), written as the Rust
-// code reads. Method and results: docs/bench/rules.md.
+// code reads. Method and results: docs/benchmarks.md ("Runtime: the rules on effect_set vs hash sets").
 //
 // Two hash-set baselines, same table (libstdc++'s std::unordered_set), two
 // hashers:
@@ -245,7 +245,7 @@ std::uint8_t all_rules(const reference::side_effects<Hash>& s) {
 
 // The kernels: plain loops over contiguous input into contiguous output
 // (spans over the caller's vectors). Out of line so that their code, and
-// whether it was vectorised, can be inspected; see docs/bench/rules.md.
+// whether it was vectorised, can be inspected; see docs/benchmarks.md ("Runtime: the rules on effect_set vs hash sets").
 [[gnu::noinline]] void all_rules_batch(std::span<const effect_set> in, std::span<std::uint8_t> out) {
   for (std::size_t i = 0; i < in.size(); ++i) out[i] = all_rules(in[i]);
 }

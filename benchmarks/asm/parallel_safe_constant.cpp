@@ -3,7 +3,7 @@
 //   g++ -std=c++20 -O2 -S -masm=intel -Iinclude -o - benchmarks/asm/parallel_safe_constant.cpp
 //   clang++ -std=c++20 -O2 -S -masm=intel -Iinclude -o - benchmarks/asm/parallel_safe_constant.cpp
 // Expected: each function is `mov eax, 1; ret` (true) or `xor eax, eax; ret`
-// (false); no call, no load, no table. Results quoted in docs/bench/rules.md.
+// (false); no call, no load, no table. Results quoted in docs/benchmarks.md ("Runtime: the rules on effect_set vs hash sets").
 #include <tool_effects/conflict.hpp>
 #include <tool_effects/side_effects.hpp>
 

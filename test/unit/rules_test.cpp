@@ -196,3 +196,23 @@ TEST(Classes, StrictParseReportsTheBadInput) {
     }
   }
 }
+
+// The access-mode parses: the same family as the class parses (try_ gives nullopt, the strict one throws
+// parse_error naming the input). Manifests read modes with try_parse_access_mode; parse_access_mode is for
+// authoring tools where a typo must be reported.
+TEST(AccessModes, SlugsRoundTripAndTheStrictParseReportsTheBadInput) {
+  for (const auto m : {te::access_mode::read, te::access_mode::write, te::access_mode::append}) {
+    EXPECT_EQ(te::try_parse_access_mode(te::to_string(m)), m);
+    EXPECT_EQ(te::parse_access_mode(te::to_string(m)), m);
+  }
+  for (const char* s : {"", "Read", "writes", "append ", "delete"}) {
+    EXPECT_EQ(te::try_parse_access_mode(s), std::nullopt) << s;
+    try {
+      (void)te::parse_access_mode(s);
+      ADD_FAILURE() << "did not throw for " << s;
+    } catch (const te::parse_error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("unknown access mode: \"") + s + "\"");
+      EXPECT_EQ(e.input(), s);
+    }
+  }
+}
