@@ -19,8 +19,12 @@ Time is CPU time (user + sys of the compiler, from /usr/bin/time): the machine i
 time mostly measures the other jobs. Repetitions are interleaved (repetition 1 of every case, then 2, ...)
 and the table shows medians; the ratios come from medians of the same run.
 
+  - with --baseline DIR (another checkout of the project, e.g. `git worktree add /tmp/base <commit>`): every
+    header and readme.cpp case again against DIR's include/ and DIR's readme.cpp, labelled "[baseline]" and
+    interleaved with the others, so a before/after table comes from one run.
+
 Usage: cost.py [--reps 5] [--example-reps 3] [--compilers g++,clang++] [--static-turns 256,1024]
-               [--cap 300] [--out benchmarks/compile_time/results]
+               [--cap 300] [--baseline DIR] [--out benchmarks/compile_time/results]
 Writes <out>/cost.csv (every run) and <out>/cost.md (the table), and prints the table.
 """
 import argparse
@@ -35,10 +39,13 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 INCLUDE = os.path.join(ROOT, "include")
-BASE = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror", "-I", INCLUDE]
+BASE = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 
 HEADERS = ["side_effects.hpp", "conflict.hpp", "registry.hpp", "call_description.hpp", "plan.hpp",
-           "dispatch.hpp", "retry.hpp", "tool_effects.hpp"]
+           "retry_policy.hpp", "diagnostics.hpp", "coordination.hpp", "dispatch.hpp", "retry.hpp",
+           "tool_effects.hpp", "json.hpp", "mcp.hpp"]
+# Headers that need nlohmann::json and, for mcp.hpp, Boost.Process's define (as the tool_effects::mcp target sets).
+EXTRA_FLAGS = {"json.hpp": [], "mcp.hpp": ["-DBOOST_PROCESS_USE_STD_FS=1"]}
 
 
 def static_turn_source(n):
@@ -54,8 +61,9 @@ def static_turn_source(n):
     return "\n".join(lines) + "\n"
 
 
-def measure(cxx, flags, src, cap):
-    cmd = ["/usr/bin/time", "-f", "%e %M %U %S", "timeout", "-s", "KILL", str(cap), cxx] + BASE + flags + [src]
+def measure(cxx, flags, src, cap, include=INCLUDE):
+    cmd = (["/usr/bin/time", "-f", "%e %M %U %S", "timeout", "-s", "KILL", str(cap), cxx] + BASE + ["-I", include] +
+           flags + [src])
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
     last = p.stderr.strip().splitlines()[-1].split() if p.stderr.strip() else []
     if p.returncode != 0 or len(last) != 4:
@@ -73,6 +81,7 @@ def main():
     ap.add_argument("--cap", type=int, default=300)
     ap.add_argument("--skip-headers", action="store_true")
     ap.add_argument("--skip-examples", action="store_true")
+    ap.add_argument("--baseline", default="", help="another checkout to measure side by side")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="te_cost_")
@@ -84,12 +93,18 @@ def main():
         return path
 
     syntax = ["-fsyntax-only"]
-    cases = []  # (group, label, cxx, flags, src, reps)
+    cases = []  # (group, label, cxx, flags, src, reps[, include])
+    trees = [("", INCLUDE, ROOT)]
+    if a.baseline:
+        trees.append((" [baseline]", os.path.join(os.path.abspath(a.baseline), "include"), os.path.abspath(a.baseline)))
     for cxx in a.compilers.split(","):
         if not a.skip_headers:
             cases.append(("headers", "empty TU", cxx, syntax, tu("empty.cpp", "int main() {}\n"), a.reps))
             for h in HEADERS:
-                cases.append(("headers", h, cxx, syntax, tu(h + ".cpp", f"#include <tool_effects/{h}>\n"), a.reps))
+                for tag, inc, _ in trees:
+                    if os.path.exists(os.path.join(inc, "tool_effects", h)):
+                        cases.append(("headers", h + tag, cxx, syntax + EXTRA_FLAGS.get(h, []),
+                                      tu(h + ".cpp", f"#include <tool_effects/{h}>\n"), a.reps, inc))
             cases.append(("headers", "boost/asio.hpp", cxx, syntax, tu("asio.cpp", "#include <boost/asio.hpp>\n"),
                           a.reps))
             cases.append(("headers", "<string> <type_traits>", cxx, syntax,
@@ -99,8 +114,9 @@ def main():
         if not a.skip_examples:
             for opt in ("-O0", "-O2"):
                 fl = [opt, "-c", "-o", "/dev/null"]
-                cases.append(("examples " + opt, "readme.cpp", cxx, fl,
-                              os.path.join(ROOT, "docs", "examples", "readme.cpp"), a.example_reps))
+                for tag, inc, root in trees:
+                    cases.append(("examples " + opt, "readme.cpp" + tag, cxx, fl,
+                                  os.path.join(root, "docs", "examples", "readme.cpp"), a.example_reps, inc))
                 cases.append(("examples " + opt, "asio_equivalent_asio_hpp.cpp", cxx, fl,
                               os.path.join(HERE, "inputs", "asio_equivalent_asio_hpp.cpp"), a.example_reps))
                 cases.append(("examples " + opt, "asio_equivalent.cpp", cxx, fl,
@@ -115,10 +131,10 @@ def main():
     started = time.strftime("%Y-%m-%d %H:%M")
     load0 = os.getloadavg()[0]
     for rep in range(max(c[5] for c in cases)):
-        for i, (group, label, cxx, flags, src, reps) in enumerate(cases):
+        for i, (group, label, cxx, flags, src, reps, *inc) in enumerate(cases):
             if rep >= reps or i in notes:
                 continue
-            r, note = measure(cxx, flags, src, a.cap)
+            r, note = measure(cxx, flags, src, a.cap, *inc)
             if r is None:
                 notes[i] = note
             else:
@@ -131,7 +147,7 @@ def main():
     index = {(c[0], c[1], c[2]): i for i, c in enumerate(cases)}
     rows = ["| group | case | compiler | cpu s (median) | wall s (median) | peak MiB | runs | note |",
             "|---|---|---|---:|---:|---:|---:|---|"]
-    for i, (group, label, cxx, flags, src, reps) in enumerate(cases):
+    for i, (group, label, cxx, flags, src, reps, *_) in enumerate(cases):
         note = notes.get(i, "")
         if not note and group == "headers" and label != "empty TU":
             # declare_tools includes <string> and <type_traits> itself: its library part is over that TU.
@@ -140,9 +156,9 @@ def main():
             note = f"library part {med(i, 2) - med(empty, 2):.2f} s" + (" (over <string> <type_traits>)" if
                                                                           label == "declare_tools" else "")
             asio = index.get(("headers", "boost/asio.hpp", cxx))
-            if label == "tool_effects.hpp" and asio is not None:
+            if label.startswith("tool_effects.hpp") and asio is not None:
                 note += f"; {med(i, 2) / med(asio, 2):.2f}× boost/asio.hpp"
-        if not note and label == "readme.cpp":
+        if not note and label.startswith("readme.cpp"):
             full = index[(group, "asio_equivalent_asio_hpp.cpp", cxx)]
             eq = index[(group, "asio_equivalent.cpp", cxx)]
             note = (f"{med(i, 2) / med(full, 2):.2f}× asio_equivalent_asio_hpp.cpp (target ≤ 1.15×); "
