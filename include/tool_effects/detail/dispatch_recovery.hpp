@@ -153,6 +153,13 @@ struct dispatched_attempt {
     if constexpr (is_static_call<Fn>) return RepairsIdempotent<typename Fn::tool_type>;
     else return false;
   }();
+  // Only a bound call of a RetrySafe tool returning by value can carry a repair
+  // (`with_repair` compiles for no other): the repair path exists only for those.
+  static constexpr bool can_fix = [] {
+    if constexpr (is_static_call<Fn> && requires(Fn& f) { f.repair_fix(); })
+      return RetrySafe<typename Fn::tool_type> && !std::is_reference_v<typename Fn::invoke_result>;
+    else return false;
+  }();
 
   auto operator()(const attempt_context& ctx) const -> std::remove_cvref_t<typename attempt_raw<Fn>::type> {
     if constexpr (is_static_call<Fn>)
@@ -163,16 +170,10 @@ struct dispatched_attempt {
     else
       return (*fn)();
   }
-  [[nodiscard]] bool has_fix() const noexcept {
-    if constexpr (requires { fn->repair_fix(); }) return fn->repair_fix() != nullptr;
-    else return false;
-  }
+  [[nodiscard]] bool has_fix() const noexcept { return fn->repair_fix() != nullptr; }
   bool fix(const std::exception_ptr& e, bool& changed) const {
-    if constexpr (requires { fn->repair_fix(); })
-      return std::apply([&](auto&... a) { return apply_fix(*fn->repair_fix(), e, changed, unwrap(a)...); },
-                        fn->args());
-    else
-      return ((void)e, (void)changed, false);
+    return std::apply([&](auto&... a) { return apply_fix(*fn->repair_fix(), e, changed, unwrap(a)...); },
+                      fn->args());
   }
 };
 

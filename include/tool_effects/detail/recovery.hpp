@@ -127,9 +127,9 @@ class recovery_state {
   recovery_state(recovery_refs o, call_settings s, effect_set effects)
       : opts_(o), settings_(std::move(s)), effects_(effects) {
     if (settings_.allow_destructive_retry && !accepts_destructive_retry_opt_in(effects_))
-      throw std::invalid_argument("tool_effects: allow_destructive_retry on '" + settings_.name +
-                                  "', a call that may not be retried even with the opt-in (it is not retry-safe "
-                                  "apart from destructive)");
+      throw std::invalid_argument(detail::str_cat("tool_effects: allow_destructive_retry on '", settings_.name,
+                                                  "', a call that may not be retried even with the opt-in (it is "
+                                                  "not retry-safe apart from destructive)"));
     ctx_.idempotency_key =
         settings_.idempotency_key.empty() ? make_idempotency_key() : std::move(settings_.idempotency_key);
     settings_.idempotency_key.clear();  // the key lives in ctx_ (see key())
@@ -226,6 +226,8 @@ class recovery_state {
     return ctx_;
   }
 
+  // ---------------------------------------------------------------- the rules behind the steps
+ private:
   // Marks the next attempt as a repair; `changed`: the request differs.
   void begin_repair(bool changed) {
     ctx_.is_repair = true;
@@ -251,7 +253,6 @@ class recovery_state {
     return make_failure_record(settings_.name, ctx_.attempt, c, r, std::move(e));
   }
 
- private:
   backoff& jitter() {
     if (!backoff_) {
       const auto& p = *opts_.retry;
@@ -361,8 +362,9 @@ struct result_slot<void> {
 
 // The typed half of a call under recovery. `A` is invocable with the
 // attempt context and returns the attempt's result or its awaitable, and says
-// whether it offers a repair (`has_fix()`, `fix(error, changed)`,
-// `repairs_idempotent`): direct_attempt, dispatched_attempt.
+// whether it may offer a repair (`can_fix`; then `has_fix()`, `fix(error,
+// changed)`, `repairs_idempotent`): direct_attempt, dispatched_attempt. The
+// repair path is instantiated only where `can_fix`.
 template <class A>
 struct typed_attempts {
   using raw = decltype(std::declval<A&>()(std::declval<const attempt_context&>()));
@@ -379,9 +381,11 @@ struct typed_attempts {
     c.self = this;
     if constexpr (is_async) c.run_async = &run_async;
     else c.run = &run;
-    if (attempt.has_fix()) {
-      c.fix = &fix;
-      c.repairs_idempotent = A::repairs_idempotent;
+    if constexpr (A::can_fix) {
+      if (attempt.has_fix()) {
+        c.fix = &fix;
+        c.repairs_idempotent = A::repairs_idempotent;
+      }
     }
     return c;
   }
@@ -406,6 +410,7 @@ struct typed_attempts {
 // repair `fix(error, args&...)` (Fix = std::nullptr_t: none).
 template <class Tool, class Fix, class... Args>
 struct direct_attempt {
+  static constexpr bool can_fix = !std::is_same_v<Fix, std::nullptr_t>;
   static constexpr bool repairs_idempotent = RepairsIdempotent<unwrap_tool_t<Tool>>;
   Tool* tool;
   Fix* repair;
@@ -414,18 +419,9 @@ struct direct_attempt {
   decltype(auto) operator()(const attempt_context& ctx) {
     return std::apply([&](Args&... a) -> decltype(auto) { return invoke_attempt(*tool, ctx, a...); }, args);
   }
-  [[nodiscard]] bool has_fix() const noexcept {
-    if constexpr (std::is_same_v<Fix, std::nullptr_t>) return false;
-    else return repair != nullptr;
-  }
+  [[nodiscard]] bool has_fix() const noexcept { return repair != nullptr; }
   bool fix(const std::exception_ptr& e, bool& changed) {
-    if constexpr (std::is_same_v<Fix, std::nullptr_t>) {
-      (void)e;
-      (void)changed;
-      return false;
-    } else {
-      return std::apply([&](Args&... a) { return apply_fix(*repair, e, changed, a...); }, args);
-    }
+    return std::apply([&](Args&... a) { return apply_fix(*repair, e, changed, a...); }, args);
   }
 };
 
