@@ -71,7 +71,7 @@ struct unwrap_tool<std::reference_wrapper<T>> {
 template <class T>
 using unwrap_tool_t = typename unwrap_tool<std::remove_cvref_t<T>>::type;
 
-
+// A readable error when the tool cannot take the arguments.
 template <class Tool, class... Args>
 constexpr void check_invocable() {
   static_assert(std::is_invocable_v<Tool&, Args&...> || AttemptAware<Tool, Args...>,
@@ -273,7 +273,6 @@ class recovery_state {
   std::optional<backoff> backoff_;
 };
 
-
 #if TOOL_EFFECTS_HAS_STOP_TOKEN
 using stop_token = std::stop_token;
 #else
@@ -299,7 +298,6 @@ inline bool sleep_for(std::chrono::nanoseconds d, const stop_token& stop) {
 #endif
 }
 
-
 // Coroutines from here on (typed_attempts, recover, the awaitable entry points).
 #include <tool_effects/detail/push_options.hpp>
 
@@ -322,7 +320,6 @@ bool apply_fix(Fix& fix, const std::exception_ptr& e, bool& changed, Args&... ar
   }
   return true;
 }
-
 
 // A call under recovery, type-erased: what the drivers (`drive`, `recover`)
 // need from the typed side. Both drivers are compiled once per translation
@@ -424,7 +421,6 @@ struct direct_attempt {
     return std::apply([&](Args&... a) { return apply_fix(*repair, e, changed, a...); }, args);
   }
 };
-
 
 // ============================================================================ the drivers
 
