@@ -4,7 +4,7 @@
 // touches, and the compiler refuses the batch — naming the pair and the
 // resource. At runtime we print the same answer through first_conflict_t.
 #include <tool_effects/conflict.hpp>
-#include <tool_effects/detail/type_name.hpp>
+#include <tool_effects/diagnostics.hpp>
 #include <tool_effects/side_effects.hpp>
 
 #include <iostream>
@@ -49,14 +49,14 @@ void explain() {
   if constexpr (std::is_same_v<verdict, te::no_conflicting_pair>) {
     std::cout << "  no conflict: the calls may run together\n";
   } else {
-    std::cout << "  " << te::detail::type_name_v<verdict> << '\n';
+    std::cout << "  " << te::type_name<verdict>() << '\n';
   }
 }
 
 template <template <class, class, class, std::size_t, std::size_t> class Pair, class A, class B, class R,
           std::size_t I, std::size_t J>
 constexpr std::string_view resource_of(Pair<A, B, R, I, J>*) {
-  return te::detail::type_name_v<R>;
+  return te::type_name<R>();
 }
 
 int main() {

@@ -4,7 +4,8 @@
 // 1-based attempt number and whether the attempt runs a repaired request.
 // A tool invocable as `tool(const attempt_context&, args...)` receives it
 // (from retry/repair, the runtime path and the dispatcher); any other tool
-// is called with its arguments only. Light on purpose: call.hpp includes it.
+// is called with its arguments only (detail/invoke.hpp decides). Light on
+// purpose: call.hpp includes it.
 #ifndef TOOL_EFFECTS_ATTEMPT_HPP
 #define TOOL_EFFECTS_ATTEMPT_HPP
 
@@ -60,15 +61,6 @@ struct attempt_context {
 template <class Tool, class... Args>
 concept AttemptAware = std::is_invocable_v<Tool&, const attempt_context&, Args&...>;
 
-namespace detail {
-// Calls the tool once, with the context when it accepts it.
-template <class Tool, class... Args>
-decltype(auto) invoke_attempt(Tool& tool, const attempt_context& ctx, Args&... args) {
-  if constexpr (AttemptAware<Tool, Args...>) return detail::invoke(tool, ctx, args...);
-  else return detail::invoke(tool, args...);
-}
-
-}  // namespace detail
 
 }  // namespace tool_effects
 

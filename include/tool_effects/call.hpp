@@ -19,33 +19,15 @@
 #include <type_traits>
 #include <utility>
 
-#include <boost/asio/awaitable.hpp>
-
 #include <tool_effects/attempt.hpp>
+#include <tool_effects/detail/awaitable.hpp>
+#include <tool_effects/detail/invoke.hpp>
+#include <tool_effects/diagnostics.hpp>
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {
 
-/// Diagnostic type: `value` is true when `call(tool, ...).allow_destructive_retry()`
-/// names a `Tool` that may not be retried even with the opt-in. The compile
-/// error reads `destructive_retry_opt_in_rejected<your_tool>`.
-template <class Tool>
-struct destructive_retry_opt_in_rejected {
-  static constexpr bool value = true;
-};
-
 namespace detail {
-template <class T>
-struct awaitable_traits {
-  static constexpr bool is_awaitable = false;
-  using value_type = T;
-};
-template <class T, class E>
-struct awaitable_traits<boost::asio::awaitable<T, E>> {
-  static constexpr bool is_awaitable = true;
-  using value_type = T;
-};
-
 // An optional value held on the heap and copied deeply: one pointer to move
 // and to destroy while empty.
 template <class T>
@@ -94,8 +76,8 @@ class bound_call {
   using invoke_result = decltype(detail::invoke_attempt(std::declval<tool_type&>(),
                                                        std::declval<const attempt_context&>(),
                                                        std::declval<std::unwrap_reference_t<Args>&>()...));
-  static constexpr bool is_awaitable = detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::is_awaitable;
-  using result_type = std::remove_cvref_t<typename detail::awaitable_traits<std::remove_cvref_t<invoke_result>>::value_type>;
+  static constexpr bool is_awaitable = detail::is_awaitable<invoke_result>::value;
+  using result_type = std::remove_cvref_t<detail::awaited_t<invoke_result>>;
 
   template <class T, class... A>
   constexpr explicit bound_call(T&& tool, A&&... args)
@@ -109,13 +91,13 @@ class bound_call {
     // it instead, with one key for all attempts.
     return std::apply(
         [this](auto&... a) -> decltype(auto) {
-          if constexpr (AttemptAware<tool_type, std::unwrap_reference_t<Args>...>)
-            return detail::invoke(detail::unwrap(tool_),
-                                  attempt_context{idempotency_key().empty() ? make_idempotency_key() : idempotency_key(),
-                                                  1, false},
-                                  detail::unwrap(a)...);
-          else
-            return detail::invoke(detail::unwrap(tool_), detail::unwrap(a)...);
+          return detail::invoke_attempt(
+              detail::unwrap(tool_),
+              [this] {
+                return attempt_context{idempotency_key().empty() ? make_idempotency_key() : idempotency_key(), 1,
+                                       false};
+              },
+              detail::unwrap(a)...);
         },
         args_);
   }

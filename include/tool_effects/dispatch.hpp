@@ -65,6 +65,7 @@
 #include <tool_effects/call.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
+#include <tool_effects/detail/awaitable.hpp>
 #include <tool_effects/detail/dispatch_recovery.hpp>
 #include <tool_effects/detail/engine.hpp>
 #include <tool_effects/detail/str_cat.hpp>

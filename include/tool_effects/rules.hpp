@@ -85,6 +85,40 @@ constexpr side_effect_class classify(effect_set s) noexcept {
 /// Whether the class allows an automatic retry (`none` and `idempotent`).
 constexpr bool is_retry_eligible(side_effect_class c) noexcept { return c != side_effect_class::non_idempotent; }
 
+// The recovery rules (retry.hpp and the dispatcher apply them; docs/recovery.md).
+
+/// Whether a call with effects `s` may be attempted again after a transient
+/// error: when `is_retry_safe(s)`; a destructive call only when the call opted
+/// in explicitly AND it is retry-safe apart from `destructive` (e.g. an
+/// idempotent delete). Unknown (empty) effects: never.
+constexpr bool may_retry(effect_set s, bool destructive_retry_opt_in = false) noexcept {
+  return is_retry_safe(s) || (destructive_retry_opt_in && accepts_destructive_retry_opt_in(s));
+}
+
+/// The class of a repaired attempt (design note: "if repair changes inputs in
+/// a way that would cause additional external side effects, treat the
+/// repaired attempt as non_idempotent unless it can prove idempotency"):
+/// unchanged inputs keep `classify(s)`; changed inputs of an `idempotent`
+/// call become `non_idempotent` unless the tool declares repairs idempotent.
+/// `none` (no external effect) stays `none`.
+constexpr side_effect_class repaired_attempt_class(effect_set s, bool inputs_changed,
+                                                   bool repairs_idempotent) noexcept {
+  const side_effect_class c = classify(s);
+  if (inputs_changed && c == side_effect_class::idempotent && !repairs_idempotent)
+    return side_effect_class::non_idempotent;
+  return c;
+}
+
+/// Whether a repaired attempt may run: the retry gate (`may_retry`) and a
+/// retry-eligible repaired class. A destructive call that opted in to retries
+/// may be repaired only with unchanged inputs or `repairs_idempotent`.
+constexpr bool may_repair(effect_set s, bool inputs_changed, bool repairs_idempotent,
+                          bool destructive_retry_opt_in = false) noexcept {
+  if (!may_retry(s, destructive_retry_opt_in)) return false;
+  if (is_destructive(s)) return !inputs_changed || repairs_idempotent;
+  return is_retry_eligible(repaired_attempt_class(s, inputs_changed, repairs_idempotent));
+}
+
 /// The stable slug: "none", "idempotent" or "non_idempotent".
 constexpr std::string_view to_string(side_effect_class c) noexcept {
   switch (c) {

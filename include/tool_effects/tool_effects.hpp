@@ -29,7 +29,11 @@
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/failure.hpp>
+#include <tool_effects/recovery_options.hpp>
 #include <tool_effects/retry.hpp>
+#include <tool_effects/retry_policy.hpp>
+// compile-time diagnostics
+#include <tool_effects/diagnostics.hpp>
 // registry and identity
 #include <tool_effects/identity.hpp>
 #include <tool_effects/registry.hpp>

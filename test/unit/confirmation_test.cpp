@@ -1,8 +1,9 @@
 // Confirmation of destructive calls: approver concepts and the type-erased
-// approver (sync, awaitable, empty = deny), and the per-call gate of
-// run_call / run_call_async / run_with_recovery: a destructive tool runs only
+// approver (sync, awaitable, empty = deny), and the per-call gate, through
+// the runtime path (run_with_recovery): a destructive tool runs only
 // after an explicit approve, is asked once per logical call, and is never
-// auto-retried unless that call opts in.
+// auto-retried unless that call opts in. (The awaitable gate, which no public
+// runtime form reaches: test/detail/recovery_loop_test.cpp.)
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/retry.hpp>
 
@@ -69,6 +70,14 @@ te::retry_policy transient_policy(std::size_t n) {
                           .is_transient = te::transient_on<timeout_error>(), .seed = 3};
 }
 
+// The runtime path (run_with_recovery) over a static tool's declared effects:
+// its result, or its call_failure rethrown by `value()`.
+template <class Tool, class... Args>
+auto run_gated(const te::recovery_options& o, te::call_settings s, Tool& t, Args&... args) {
+  const te::call_description d{s.name, te::side_effects_v<Tool>, {}, false};
+  return te::run_with_recovery(d, o, std::move(s), t, args...).value();
+}
+
 template <class T>
 T run_io(asio::awaitable<T> a) {
   asio::io_context io;
@@ -132,7 +141,7 @@ TEST(ConfirmationGate, WithoutAnApproverTheToolNeverRuns) {
   delete_account t;
   int id = 7;
   try {
-    (void)te::detail::run_call(te::recovery_options{}, {"delete_account"}, te::side_effects_v<delete_account>, {}, t,
+    (void)run_gated(te::recovery_options{}, {"delete_account"}, t,
                                id);
     FAIL();
   } catch (const te::call_failure& f) {
@@ -153,7 +162,7 @@ TEST(ConfirmationGate, ADenialStopsTheCallAndTheApproverSeesTheCall) {
   int id = 7;
   te::call_settings s{"delete_account", "key-123", false};
   try {
-    (void)te::detail::run_call(o, s, te::side_effects_v<delete_account>, {}, t, id);
+    (void)run_gated(o, s, t, id);
     FAIL();
   } catch (const te::call_failure& f) {
     EXPECT_EQ(f.reason(), te::failure_reason::confirmation_denied);
@@ -174,7 +183,7 @@ TEST(ConfirmationGate, AnApproverThatThrowsIsADenialCarryingItsError) {
   delete_account t;
   int id = 1;
   try {
-    (void)te::detail::run_call(o, {"delete_account"}, te::side_effects_v<delete_account>, {}, t, id);
+    (void)run_gated(o, {"delete_account"}, t, id);
     FAIL();
   } catch (const te::call_failure& f) {
     EXPECT_EQ(f.reason(), te::failure_reason::confirmation_denied);
@@ -191,7 +200,7 @@ TEST(ConfirmationGate, ApprovalRunsOnceWithTheKeyTheApproverSaw) {
   o.approver = recording_approver{&seen, &names, &keys, te::confirmation::approve};
   delete_account t;
   int id = 9;
-  EXPECT_EQ(te::detail::run_call(o, {"delete_account"}, te::side_effects_v<delete_account>, {}, t, id), 9);
+  EXPECT_EQ(run_gated(o, {"delete_account"}, t, id), 9);
   EXPECT_EQ(t.calls, 1);
   ASSERT_EQ(keys.size(), 1u);
   ASSERT_EQ(t.keys.size(), 1u);
@@ -204,7 +213,7 @@ TEST(ConfirmationGate, NonDestructiveCallsDoNotAsk) {
   te::recovery_options o;
   o.approver = recording_approver{&seen, &names, &keys, te::confirmation::deny};
   auto write = te::tag<te::write>([] { return 1; });
-  EXPECT_EQ(te::detail::run_call(o, {"w"}, te::side_effects_v<decltype(write)>, {}, write), 1);
+  EXPECT_EQ(run_gated(o, {"w"}, write), 1);
   EXPECT_TRUE(seen.empty());
 }
 
@@ -214,7 +223,7 @@ TEST(ConfirmationGate, DestructiveCallsAreNotAutoRetriedWithoutOptIn) {
   t.fail_first = 2;
   int id = 3;
   try {
-    (void)te::detail::run_call(o, {"delete_account"}, te::side_effects_v<delete_account>, {}, t, id);
+    (void)run_gated(o, {"delete_account"}, t, id);
     FAIL();
   } catch (const te::call_failure& f) {
     EXPECT_EQ(f.reason(), te::failure_reason::unsafe_to_retry);
@@ -233,7 +242,7 @@ TEST(ConfirmationGate, AnOptedInDestructiveIdempotentCallIsRetriedAndAskedOnce) 
   t.fail_first = 2;
   int id = 3;
   te::call_settings s{"delete_account", "", true};
-  EXPECT_EQ(te::detail::run_call(o, s, te::side_effects_v<delete_account>, {}, t, id), 3);
+  EXPECT_EQ(run_gated(o, s, t, id), 3);
   EXPECT_EQ(t.calls, 3);
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(std::set<std::string>(t.keys.begin(), t.keys.end()).size(), 1u);
@@ -244,12 +253,12 @@ TEST(ConfirmationGate, OptInDoesNotMakeANonIdempotentDestructiveCallRetryable) {
   purge_and_notify t;
   // The opt-in could never take effect: asking for it is an error, before any attempt (issue 12).
   te::call_settings s{"purge", "", true};
-  EXPECT_THROW((void)te::detail::run_call(o, s, te::side_effects_v<purge_and_notify>, {}, t), std::invalid_argument);
+  EXPECT_THROW((void)run_gated(o, s, t), std::invalid_argument);
   EXPECT_EQ(t.calls, 0);
   // Without it, the transient error is not retried.
   s.allow_destructive_retry = false;
   try {
-    te::detail::run_call(o, s, te::side_effects_v<purge_and_notify>, {}, t);
+    run_gated(o, s, t);
     FAIL();
   } catch (const te::call_failure& f) {
     EXPECT_EQ(f.reason(), te::failure_reason::unsafe_to_retry);
@@ -270,24 +279,4 @@ TEST(ConfirmationGate, RuntimeDestructiveDescriptionsAreConfirmed) {
   EXPECT_EQ(calls, 1);
 }
 
-TEST(ConfirmationGate, TheAwaitableGateAwaitsAnAwaitableApprover) {
-  int answered = 0;
-  te::recovery_options o;
-  o.approver = [&](const te::confirmation_request& r) -> asio::awaitable<te::confirmation> {
-    ++answered;
-    co_return r.idempotency_key == "yes" ? te::confirmation::approve : te::confirmation::deny;
-  };
-  delete_account t;
-  int id = 5;
-  EXPECT_EQ(run_io(te::detail::run_call_async(o, {"d", "yes", false}, te::side_effects_v<delete_account>, t, id)), 5);
-  EXPECT_EQ(t.calls, 1);
-  try {
-    (void)run_io(te::detail::run_call_async(o, {"d", "no", false}, te::side_effects_v<delete_account>, t, id));
-    FAIL();
-  } catch (const te::call_failure& f) {
-    EXPECT_EQ(f.reason(), te::failure_reason::confirmation_denied);
-  }
-  EXPECT_EQ(t.calls, 1);
-  EXPECT_EQ(answered, 2);
-}
 }  // namespace confirmation_test_ns

@@ -1,8 +1,9 @@
 // tool_effects/detail/dispatch_recovery.hpp — the recovery layer of the
 // dispatcher (dispatch.hpp): retry policy, approver and the per-call
-// destructive-retry opt-in, applied to each dispatched call through
-// `detail::run_call_async` (retry.hpp), the same per-call entry point as the
-// standalone forms. Internal; see docs/recovery.md ("In the dispatcher").
+// destructive-retry opt-in, applied to each dispatched call by `recover`
+// (detail/recovery.hpp), the one attempt loop that `retry`, `repair` and
+// their awaitable forms run too. Internal; see docs/recovery.md ("In the
+// dispatcher").
 //
 // Options carry the recovery extras by type (`dispatch_options<...>::with`):
 //   run_options{}.with(retry_policy{...}).with(approver(...))
@@ -34,27 +35,13 @@
 #include <tool_effects/call.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/outcome.hpp>
-#include <tool_effects/retry.hpp>
+#include <tool_effects/detail/recovery.hpp>
+#include <tool_effects/diagnostics.hpp>
+#include <tool_effects/recovery_options.hpp>
+#include <tool_effects/retry_policy.hpp>
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {
-
-/// Diagnostic type: `value` is true when a destructive `Tool` is dispatched
-/// with options that carry no `approver`. The compile error reads
-/// `destructive_call_without_approver<your_tool>`.
-template <class Tool>
-struct destructive_call_without_approver {
-  static constexpr bool value = true;
-};
-
-/// Diagnostic type: `value` is true when a `Tool` with unknown effects
-/// (undeclared, or `effects<>`) is dispatched with options that carry no
-/// `approver` (and no `run_unknown_tools_unconfirmed`). The compile error
-/// reads `unknown_effects_call_without_approver<your_tool>`.
-template <class Tool>
-struct unknown_effects_call_without_approver {
-  static constexpr bool value = true;
-};
 
 namespace detail {
 
@@ -166,6 +153,13 @@ struct dispatched_attempt {
     if constexpr (is_static_call<Fn>) return RepairsIdempotent<typename Fn::tool_type>;
     else return false;
   }();
+  // Only a bound call of a RetrySafe tool returning by value can carry a repair
+  // (`with_repair` compiles for no other): the repair path exists only for those.
+  static constexpr bool can_fix = [] {
+    if constexpr (is_static_call<Fn> && requires(Fn& f) { f.repair_fix(); })
+      return RetrySafe<typename Fn::tool_type> && !std::is_reference_v<typename Fn::invoke_result>;
+    else return false;
+  }();
 
   auto operator()(const attempt_context& ctx) const -> std::remove_cvref_t<typename attempt_raw<Fn>::type> {
     if constexpr (is_static_call<Fn>)
@@ -176,16 +170,10 @@ struct dispatched_attempt {
     else
       return (*fn)();
   }
-  [[nodiscard]] bool has_fix() const noexcept {
-    if constexpr (requires { fn->repair_fix(); }) return fn->repair_fix() != nullptr;
-    else return false;
-  }
+  [[nodiscard]] bool has_fix() const noexcept { return fn->repair_fix() != nullptr; }
   bool fix(const std::exception_ptr& e, bool& changed) const {
-    if constexpr (requires { fn->repair_fix(); })
-      return std::apply([&](auto&... a) { return apply_fix(*fn->repair_fix(), e, changed, unwrap(a)...); },
-                        fn->args());
-    else
-      return ((void)e, (void)changed, false);
+    return std::apply([&](auto&... a) { return apply_fix(*fn->repair_fix(), e, changed, unwrap(a)...); },
+                      fn->args());
   }
 };
 

@@ -34,6 +34,7 @@
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/invoke.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/identity.hpp>
@@ -114,8 +115,7 @@ namespace detail {
 // One synchronous step: `tool(ctx, args)` or `tool(args)`.
 template <class T>
 decltype(auto) call_json_tool(T& tool, const attempt_context& ctx, const nlohmann::json& args) {
-  if constexpr (std::is_invocable_v<T&, const attempt_context&, const nlohmann::json&>) return tool(ctx, args);
-  else return tool(args);
+  return detail::invoke_attempt(tool, ctx, args);
 }
 
 #include <tool_effects/detail/push_options.hpp>

@@ -21,7 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <tool_effects/retry.hpp>
+#include <tool_effects/retry_policy.hpp>
 
 namespace tool_effects {
 

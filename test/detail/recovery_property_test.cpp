@@ -1,7 +1,9 @@
 // Property tests of the recovery rules with invocation counters, over every
 // effect set (all 128), random failure schedules (success / transient /
 // permanent per attempt), random policies, approver answers and opt-ins, on
-// the sync and the awaitable per-call entry points:
+// the sync and the awaitable per-call entry points of the one attempt loop
+// (detail::run_call / detail::run_call_async, detail/recovery.hpp: hence
+// test/detail/):
 //  * a call that may not be retried (not retry-safe, or destructive without
 //    opt-in) is invoked exactly once, whatever fails;
 //  * a destructive call is never invoked without a granted confirmation;
