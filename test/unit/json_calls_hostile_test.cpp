@@ -107,6 +107,25 @@ TEST(BoundedParse, SizeLimitIsCheckedBeforeParsing) {
   EXPECT_NO_THROW((void)te::parse_untrusted_json(nested_text(te::max_safe_json_depth), {te::max_safe_json_depth}));
 }
 
+TEST(BoundedParse, ValueCountLimitBoundsMemory) {
+  // 10 values: the array, then [0,1] (3 values) three times.
+  const std::string text = "[[0,1],[0,1],[0,1]]";
+  EXPECT_NO_THROW((void)te::parse_untrusted_json(text, {64, 1000, 10}));
+  const auto e = error_of([&] { (void)te::parse_untrusted_json(text, {64, 1000, 9}); });
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->reason(), te::json_error_reason::too_large);
+  EXPECT_EQ(e->pointer(), "/2/1") << "the tenth value";
+  EXPECT_EQ(e->message(), "more than 9 values");
+  // The default: 2^20 values, so 16 MiB of tiny arrays (2.8 million of them) is refused early.
+  std::string wide = "[";
+  while (wide.size() < (std::size_t{16} << 20) - 8) wide += "[0,1],";
+  wide += "0]";
+  const auto w = error_of([&] { (void)te::parse_untrusted_json(wide); });
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->reason(), te::json_error_reason::too_large);
+  EXPECT_EQ(w->message(), "more than 1048576 values");
+}
+
 TEST(BoundedParse, EveryRefusalHasItsStableReason) {
   struct row {
     std::string_view text;

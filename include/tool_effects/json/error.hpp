@@ -119,10 +119,14 @@ class json_error : public parse_error {
 
 /// Limits of `parse_untrusted_json`. `max_depth`: the most nested arrays and
 /// objects (the document's own container is level 1); at most
-/// `max_safe_json_depth`. `max_bytes`: the most bytes of text.
+/// `max_safe_json_depth`. `max_bytes`: the most bytes of text. `max_values`:
+/// the most values (scalars, arrays and objects; not keys), which bounds the
+/// memory of the parsed value (nlohmann::json takes 40 to 100 bytes per value,
+/// up to ~20 times the text for `[[0,1],[0,1],...]`) and the time to build it.
 struct json_limits {
   std::size_t max_depth = 64;
-  std::size_t max_bytes = std::size_t{16} << 20;  // 16 MiB, the MCP client's line limit
+  std::size_t max_bytes = std::size_t{16} << 20;   // 16 MiB, the MCP client's line limit
+  std::size_t max_values = std::size_t{1} << 20;  // 1,048,576 values
 };
 
 /// The largest `json_limits::max_depth` accepted: every recursive walk of a
@@ -299,6 +303,7 @@ inline void check_json_depth(const nlohmann::json& v, std::size_t max_depth = js
 /// Refused, each as a `json_error` with the JSON pointer (`context` in front
 /// of `what()`) and a stable `reason()`:
 ///  - more than `limits.max_bytes` bytes: `too_large` (checked before parsing);
+///  - more than `limits.max_values` values: `too_large` (counted while parsing);
 ///  - syntax errors, invalid UTF-8, numbers beyond a double: `invalid_json`
 ///    (the message gives the byte offset and quotes the text around it);
 ///  - a repeated key in one object: `duplicate_key`;
@@ -334,8 +339,12 @@ inline nlohmann::json parse_untrusted_json(std::string_view text, const json_lim
     }
     return p;
   };
+  std::size_t values = 0;
   auto element = [&] {
     if (!frames.empty() && !frames.back().object) ++frames.back().index;
+    if (++values > limits.max_values)
+      throw json_error(pointer(), str_cat("more than ", std::to_string(limits.max_values), " values"), "", context,
+                       json_error_reason::too_large);
   };
   auto open = [&](bool object) {
     element();
