@@ -248,7 +248,10 @@ struct repeat_verdict {
 /// A loop guard: observes calls' identity keys and flags the same key seen
 /// `threshold` times within the window. Time is passed in by the caller
 /// (no clock is read), so behaviour is deterministic. Memory is bounded by
-/// `last_calls` entries. Not thread-safe.
+/// `last_calls` entries. Not thread-safe. It sees identity keys only: for a
+/// tool without a declared target (or `key_fn`) every argument is part of
+/// the key, so varying an argument the tool ignores evades it; arguments are
+/// not normalised against a schema (docs/runtime.md, "Repeat detection").
 class repeat_detector {
  public:
   using clock = std::chrono::steady_clock;

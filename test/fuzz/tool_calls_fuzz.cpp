@@ -3,7 +3,8 @@
 // then the results out (`tool_results`). Malformed input must give a
 // `json_error`; any other exception, a crash or UB is a finding. On success,
 // checks the calls' invariants (a name and an id each, object arguments,
-// `valid()` iff no `arguments_error`; a stream yields each call once) and that
+// `valid()` iff no `arguments_error`; ids unique in a parsed turn; a stream
+// yields each call once) and that
 // every call gets exactly one answer in its dialect.
 #include <tool_effects/json.hpp>
 
@@ -45,7 +46,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   using namespace tool_effects;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    check_calls(parse_tool_calls(text));
+    const auto calls = parse_tool_calls(text);
+    check_calls(calls);
+    std::set<std::string> ids;  // unique within the turn (duplicates refused and renamed, issue 19)
+    for (const auto& c : calls) require(ids.insert(c.id).second);
   } catch (const json_error& e) {
     require(e.pointer().empty() || e.pointer().front() == '/');
   }

@@ -19,13 +19,17 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/text.hpp>
@@ -60,7 +64,13 @@ constexpr std::string_view to_string(tool_call_dialect d) noexcept {
 /// Gemini `functionResponse.id`); when the model sent none it is generated
 /// (`generated_id`), stable: `call-<n>-<h>` with n the 1-based position of
 /// the call in its turn and h the first 8 hex digits of `stable_hash(name
-/// + '\x1f' + arguments)` (arguments as received: the text, or canonical JSON).
+/// + '\x1f' + arguments)` (arguments as received: the text, or canonical JSON),
+/// followed by `-2`, `-3`, ... when a model-chosen id of the turn already
+/// reads so. Ids are unique within a turn: a call whose model-chosen id an
+/// earlier call of the turn already has is refused (`arguments_error`
+/// "duplicate call id ...", so it fails alone as `invalid_arguments` and never
+/// runs) and gets the fresh id `<id>~<n>` (n its 1-based position), which its
+/// answer echoes, so `tool_results` answers distinct ids (docs/runtime.md).
 /// `arguments` is always an object; when the model's arguments did not parse
 /// or were not an object it is `{}` and `arguments_error` says why, quoting
 /// the input. `custom`: an OpenAI custom (free-form) tool call, whose text
@@ -95,10 +105,8 @@ inline std::string generated_call_id(std::size_t position, std::string_view name
 // `s` quoted for a message the model reads: cut after `limit` bytes at a
 // UTF-8 character boundary (then "..."), so the message stays valid UTF-8.
 inline std::string quote_input(std::string_view s, std::size_t limit = 60) {
-  if (s.size() <= limit) return parse_error::quote(s);
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  std::string out(s.substr(0, cut));
+  if (s.size() <= limit) return parse_error::quote(valid_utf8(s));
+  std::string out = valid_utf8(utf8_prefix(s, limit));
   out += "...";
   return parse_error::quote(out);
 }
@@ -410,6 +418,60 @@ inline void parse_call_envelope(const nlohmann::json& v, const std::string& at, 
                    preview(v));
 }
 
+// Makes the ids of one turn's calls unique (see `tool_call`): model-chosen
+// ids keep their first call; a later call with the same id is refused and
+// renamed `<id>~<n>`; a generated id that a model-chosen id of the turn
+// already reads (in any position) gets `-2`, `-3`, ...
+inline void make_ids_unique(std::vector<tool_call>& calls) {
+  std::unordered_map<std::string, std::size_t> first;  // model-chosen id -> its first call
+  std::unordered_set<std::string> used;
+  for (std::size_t k = 0; k < calls.size(); ++k)
+    if (!calls[k].generated_id && first.emplace(calls[k].id, k).second) used.insert(calls[k].id);
+  auto fresh = [&used](std::string base, std::string_view sep, std::size_t n) {
+    std::string id = base;
+    while (!used.insert(id).second) id = str_cat(base, sep, std::to_string(n++));
+    return id;
+  };
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    tool_call& c = calls[k];
+    if (c.generated_id) continue;
+    const std::size_t earlier = first.at(c.id);
+    if (earlier == k) continue;
+    const std::string original = c.id;
+    c.id = fresh(str_cat(original, "~", std::to_string(k + 1)), "~", 2);
+    c.arguments = nlohmann::json::object();
+    c.arguments_error = str_cat("duplicate call id ", quote_input(original), ": call ", std::to_string(earlier + 1),
+                                " of this turn already has it; this call (", std::to_string(k + 1),
+                                ") was not run and is answered as ", quote_input(c.id));
+  }
+  for (auto& c : calls)
+    if (c.generated_id) c.id = fresh(c.id, "-", 2);
+}
+
+// Why each call of a turn cannot run through a fault of its own, as the
+// message of its `invalid_arguments` failure ("" = none): its
+// `arguments_error`; an id an earlier call of the turn already has (calls
+// built by the application; `parse_tool_calls` gives unique ids); arguments
+// nested deeper than `max_json_depth` (checked iteratively, before anything
+// copies them). Used where calls enter `json_tool_host`.
+inline std::vector<std::string> call_entry_errors(std::span<const tool_call> calls) {
+  std::vector<std::string> out(calls.size());
+  std::unordered_map<std::string_view, std::size_t> first;
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    const tool_call& c = calls[k];
+    const auto [it, fresh] = first.emplace(c.id, k);
+    if (!c.valid())
+      out[k] = c.arguments_error;
+    else if (!fresh)
+      out[k] = str_cat("duplicate call id ", quote_input(c.id), ": call ", std::to_string(it->second + 1),
+                       " of this turn already has it; this call (", std::to_string(k + 1), ") was not run");
+    else if (const auto at = too_deep_at(c.arguments, max_json_depth))
+      out[k] = str_cat("arguments of ", c.name, " are nested deeper than ", std::to_string(max_json_depth), " levels (at ",
+                       at->empty() ? std::string("(root)") : *at, ")");
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// Parses a model turn's tool calls from any of the shapes listed at the top
@@ -417,19 +479,25 @@ inline void parse_call_envelope(const nlohmann::json& v, const std::string& at, 
 /// calls in order; non-call items (text, thinking, reasoning, ...) are
 /// skipped. Throws `json_error` (with the JSON pointer) only when a field the
 /// library reads is malformed: a missing or non-string name, a non-string
-/// id, a non-object envelope. Bad arguments do not throw (see `tool_call`).
+/// id, a non-object envelope; or when `turn` nests deeper than
+/// `max_json_depth` (reason `too_deep`, checked iteratively before anything
+/// is read or copied, the same bound `parse_untrusted_json` puts on text).
+/// Bad arguments and duplicate ids do not throw (see `tool_call`).
 inline std::vector<tool_call> parse_tool_calls(const nlohmann::json& turn) {
+  check_json_depth(turn, detail::max_json_depth, "in tool calls");
   std::vector<tool_call> out;
   if (turn.is_array()) detail::parse_call_array(turn, "", out);
   else detail::parse_call_envelope(turn, "", out);
+  detail::make_ids_unique(out);
   return out;
 }
 
-/// As above, from JSON text (a `std::string`, `std::string_view` or string literal).
+/// As above, from JSON text (a `std::string`, `std::string_view` or string
+/// literal), parsed by `parse_untrusted_json` with the default limits.
 template <class Text>
   requires std::convertible_to<const Text&, std::string_view> && (!std::same_as<Text, nlohmann::json>)
 std::vector<tool_call> parse_tool_calls(const Text& text) {
-  return parse_tool_calls(detail::parse_json(std::string_view(text), "in tool calls"));
+  return parse_tool_calls(parse_untrusted_json(std::string_view(text), json_limits{}, "in tool calls"));
 }
 
 }  // namespace tool_effects

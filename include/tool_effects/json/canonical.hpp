@@ -201,7 +201,8 @@ inline void append_jcs_scalar(std::string& out, const nlohmann::json& v) {
   }
 }
 
-// Canonical text, cut after `max_chars` bytes (then "..." is appended).
+// Canonical text, cut after at most `max_chars` bytes at a UTF-8 character
+// boundary (then "..." is appended).
 // Iterative, so any nesting depth is safe. `lenient`: non-finite numbers and
 // binary values print as `null` instead of throwing (error previews).
 inline std::string canonical_json(const nlohmann::json& root, std::size_t max_chars, bool lenient = false) {
@@ -264,7 +265,10 @@ inline std::string canonical_json(const nlohmann::json& root, std::size_t max_ch
     emit(*child);  // may grow `stack`: `f` is not used after this
   }
   if (out.size() > max_chars) {
-    out.resize(max_chars);
+    // Cut at a character boundary: the text stays valid UTF-8.
+    std::size_t cut = max_chars;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
     out += "...";
   }
   return out;

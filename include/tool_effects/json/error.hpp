@@ -1,8 +1,11 @@
 // tool_effects/json/error.hpp — internal to <tool_effects/json.hpp>: the
 // error type of the JSON bridge (a `parse_error` that carries a JSON
-// pointer) and the hardened text parser shared by the manifest loader and
-// the MCP importer. `canonical_json` is in json/canonical.hpp (RFC 8785).
-// Include <tool_effects/json.hpp>.
+// pointer and a stable reason) and the ONE bounded parse of untrusted JSON
+// text (`parse_untrusted_json`: model output, manifests, MCP overlays and
+// server lines, stream events), with `check_json_depth`, the same depth
+// bound for values the library did not parse itself. `canonical_json` is in
+// json/canonical.hpp (RFC 8785). Include <tool_effects/json.hpp>.
+// Why the bound exists and what it protects: docs/runtime.md, "Bounded input".
 #ifndef TOOL_EFFECTS_JSON_ERROR_HPP
 #define TOOL_EFFECTS_JSON_ERROR_HPP
 
@@ -11,7 +14,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <optional>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -25,22 +30,77 @@
 
 namespace tool_effects {
 
+/// Why a JSON input was refused, as a stable slug (`to_string`):
+/// `invalid_value` (a field the library reads has the wrong type or value),
+/// `invalid_json` (not JSON: syntax, invalid UTF-8, a number out of range),
+/// `duplicate_key`, `too_deep` (nesting beyond the depth limit), `too_large`
+/// (text beyond the size limit).
+enum class json_error_reason : std::uint8_t { invalid_value, invalid_json, duplicate_key, too_deep, too_large };
+
+/// The stable slug of `r` (the enumerator's name). Never changes between versions.
+constexpr std::string_view to_string(json_error_reason r) noexcept {
+  switch (r) {
+    case json_error_reason::invalid_value: return "invalid_value";
+    case json_error_reason::invalid_json: return "invalid_json";
+    case json_error_reason::duplicate_key: return "duplicate_key";
+    case json_error_reason::too_deep: return "too_deep";
+    case json_error_reason::too_large: return "too_large";
+  }
+  return {};
+}
+
+namespace detail {
+
+// The longest prefix of `s` of at most `limit` bytes that does not end
+// inside a UTF-8 sequence (a cut never splits a character).
+inline std::string_view utf8_prefix(std::string_view s, std::size_t limit) noexcept {
+  if (s.size() <= limit) return s;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+  return s.substr(0, cut);
+}
+
+// `s` from byte `from` on, moved forward past continuation bytes so that it
+// does not start inside a UTF-8 sequence.
+inline std::string_view utf8_suffix(std::string_view s, std::size_t from) noexcept {
+  from = std::min(from, s.size());
+  while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;
+  return s.substr(from);
+}
+
+// `s` with every byte that is not part of a valid UTF-8 sequence replaced by
+// U+FFFD: what error messages quote, so `what()` is always valid UTF-8.
+inline std::string valid_utf8(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) append_utf8(out, next_code_point(s, i));
+  return out;
+}
+
+}  // namespace detail
+
 /// A JSON input that does not match what the bridge expects. `pointer()` is
 /// the RFC 6901 JSON pointer of the bad value ("" = the whole document),
-/// `message()` what is wrong, `input()` the bad value (a string as is, any
-/// other value as compact JSON, cut after 60 bytes). `what()` reads
+/// `message()` what is wrong, `reason()` a stable slug of why, `input()` the
+/// bad value (a string as is, any other value as compact JSON, cut after 60
+/// bytes at a character boundary; bytes that are not valid UTF-8 become
+/// U+FFFD, so `what()` is always valid UTF-8). `what()` reads
 /// `at /1: unknown side-effect tag: "bogus"`.
 class json_error : public parse_error {
  public:
-  json_error(std::string pointer, std::string message, std::string_view input, std::string_view context = {})
-      : parse_error(compose(context, pointer, message), input),
+  json_error(std::string pointer, std::string message, std::string_view input, std::string_view context = {},
+             json_error_reason reason = json_error_reason::invalid_value)
+      : parse_error(detail::valid_utf8(compose(context, pointer, message)), detail::valid_utf8(input)),
         pointer_(std::move(pointer)),
-        message_(std::move(message)) {}
+        message_(std::move(message)),
+        reason_(reason) {}
 
   /// JSON pointer of the offending value within the document.
   [[nodiscard]] const std::string& pointer() const noexcept { return pointer_; }
   /// What is wrong, without location or value ("unknown side-effect tag").
   [[nodiscard]] const std::string& message() const noexcept { return message_; }
+  /// Why, as a stable slug (see `json_error_reason`).
+  [[nodiscard]] json_error_reason reason() const noexcept { return reason_; }
 
  private:
   static std::string compose(std::string_view context, const std::string& pointer, const std::string& message) {
@@ -54,7 +114,25 @@ class json_error : public parse_error {
   }
   std::string pointer_;
   std::string message_;
+  json_error_reason reason_;
 };
+
+/// Limits of `parse_untrusted_json`. `max_depth`: the most nested arrays and
+/// objects (the document's own container is level 1); at most
+/// `max_safe_json_depth`. `max_bytes`: the most bytes of text. `max_values`:
+/// the most values (scalars, arrays and objects; not keys), which bounds the
+/// memory of the parsed value (nlohmann::json takes 40 to 100 bytes per value,
+/// up to ~20 times the text for `[[0,1],[0,1],...]`) and the time to build it.
+struct json_limits {
+  std::size_t max_depth = 64;
+  std::size_t max_bytes = std::size_t{16} << 20;   // 16 MiB, the MCP client's line limit
+  std::size_t max_values = std::size_t{1} << 20;  // 1,048,576 values
+};
+
+/// The largest `json_limits::max_depth` accepted: every recursive walk of a
+/// value (nlohmann's copy, dump and comparison) stays within a few hundred
+/// KiB of stack at this depth.
+inline constexpr std::size_t max_safe_json_depth = 512;
 
 namespace detail {
 
@@ -63,7 +141,7 @@ inline std::string preview(const nlohmann::json& v) {
   constexpr std::size_t limit = 60;
   if (v.is_string()) {
     const auto& s = v.get_ref<const std::string&>();
-    return s.size() > limit ? str_cat(std::string_view(s).substr(0, limit), "...") : s;
+    return s.size() > limit ? str_cat(utf8_prefix(s, limit), "...") : s;
   }
   return canonical_json(v, limit, true);
 }
@@ -149,12 +227,101 @@ inline std::string unknown_key_message(std::string_view key, std::initializer_li
   return suggestion_message("unknown key", key, known);
 }
 
-/// Maximum nesting depth accepted by `parse_json`.
-inline constexpr std::size_t max_json_depth = 64;
+/// Maximum nesting depth accepted by `parse_json` (the default of `json_limits`).
+inline constexpr std::size_t max_json_depth = json_limits{}.max_depth;
 
-// Parses `text` strictly: syntax errors, duplicate object keys and nesting
-// deeper than `max_json_depth` are `json_error`s (with `context` in front).
-inline nlohmann::json parse_json(std::string_view text, std::string_view context) {
+// A JSON pointer from its reference tokens (each escaped here).
+inline std::string pointer_of(const std::vector<std::string>& tokens) {
+  std::string p;
+  for (const auto& t : tokens) p.append("/").append(pointer_token(t));
+  return p;
+}
+
+// The JSON pointer of the first array or object (in document order) that
+// lies deeper than `max_depth` containers in `v` (`v` itself is level 1),
+// or nullopt. Iterative: safe for any depth, and it reads each value once.
+inline std::optional<std::string> too_deep_at(const nlohmann::json& v, std::size_t max_depth) {
+  if (!v.is_structured()) return std::nullopt;
+  if (max_depth == 0) return std::string();
+  struct frame {
+    const nlohmann::json* value;
+    nlohmann::json::const_iterator next;
+    nlohmann::json::const_iterator current;  // the child being visited
+    std::size_t index;                       // its index (arrays)
+  };
+  std::vector<frame> stack;
+  stack.push_back({&v, v.cbegin(), v.cend(), 0});
+  while (!stack.empty()) {
+    frame& f = stack.back();
+    if (f.next == f.value->cend()) {
+      stack.pop_back();
+      continue;
+    }
+    f.current = f.next++;
+    ++f.index;
+    const nlohmann::json& child = *f.current;
+    if (!child.is_structured()) continue;
+    if (stack.size() >= max_depth) {
+      std::vector<std::string> tokens;
+      for (const auto& g : stack)
+        tokens.push_back(g.value->is_object() ? g.current.key() : std::to_string(g.index - 1));
+      return pointer_of(tokens);
+    }
+    stack.push_back({&child, child.cbegin(), child.cend(), 0});
+  }
+  return std::nullopt;
+}
+
+inline std::string too_deep_message(std::size_t max_depth) {
+  return str_cat("nesting deeper than ", std::to_string(max_depth), " levels");
+}
+
+inline void check_limits(const json_limits& limits) {
+  if (limits.max_depth == 0 || limits.max_depth > max_safe_json_depth)
+    throw std::invalid_argument(str_cat("json_limits.max_depth must be in 1..", std::to_string(max_safe_json_depth),
+                                        ", got ", std::to_string(limits.max_depth)));
+}
+
+}  // namespace detail
+
+/// Checks that `v` (a value the library did not parse itself: built or
+/// parsed by the application, a tool's result) nests no deeper than
+/// `max_depth` arrays and objects, the bound `parse_untrusted_json` applies
+/// to text. Throws `json_error` (reason `too_deep`, the JSON pointer of the
+/// first too-deep container, `context` in front) otherwise. Iterative: safe
+/// for any depth; run it BEFORE copying, dumping or comparing such a value,
+/// which nlohmann::json does recursively.
+inline void check_json_depth(const nlohmann::json& v, std::size_t max_depth = json_limits{}.max_depth,
+                             std::string_view context = {}) {
+  if (auto at = detail::too_deep_at(v, max_depth))
+    throw json_error(std::move(*at), detail::too_deep_message(max_depth), v.is_object() ? "{" : "[", context,
+                     json_error_reason::too_deep);
+}
+
+/// THE parse of untrusted JSON text (model output, manifests, MCP overlays
+/// and server lines, stream events): strict RFC 8259 JSON within `limits`.
+/// Refused, each as a `json_error` with the JSON pointer (`context` in front
+/// of `what()`) and a stable `reason()`:
+///  - more than `limits.max_bytes` bytes: `too_large` (checked before parsing);
+///  - more than `limits.max_values` values: `too_large` (counted while parsing);
+///  - syntax errors, invalid UTF-8, numbers beyond a double: `invalid_json`
+///    (the message gives the byte offset and quotes the text around it);
+///  - a repeated key in one object: `duplicate_key`;
+///  - arrays and objects nested deeper than `limits.max_depth`: `too_deep`,
+///    found while parsing, so a deep document costs no more than its text.
+/// Everything the library does with an admitted value (copy, dump,
+/// canonical form, identity, results) is safe at that depth. Throws
+/// std::invalid_argument when `limits.max_depth` is 0 or above
+/// `max_safe_json_depth`.
+inline nlohmann::json parse_untrusted_json(std::string_view text, const json_limits& limits = {},
+                                           std::string_view context = {}) {
+  using detail::pointer_token;
+  using detail::str_cat;
+  detail::check_limits(limits);
+  if (text.size() > limits.max_bytes)
+    throw json_error("", str_cat("text of ", std::to_string(text.size()), " bytes exceeds the limit of ",
+                                 std::to_string(limits.max_bytes), " bytes"),
+                     str_cat(detail::utf8_prefix(text, 40), "..."), context, json_error_reason::too_large);
   struct frame {
     bool object;
     std::set<std::string> keys;
@@ -172,14 +339,18 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
     }
     return p;
   };
+  std::size_t values = 0;
   auto element = [&] {
     if (!frames.empty() && !frames.back().object) ++frames.back().index;
+    if (++values > limits.max_values)
+      throw json_error(pointer(), str_cat("more than ", std::to_string(limits.max_values), " values"), "", context,
+                       json_error_reason::too_large);
   };
   auto open = [&](bool object) {
     element();
-    if (frames.size() >= max_json_depth)
-      throw json_error(pointer(), str_cat("nesting deeper than ", std::to_string(max_json_depth), " levels"),
-                       object ? "{" : "[", context);
+    if (frames.size() >= limits.max_depth)
+      throw json_error(pointer(), detail::too_deep_message(limits.max_depth), object ? "{" : "[", context,
+                       json_error_reason::too_deep);
     frames.push_back({object, {}, {}, 0});
   };
   using event = nlohmann::json::parse_event_t;
@@ -192,7 +363,8 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
       case event::key: {
         auto& f = frames.back();
         f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second) throw json_error(pointer(), "duplicate key", f.key, context);
+        if (!f.keys.insert(f.key).second)
+          throw json_error(pointer(), "duplicate key", f.key, context, json_error_reason::duplicate_key);
         break;
       }
       case event::value: element(); break;
@@ -202,12 +374,22 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
   try {
     return nlohmann::json::parse(text.data(), text.data() + text.size(), callback);
   } catch (const nlohmann::json::parse_error& e) {
-    const std::size_t at = e.byte > 0 ? e.byte - 1 : 0;
-    const std::size_t from = std::min(at > 20 ? at - 20 : 0, text.size());
-    throw json_error("", str_cat("invalid JSON at byte ", std::to_string(e.byte)), text.substr(from, 40), context);
+    // Up to 20 bytes either side of the error, cut at character boundaries.
+    const std::size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const std::string_view around = detail::utf8_prefix(detail::utf8_suffix(text, at > 20 ? at - 20 : 0), 40);
+    throw json_error("", str_cat("invalid JSON at byte ", std::to_string(e.byte)), around, context,
+                     json_error_reason::invalid_json);
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number that overflows a double
-    throw json_error("", "invalid JSON", e.what(), context);
+    throw json_error("", "invalid JSON", e.what(), context, json_error_reason::invalid_json);
   }
+}
+
+namespace detail {
+
+// `parse_untrusted_json` with the default limits (the name the library's
+// own readers have used since the first release).
+inline nlohmann::json parse_json(std::string_view text, std::string_view context) {
+  return parse_untrusted_json(text, json_limits{}, context);
 }
 
 }  // namespace detail

@@ -40,8 +40,9 @@ class manifest_error : public json_error {
  public:
   manifest_error(std::string pointer, std::string message, std::string_view input,
                  std::optional<std::size_t> tool_index = std::nullopt,
-                 std::optional<std::string> tool_name = std::nullopt)
-      : json_error(std::move(pointer), std::move(message), input, context(tool_index, tool_name)),
+                 std::optional<std::string> tool_name = std::nullopt,
+                 json_error_reason reason = json_error_reason::invalid_value)
+      : json_error(std::move(pointer), std::move(message), input, context(tool_index, tool_name), reason),
         tool_index_(tool_index),
         tool_name_(std::move(tool_name)) {}
 
@@ -161,8 +162,14 @@ class manifest_reader {
 /// The dynamic tools of a parsed manifest, in order. Each tool's description
 /// comes from `describe_runtime(name, effects, reads + writes + appends)`, so
 /// flags without scoped resources mean the root and a tool declaring nothing
-/// is unknown (exclusive). Throws `manifest_error`.
+/// is unknown (exclusive). Throws `manifest_error`, also when `manifest`
+/// nests deeper than 64 levels (`check_json_depth`, before anything is read).
 inline std::vector<dynamic_tool> manifest_from_json(const nlohmann::json& manifest) {
+  try {
+    check_json_depth(manifest);
+  } catch (const json_error& e) {
+    throw manifest_error(e.pointer(), e.message(), e.input(), std::nullopt, std::nullopt, e.reason());
+  }
   if (!manifest.is_object())
     throw manifest_error("", detail::expected("a manifest object", manifest), detail::preview(manifest));
   for (auto it = manifest.begin(); it != manifest.end(); ++it)
@@ -189,8 +196,9 @@ inline std::vector<dynamic_tool> manifest_from_json(const nlohmann::json& manife
   return out;
 }
 
-/// Parses manifest text (strict JSON: duplicate keys and nesting deeper
-/// than 64 levels are errors too) and loads it. Throws `manifest_error`.
+/// Parses manifest text with `parse_untrusted_json` (strict JSON: duplicate
+/// keys, nesting deeper than 64 levels and text over 16 MiB are errors too,
+/// with their `reason()`) and loads it. Throws `manifest_error`.
 inline std::vector<dynamic_tool> parse_manifest(std::string_view text) {
   nlohmann::json j;
   try {
@@ -198,7 +206,7 @@ inline std::vector<dynamic_tool> parse_manifest(std::string_view text) {
   } catch (const manifest_error&) {
     throw;
   } catch (const json_error& e) {
-    throw manifest_error(e.pointer(), e.message(), e.input());
+    throw manifest_error(e.pointer(), e.message(), e.input(), std::nullopt, std::nullopt, e.reason());
   }
   return manifest_from_json(j);
 }

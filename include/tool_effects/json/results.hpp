@@ -75,7 +75,10 @@ inline std::string explain_failure(const failure_record& r, std::string_view too
 }
 }  // namespace detail
 
-/// The answer of one outcome (see `tool_answer`). A `call_failure` gives its
+/// The answer of one outcome (see `tool_answer`). A result nested deeper
+/// than 64 levels is answered as an error, `tool_error: the result of <tool>
+/// is nested deeper than 64 levels (at <pointer>)`, without copying it (the
+/// depth check is iterative). A `call_failure` gives its
 /// reason and explanation (`unsafe_to_retry: send_email failed (timed out) and
 /// was not retried because it is not safe to repeat: ...`); any other
 /// exception `tool_error: <what()>`; an aborted call `aborted: ...`.
@@ -84,6 +87,16 @@ inline std::string explain_failure(const failure_record& r, std::string_view too
 inline tool_answer answer_of(const outcome<nlohmann::json>& o, std::string_view tool_name = {}) {
   tool_answer a;
   if (o.has_value()) {
+    // A result nested beyond the parse's bound (a tool's own value, an MCP
+    // server's structuredContent) is refused before anything copies or
+    // dumps it: nlohmann::json does both recursively.
+    if (const auto at = detail::too_deep_at(o.value(), detail::max_json_depth)) {
+      a.is_error = true;
+      a.content = detail::str_cat("tool_error: the result of ", tool_name.empty() ? std::string_view("the tool") : tool_name,
+                                  " is nested deeper than ", std::to_string(detail::max_json_depth), " levels (at ",
+                                  at->empty() ? std::string("(root)") : *at, ")");
+      return a;
+    }
     a.value = o.value();
     if (a.value.is_string()) a.content = a.value.get<std::string>();
     else if (!a.value.is_null()) a.content = a.value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -220,20 +220,23 @@ class json_tool_host {
   /// Plans a turn: resolves every call, describes it and plans under the
   /// conflict rule. Never throws for bad model output: a call naming an
   /// unknown tool gets an `unknown_tool` failure (its message suggests the
-  /// closest tool name), one whose arguments did not parse or are not an
-  /// object an `invalid_arguments` failure (quoting them); such calls have
-  /// no effects in the plan.
+  /// closest tool name), one whose arguments did not parse, are not an
+  /// object or nest deeper than 64 levels, or whose id an earlier call of
+  /// the turn already has, an `invalid_arguments` failure (quoting them);
+  /// such calls have no effects in the plan.
   [[nodiscard]] turn_plan plan(std::span<const tool_call> calls) const {
     turn_plan p;
     p.tools.reserve(calls.size());
     p.identities.reserve(calls.size());
     p.calls.reserve(calls.size());
     p.failures.reserve(calls.size());
-    for (const auto& c : calls) {
+    const std::vector<std::string> entry_errors = detail::call_entry_errors(calls);  // duplicate ids, depth
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const tool_call& c = calls[k];
       const std::optional<std::size_t> i = registry_->index_of(c.name);
       std::optional<failure_record> failure;
       if (!i) failure = unknown_tool_failure(c);
-      else if (!c.valid()) failure = invalid_arguments_failure(c, *i);
+      else if (!entry_errors[k].empty()) failure = invalid_arguments_failure(c, *i, entry_errors[k]);
       if (failure) {
         p.tools.push_back(turn_plan::npos);
         p.identities.push_back(call_identity{c.name, "default", std::nullopt, {}});
@@ -371,10 +374,11 @@ class json_tool_host {
     return r;
   }
 
-  [[nodiscard]] failure_record invalid_arguments_failure(const tool_call& c, std::size_t i) const {
+  [[nodiscard]] failure_record invalid_arguments_failure(const tool_call& c, std::size_t i,
+                                                         const std::string& message) const {
     return make_failure_record(c.name, 0, classify(registry_->description(i).effects),
                                failure_reason::invalid_arguments,
-                               std::make_exception_ptr(std::invalid_argument(c.arguments_error)));
+                               std::make_exception_ptr(std::invalid_argument(message)));
   }
 
   [[nodiscard]] const identity_policy& policy(std::size_t i) const {
