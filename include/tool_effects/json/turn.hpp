@@ -13,6 +13,7 @@
 #ifndef TOOL_EFFECTS_JSON_TURN_HPP
 #define TOOL_EFFECTS_JSON_TURN_HPP
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <concepts>
@@ -88,6 +89,11 @@ struct turn_plan {
   /// The tool index of a call that cannot run.
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 };
+
+/// At most this many tool names are listed by an `unknown_tool` failure's
+/// message (each cut to 60 bytes), so the message stays under 2 KiB (plus
+/// the quoted call name, also cut) however many tools are registered.
+inline constexpr std::size_t max_suggested_tools = 16;
 
 /// A run option of `json_tool_host::run` (`options.with(loop_guard{&detector})`):
 /// before dispatching, the host observes the identity of every call that can
@@ -359,12 +365,38 @@ class json_tool_host {
   }
 
   [[nodiscard]] failure_record unknown_tool_failure(const tool_call& c) const {
-    std::vector<std::string_view> known;
-    known.reserve(registry_->size());
-    for (std::size_t i = 0; i < registry_->size(); ++i) known.push_back(registry_->name(i));
+    // Near misses only among names that can be one (edit distance <= 2 needs
+    // lengths within 2; else a prefix either way): O(tools) length checks,
+    // edit distances on at most 4096 of them (the first registered). The
+    // message lists at most `max_suggested_tools` names, each cut to 60 bytes.
+    std::vector<std::string_view> near;
+    for (std::size_t i = 0; i < registry_->size() && near.size() < 4096; ++i) {
+      const std::string_view k = registry_->name(i);
+      const std::size_t d = k.size() > c.name.size() ? k.size() - c.name.size() : c.name.size() - k.size();
+      if (d <= 2 || k.starts_with(c.name) || std::string_view(c.name).starts_with(k)) near.push_back(k);
+    }
+    const auto append_cut = [](std::string& m, std::string_view k) {  // at most 60 bytes, cut at a character
+      std::size_t cut = std::min<std::size_t>(k.size(), 60);
+      while (cut < k.size() && cut > 0 && (static_cast<unsigned char>(k[cut]) & 0xC0) == 0x80) --cut;
+      m += k.substr(0, cut);
+      if (cut < k.size()) m += "...";
+    };
     std::string msg = "unknown tool ";
     msg += detail::quote_input(c.name);
-    msg = detail::suggestion_message(std::move(msg), c.name, known);
+    if (const std::string_view best = detail::closest_name(c.name, near); !best.empty()) {
+      msg += " (did you mean \"";
+      append_cut(msg, best);
+      msg += "\"?)";
+    } else {
+      msg += " (known:";
+      const std::size_t shown = std::min(registry_->size(), max_suggested_tools);
+      for (std::size_t i = 0; i < shown; ++i) {
+        msg += ' ';
+        append_cut(msg, registry_->name(i));
+      }
+      if (shown < registry_->size()) msg += detail::str_cat(" and ", std::to_string(registry_->size() - shown), " more");
+      msg += ")";
+    }
     failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::unknown_tool,
                                            std::make_exception_ptr(unknown_tool_error(c.name)));
     r.last_error_message = std::move(msg);
