@@ -339,12 +339,14 @@ struct recovery_options {
 };
 
 /// Per-call settings: its name (for records and the approver), its
-/// idempotency key (empty: generated), and the explicit opt-in that lets a
-/// destructive, otherwise retry-safe call be retried.
+/// idempotency key (empty: generated), the explicit opt-in that lets a
+/// destructive, otherwise retry-safe call be retried, and what the approver
+/// is shown besides (tool, call id, MCP server, arguments: `call_subject`).
 struct call_settings {
   std::string name{};
   std::string idempotency_key{};
   bool allow_destructive_retry = false;
+  call_subject subject{};
 };
 
 namespace detail {
@@ -401,7 +403,7 @@ class recovery_state {
   }
 
   [[nodiscard]] confirmation_request request() const noexcept {
-    return {settings_.name, effects_, classify(effects_), ctx_.idempotency_key};
+    return make_confirmation_request(settings_.name, settings_.subject, effects_, ctx_.idempotency_key);
   }
 
   // The record when the approver did not approve (never ran: 0 attempts).

@@ -39,7 +39,9 @@
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/failure.hpp>
+#include <tool_effects/confirmation.hpp>
 #include <tool_effects/json/calls.hpp>
+#include <tool_effects/json/canonical.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/plan.hpp>
@@ -107,6 +109,14 @@ struct loop_guard {
   bool refuse = false;
   std::function<void(const tool_call&, const repeat_verdict&)> on_repeat{};
   std::function<repeat_detector::clock::time_point()> now{};
+};
+
+/// Where a dynamic tool of a `json_tool_host` comes from: its MCP server and
+/// the server's own name for it (registered under a name the model sees,
+/// which may differ: `add_mcp_server`'s naming). Empty for other tools.
+struct tool_origin {
+  std::string server{};  ///< the MCP server's name
+  std::string tool{};    ///< the tool's name on that server
 };
 
 /// A tool implemented at runtime: receives the attempt context (idempotency
@@ -188,23 +198,44 @@ class json_tool_host {
       : registry_(&registry), static_identities_{static_identity_policy<Tools>()...} {}
 
   /// Registers a dynamic tool (e.g. from `parse_manifest` or
-  /// `import_mcp_tool`) with its implementation; returns its index.
-  std::size_t add(dynamic_tool tool, json_tool_function fn) {
+  /// `import_mcp_tool`) with its implementation and origin (shown to the
+  /// approver); returns its index.
+  std::size_t add(dynamic_tool tool, json_tool_function fn, tool_origin origin = {}) {
     if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
     return add_impl(std::move(tool),
                     [f = std::move(fn)](const attempt_context& ctx,
                                         const nlohmann::json& args) -> boost::asio::awaitable<nlohmann::json> {
                       co_return f(ctx, args);
-                    });
+                    },
+                    std::move(origin));
   }
   /// As above, for an awaitable implementation.
-  std::size_t add(dynamic_tool tool, json_async_tool_function fn) {
+  std::size_t add(dynamic_tool tool, json_async_tool_function fn, tool_origin origin = {}) {
     if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
-    return add_impl(std::move(tool), std::move(fn));
+    return add_impl(std::move(tool), std::move(fn), std::move(origin));
+  }
+
+  /// The origin of tool `i` (empty for static tools and tools added without one).
+  [[nodiscard]] const tool_origin& origin(std::size_t i) const {
+    static const tool_origin none{};
+    if constexpr (registry_type::static_size > 0)
+      if (registry_type::is_static(i)) return none;
+    return dynamic_.at(i - registry_type::static_size).origin;
+  }
+
+  /// What the approver is shown of call `c` of tool `i`: the tool (its
+  /// server's own name for an MCP tool), the call's id, the MCP server, and
+  /// the arguments as canonical JSON (RFC 8785).
+  [[nodiscard]] call_subject subject(std::size_t i, const tool_call& c) const {
+    const tool_origin& o = origin(i);
+    call_subject s{o.tool.empty() ? c.name : o.tool, c.id, o.server, std::nullopt};
+    s.arguments = detail::canonical_json(c.arguments, static_cast<std::size_t>(-1) / 2, true);
+    return s;
   }
 
   /// The registry.
   [[nodiscard]] registry_type& registry() noexcept { return *registry_; }
+  [[nodiscard]] const registry_type& registry() const noexcept { return *registry_; }
 
   /// The index of the tool a call names; throws `unknown_tool_error`.
   [[nodiscard]] std::size_t resolve(const tool_call& c) const { return registry_->at(c.name); }
@@ -324,6 +355,8 @@ class json_tool_host {
     boost::asio::awaitable<nlohmann::json> operator()() const { return (*this)(attempt_context{key, 1, false}); }
     // The key the recovery layer gives the attempts and shows the approver (`confirmation_request`).
     [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
+    // What the approver is shown besides (asked only for calls that need confirmation).
+    [[nodiscard]] call_subject confirmation_subject() const { return host->subject(tool, *call); }
   };
 
   boost::asio::awaitable<nlohmann::json> invoke(std::size_t i, const attempt_context& ctx,
@@ -334,11 +367,11 @@ class json_tool_host {
     return dynamic_.at(i - registry_type::static_size).fn(ctx, args);
   }
 
-  std::size_t add_impl(dynamic_tool tool, async_fn fn) {
+  std::size_t add_impl(dynamic_tool tool, async_fn fn, tool_origin origin) {
     const std::size_t i = registry_->add(tool.name, tool.description);
     if (i - registry_type::static_size != dynamic_.size())
       throw std::logic_error("json_tool_host: the registry gained dynamic tools the host does not know");
-    dynamic_.push_back({std::move(tool.identity), std::move(fn)});
+    dynamic_.push_back({std::move(tool.identity), std::move(fn), std::move(origin)});
     return i;
   }
 
@@ -418,6 +451,7 @@ class json_tool_host {
   struct dynamic_entry {
     identity_policy identity;
     async_fn fn;
+    tool_origin origin;
   };
   registry_type* registry_;
   std::array<identity_policy, sizeof...(Tools)> static_identities_;
