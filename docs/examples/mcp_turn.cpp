@@ -168,9 +168,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> asked;
   auto approver = [&](const te::confirmation_request& r) {
     const std::lock_guard lock(m);
-    std::string entry(r.tool);
-    entry.append(" (").append(te::to_string(r.effects)).append(")");
-    asked.push_back(std::move(entry));
+    asked.push_back(te::to_string(r));  // terminal-safe: server, call id and arguments are untrusted text
     return te::confirmation::approve;
   };
   const te::retry_policy retry{.max_attempts = 3,

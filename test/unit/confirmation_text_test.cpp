@@ -67,7 +67,8 @@ std::vector<char32_t> dangerous_code_points() {
 // Test-side check of a rendering: well-formed UTF-8 and none of the
 // dangerous code points. Returns a description of the first problem, or "".
 std::string terminal_problem(std::string_view s) {
-  static const std::vector<char32_t> bad = dangerous_code_points();
+  static const std::vector<char32_t> list = dangerous_code_points();
+  static const std::set<char32_t> bad(list.begin(), list.end());
   for (std::size_t i = 0; i < s.size();) {
     const auto b0 = static_cast<unsigned char>(s[i]);
     std::size_t n = b0 < 0x80 ? 1 : (b0 >> 5) == 0x6 ? 2 : (b0 >> 4) == 0xE ? 3 : (b0 >> 3) == 0x1E ? 4 : 0;
@@ -79,8 +80,7 @@ std::string terminal_problem(std::string_view s) {
       c = (c << 6) | (b & 0x3F);
     }
     if (utf8(c) != s.substr(i, n)) return "overlong or invalid form at byte " + std::to_string(i);
-    for (const char32_t d : bad)
-      if (c == d) return "raw U+" + std::to_string(static_cast<unsigned>(c)) + " at byte " + std::to_string(i);
+    if (bad.contains(c)) return "raw U+" + std::to_string(static_cast<unsigned>(c)) + " at byte " + std::to_string(i);
     i += n;
   }
   return "";

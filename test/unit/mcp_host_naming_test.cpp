@@ -184,4 +184,36 @@ TEST(McpHostNaming, TenThousandToolsOfOneServerRegisterUnderAPrefix) {
   EXPECT_THROW((void)te::mcp_model_names(host, tools, te::mcp_naming::prefixed("big"), "big"), std::invalid_argument);
 }
 
+
+TEST(McpHostNaming, AClashOnALaterToolLeavesNoPartialRegistration) {
+  MCP_REQUIRE_PYTHON();
+  two_servers s;
+  // "crash" is the server's seventh tool: a registration that adds tools
+  // one by one and throws at the clash would have added the six before it.
+  te::dynamic_tool local;
+  local.name = "crash";
+  local.description = te::describe_runtime("crash", te::effect_set{te::effect::read}, {});
+  (void)s.host.add(local, te::json_tool_function([](const te::attempt_context&, const json&) { return json("local"); }));
+  const std::string e =
+      error_of([&] { (void)te::add_mcp_server(s.host, s.trusted, te::server_trust::trusted, {}, named("fs")); });
+  EXPECT_NE(e.find("tool \"crash\" of MCP server \"fs\" cannot be registered as \"crash\": the name is taken by a "
+                   "tool not from an MCP server"),
+            std::string::npos)
+      << e;
+  EXPECT_EQ(s.registry.size(), 1u);
+  EXPECT_FALSE(s.registry.index_of("echo"));
+  // Control: the same tools added one by one, as add_mcp_server did before,
+  // stop at the clash with the earlier tools registered.
+  const auto tools = te::mcp_server_tools(s.trusted.list_tools(), te::server_trust::trusted, {}, "fs");
+  std::size_t added = 0;
+  EXPECT_THROW(
+      for (auto t : tools) {
+        (void)s.host.add(std::move(t), te::json_tool_function([](const te::attempt_context&, const json&) { return json(); }));
+        ++added;
+      },
+      std::invalid_argument);
+  EXPECT_EQ(added, 6u);
+  EXPECT_EQ(s.registry.size(), 7u);
+}
+
 }  // namespace mcp_host_naming_test_ns
