@@ -35,7 +35,7 @@ void BM_RegisterDynamicTools(benchmark::State& state) {
   }
   state.SetItemsProcessed(state.iterations() * state.range(0));
 }
-BENCHMARK(BM_RegisterDynamicTools)->Arg(25'000)->Arg(50'000)->Arg(100'000)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_RegisterDynamicTools)->Arg(25'000)->Arg(50'000)->Arg(100'000)->Arg(400'000)->Unit(benchmark::kMillisecond);
 
 void BM_HostRegisterTools(benchmark::State& state) {
   const auto names = tool_names(static_cast<std::size_t>(state.range(0)));

@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
   const auto overlay = te::parse_manifest(te::mcp_filesystem_overlay);
-  te::add_mcp_server(host, client, te::server_trust::trusted, overlay);
+  // The server is named for the approver and in errors (a prefix, mcp_naming::prefixed, would also rename its tools).
+  te::add_mcp_server(host, client, te::server_trust::trusted, overlay, te::mcp_naming{.server = "filesystem"});
 
   std::printf("tool_effects — a model turn against a real MCP server\n\n");
   std::printf("Server: %s, protocol %s, workspace %s\n", client.server_info()["serverInfo"].dump().c_str(),
