@@ -49,7 +49,7 @@ struct fixture {
   std::vector<std::string> ran;
 
   fixture() {
-    auto tool = [this](std::string name, te::effect_set s) {
+    auto tool = [](std::string name, te::effect_set s) {
       te::dynamic_tool t;
       t.name = std::move(name);
       t.description = te::describe_runtime(t.name, s, {});
