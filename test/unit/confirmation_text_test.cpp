@@ -5,13 +5,17 @@
 // Checked with an independent decoder of the output, not the library's own
 // predicate; controls run a naive rendering through the same checks.
 #include <tool_effects/confirmation.hpp>
+#include <tool_effects/dispatch.hpp>
 #include <tool_effects/retry.hpp>
 
 #include <gtest/gtest.h>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include <array>
 #include <cstdint>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
@@ -430,6 +434,37 @@ TEST(ConfirmationText, CallSettingsCarryTheSubjectToTheApprover) {
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0].rfind("tool \"purge\": needs approval (unknown effects)", 0), 0u) << seen[0];
   EXPECT_NE(seen[0].find("; arguments not shown"), std::string::npos);
+}
+
+
+namespace {
+struct wipe_disk {  // a static tool: its C++ arguments are not required to be printable
+  static constexpr std::string_view name = "wipe_disk";
+  using side_effects = te::effects<te::write, te::destructive>;
+  int operator()(int disk) const { return disk; }
+};
+}  // namespace
+
+TEST(ConfirmationText, AStaticCallThroughTheDispatcherShowsNoArguments) {
+  boost::asio::thread_pool pool(1);
+  std::mutex m;
+  std::vector<std::string> seen;
+  std::vector<bool> has_arguments;
+  const auto opts = te::run_options{}.with(te::approver([&](const te::confirmation_request& r) {
+    const std::lock_guard lock(m);
+    seen.push_back(te::to_string(r));
+    has_arguments.push_back(r.arguments.has_value());
+    return te::confirmation::deny;
+  }));
+  auto [w] = te::run_plan(pool, opts, te::call(wipe_disk{}, 3));
+  EXPECT_TRUE(w.has_error());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_FALSE(has_arguments[0]);
+  // The dispatcher names a static call by its type (spelled by the compiler).
+  EXPECT_EQ(seen[0].rfind("tool \"", 0), 0u) << seen[0];
+  EXPECT_NE(seen[0].find("wipe_disk\": needs approval (destructive); effects {write,destructive}"), std::string::npos)
+      << seen[0];
+  EXPECT_NE(seen[0].find("; arguments not shown"), std::string::npos) << seen[0];
 }
 
 }  // namespace confirmation_text_test_ns
