@@ -287,8 +287,8 @@ int main(int argc, char** argv) {
   std::mutex confirm_mutex;
   auto operator_decision = [&](const te::confirmation_request& r) {
     std::lock_guard lock(confirm_mutex);
-    confirmations.push_back(std::string(r.tool) + " (" + te::to_string(r.effects) + ") -> " +
-                            (deny ? "denied" : "approved"));
+    // to_string(r): terminal-safe and distinct per call (the call id and arguments are model-chosen text).
+    confirmations.push_back(te::to_string(r) + " -> " + (deny ? "denied" : "approved"));
     if (demo::current) demo::current->log("operator asked to confirm " + confirmations.back());
     return deny ? te::confirmation::deny : te::confirmation::approve;
   };

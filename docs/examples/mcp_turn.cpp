@@ -125,7 +125,8 @@ int main(int argc, char** argv) {
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
   const auto overlay = te::parse_manifest(te::mcp_filesystem_overlay);
-  te::add_mcp_server(host, client, te::server_trust::trusted, overlay);
+  // The server is named for the approver and in errors (a prefix, mcp_naming::prefixed, would also rename its tools).
+  te::add_mcp_server(host, client, te::server_trust::trusted, overlay, te::mcp_naming{.server = "filesystem"});
 
   std::printf("tool_effects — a model turn against a real MCP server\n\n");
   std::printf("Server: %s, protocol %s, workspace %s\n", client.server_info()["serverInfo"].dump().c_str(),
@@ -168,9 +169,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> asked;
   auto approver = [&](const te::confirmation_request& r) {
     const std::lock_guard lock(m);
-    std::string entry(r.tool);
-    entry.append(" (").append(te::to_string(r.effects)).append(")");
-    asked.push_back(std::move(entry));
+    asked.push_back(te::to_string(r));  // terminal-safe: server, call id and arguments are untrusted text
     return te::confirmation::approve;
   };
   const te::retry_policy retry{.max_attempts = 3,

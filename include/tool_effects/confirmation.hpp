@@ -1,7 +1,10 @@
 // tool_effects/confirmation.hpp — human-in-the-loop confirmation of
 // destructive calls. A caller-supplied approver receives a description of the
-// call (tool name, effects, class, idempotency key) and answers approve or
-// deny; synchronously, or as a Boost.Asio awaitable. No approver means "deny".
+// call (tool name, its MCP server, the call's id and arguments, effects,
+// class, the reason approval is needed, idempotency key) and answers approve
+// or deny; synchronously, or as a Boost.Asio awaitable. No approver means
+// "deny". `to_string(const confirmation_request&)` is the request's text
+// form: safe to print on a terminal, and distinct for distinct requests.
 //
 // The dispatcher and `run_with_recovery` ask before the first attempt of a
 // call that `needs_confirmation` (destructive, or unknown effects) and never
@@ -15,6 +18,9 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -36,14 +42,206 @@ constexpr std::string_view to_string(confirmation c) noexcept {
   return c == confirmation::approve ? "approve" : "deny";
 }
 
+/// Why a call needs approval; a function of its effects (`confirmation_reason_of`).
+enum class confirmation_reason : std::uint8_t {
+  destructive,     ///< its declared effects include `destructive`
+  unknown_effects  ///< it declares no effects (undeclared, `effects<>`, an untrusted MCP server's tool)
+};
+
+/// Stable slugs: "destructive", "unknown effects".
+constexpr std::string_view to_string(confirmation_reason r) noexcept {
+  return r == confirmation_reason::unknown_effects ? "unknown effects" : "destructive";
+}
+
+/// The reason a call with effects `s` needs approval (meaningful where
+/// `needs_confirmation(s)`: the empty set is unknown, otherwise destructive).
+constexpr confirmation_reason confirmation_reason_of(effect_set s) noexcept {
+  return s.empty() ? confirmation_reason::unknown_effects : confirmation_reason::destructive;
+}
+
+/// What a call shows its approver besides its name and effects (owned
+/// strings; `call_settings::subject`). `json_tool_host` fills it for every
+/// model call; a static call (`call<Tool>(args...)`) leaves it empty: its
+/// C++ arguments are not shown, since the library does not require users'
+/// argument types to be printable.
+struct call_subject {
+  std::string tool{};                      ///< the tool's name (empty: the call's name is used)
+  std::string call_id{};                   ///< the model's id for the call (empty: none)
+  std::string server{};                    ///< the MCP server the tool belongs to (empty: not an MCP tool)
+  std::optional<std::string> arguments{};  ///< the arguments as canonical JSON (RFC 8785); nullopt: not shown
+};
+
 /// What an approver is shown: the call about to run. The views are valid for
-/// the duration of the approver's call (copy them to keep them).
+/// the duration of the approver's call (copy them to keep them). Every
+/// string is as given (model-chosen text may hold control characters): print
+/// a request with `to_string(request)`, never its fields raw.
 struct confirmation_request {
-  std::string_view tool{};             ///< the tool's name
+  std::string_view tool{};             ///< the tool's name (for a JSON call without the "#id")
   effect_set effects{};                ///< its declared effects
   side_effect_class effect_class{};  ///< classify(effects)
   std::string_view idempotency_key{};  ///< the key its attempts will carry
+  std::string_view server{};           ///< its MCP server (empty: not an MCP tool)
+  std::string_view call_id{};          ///< the model's id for the call (empty: none)
+  std::optional<std::string_view> arguments{};  ///< canonical JSON (RFC 8785); nullopt: not shown (static calls)
+  confirmation_reason reason{};        ///< why approval is needed: confirmation_reason_of(effects)
 };
+
+/// The request of a call named `name` (used when `subject.tool` is empty)
+/// with effects `s` and idempotency key `key`. Views into the arguments.
+inline confirmation_request make_confirmation_request(std::string_view name, const call_subject& subject, effect_set s,
+                                                      std::string_view key) noexcept {
+  confirmation_request r{subject.tool.empty() ? name : std::string_view(subject.tool), s, classify(s), key};
+  r.server = subject.server;
+  r.call_id = subject.call_id;
+  if (subject.arguments) r.arguments = std::string_view(*subject.arguments);
+  r.reason = confirmation_reason_of(s);
+  return r;
+}
+
+namespace detail {
+// Whether code point `c` must not reach a terminal raw: C0 controls, DEL, C1
+// controls (ESC, CSI, NEL...), and the invisible or reordering format
+// characters (soft hyphen, ALM, zero-width spaces and joiners, LRM/RLM, line
+// and paragraph separators, bidi embeddings, overrides and isolates, word
+// joiner and invisible operators, BOM, Hangul fillers, interlinear
+// annotations, tag characters).
+constexpr bool terminal_unsafe(char32_t c) noexcept {
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0xAD || c == 0x34F || c == 0x61C || c == 0x115F ||
+         c == 0x1160 || c == 0x180E || (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
+         (c >= 0x2060 && c <= 0x206F) || c == 0x3164 || c == 0xFEFF || c == 0xFFA0 || (c >= 0xFFF9 && c <= 0xFFFB) ||
+         (c >= 0xE0000 && c <= 0xE007F);
+}
+
+// Decodes one UTF-8 character at s[i]: its code point and length, or
+// length 0 for a byte that does not start a well-formed character
+// (stray continuation, overlong form, surrogate, above U+10FFFF, cut short).
+struct utf8_char {
+  char32_t code = 0;
+  std::size_t size = 0;
+};
+constexpr utf8_char decode_utf8(std::string_view s, std::size_t i) noexcept {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c0 = b(i);
+  if (c0 < 0x80) return {c0, 1};
+  std::size_t n = 0;
+  char32_t cp = 0, min = 0;
+  if ((c0 & 0xE0) == 0xC0) n = 2, cp = c0 & 0x1F, min = 0x80;
+  else if ((c0 & 0xF0) == 0xE0) n = 3, cp = c0 & 0x0F, min = 0x800;
+  else if ((c0 & 0xF8) == 0xF0) n = 4, cp = c0 & 0x07, min = 0x10000;
+  else return {};
+  if (i + n > s.size()) return {};
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return {};
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {};
+  return {cp, n};
+}
+
+inline void append_hex(std::string& out, unsigned long v, int min_digits) {
+  constexpr char digits[] = "0123456789ABCDEF";
+  char buf[8];
+  int n = 0;
+  do {
+    buf[n++] = digits[v & 0xF];
+    v >>= 4;
+  } while (v != 0 || n < min_digits);
+  while (n > 0) out += buf[--n];
+}
+
+// Appends `s` so that a terminal shows it as text: a byte that is not
+// well-formed UTF-8 as \xNN, an unsafe code point (`terminal_unsafe`) as
+// \x{HEX}. `quoted`: inside double quotes, `"` and `\` are escaped too. Else
+// (JSON text) a backslash that starts a JSON escape is copied with the
+// character after it, and any other backslash is written \x{5C}. Both are
+// injective: the input can be read back from the output.
+inline void append_terminal_safe(std::string& out, std::string_view s, bool quoted) {
+  for (std::size_t i = 0; i < s.size();) {
+    const char ch = s[i];
+    if (ch == '\\') {
+      if (quoted) {
+        out += "\\\\";
+      } else if (i + 1 < s.size() && std::string_view("\"\\/bfnrtu").find(s[i + 1]) != std::string_view::npos) {
+        out += s.substr(i, 2);
+        i += 2;
+        continue;
+      } else {
+        out += "\\x{5C}";
+      }
+      ++i;
+      continue;
+    }
+    if (ch == '"' && quoted) {
+      out += "\\\"";
+      ++i;
+      continue;
+    }
+    const utf8_char u = decode_utf8(s, i);
+    if (u.size == 0) {
+      out += "\\x";
+      append_hex(out, static_cast<unsigned char>(ch), 2);
+      ++i;
+    } else if (terminal_unsafe(u.code)) {
+      out += "\\x{";
+      append_hex(out, u.code, 2);
+      out += '}';
+      i += u.size;
+    } else {
+      out += s.substr(i, u.size);
+      i += u.size;
+    }
+  }
+}
+}  // namespace detail
+
+/// `s` in double quotes, safe to print on a terminal: `"` and `\` are
+/// escaped with a backslash, a byte that is not well-formed UTF-8 is written
+/// \xNN, and every control character (C0, DEL, C1, including ESC and NEL)
+/// and every invisible or bidi-reordering format character (U+200B-U+200F,
+/// U+202A-U+202E, U+2066-U+2069, ...) is written \x{HEX}. Injective.
+inline std::string terminal_quote(std::string_view s) {
+  std::string out = "\"";
+  detail::append_terminal_safe(out, s, true);
+  out += '"';
+  return out;
+}
+
+/// The request's text form, one line, safe to print on a terminal (only
+/// printable characters; model-chosen strings quoted by `terminal_quote`, the
+/// arguments' JSON with unsafe characters written \x{HEX}), e.g.
+///   tool "delete_file" of MCP server "filesystem", call "c1": needs approval (destructive);
+///   effects {write,destructive,idempotent}; class idempotent; idempotency key "k"; arguments: {"path":"/"}
+/// (one line). Injective, for any strings: two requests that differ in any
+/// field render differently (every string can be read back from the text;
+/// the arguments come last).
+inline std::string to_string(const confirmation_request& r) {
+  std::string out = "tool ";
+  out += terminal_quote(r.tool);
+  if (!r.server.empty()) out += " of MCP server " + terminal_quote(r.server);
+  if (!r.call_id.empty()) out += ", call " + terminal_quote(r.call_id);
+  out += ": needs approval (";
+  out += to_string(r.reason);
+  out += "); effects {";
+  bool first = true;
+  for (const effect e : r.effects) {
+    if (!first) out += ',';
+    first = false;
+    out += to_string(e);
+  }
+  out += "}; class ";
+  out += to_string(r.effect_class);
+  out += "; idempotency key " + terminal_quote(r.idempotency_key);
+  if (r.arguments) {
+    out += "; arguments: ";
+    detail::append_terminal_safe(out, *r.arguments, false);
+  } else {
+    out += "; arguments not shown";
+  }
+  return out;
+}
+
+/// Writes `to_string(r)`.
+inline std::ostream& operator<<(std::ostream& os, const confirmation_request& r) { return os << to_string(r); }
 
 /// A synchronous approver: `confirmation a(const confirmation_request&)`.
 template <class A>

@@ -46,6 +46,7 @@ struct call_settings {
   std::string name{};
   std::string idempotency_key{};
   bool allow_destructive_retry = false;
+  call_subject subject{};  ///< what the approver is shown besides (tool, call id, MCP server, arguments)
 };
 
 }  // namespace tool_effects

@@ -12,12 +12,14 @@
 #include <algorithm>
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <tuple>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -173,13 +175,19 @@ class tool_registry {
   /// Adds a dynamic tool (known only at runtime: from a manifest or an MCP
   /// server) described by `description` (built by `describe_runtime`);
   /// returns its index. Throws `std::invalid_argument` naming `name` if it is
-  /// empty or already taken by a static or dynamic tool.
+  /// empty or already taken by a static or dynamic tool (nothing is added
+  /// then). Amortised O(1): registering n tools takes O(n) time.
   std::size_t add(std::string name, call_description description) {
     if (name.empty()) throw std::invalid_argument("tool_registry: a dynamic tool needs a non-empty name");
     if (index_of(name)) throw std::invalid_argument(detail::str_cat("tool_registry: duplicate tool name \"", name, "\""));
+    const std::size_t index = static_size + dynamic_.size();
     description.name = name;
+    // Strong guarantee: the reserve and the emplace may throw before anything
+    // changed; the push_back then neither reallocates nor throws (moves).
+    if (dynamic_.size() == dynamic_.capacity()) dynamic_.reserve(std::max<std::size_t>(8, 2 * dynamic_.capacity()));
+    dynamic_index_.emplace(name, index);
     dynamic_.push_back({std::move(name), std::move(description)});
-    return static_size + dynamic_.size() - 1;
+    return index;
   }
 
   /// Number of tools, static and dynamic.
@@ -188,8 +196,7 @@ class tool_registry {
   /// The index of the tool called `name`, static or dynamic.
   [[nodiscard]] std::optional<std::size_t> index_of(std::string_view name) const noexcept {
     if (const auto i = static_index_of(name)) return i;
-    for (std::size_t k = 0; k < dynamic_.size(); ++k)
-      if (dynamic_[k].name == name) return static_size + k;
+    if (const auto it = dynamic_index_.find(name); it != dynamic_index_.end()) return it->second;
     return std::nullopt;
   }
 
@@ -254,8 +261,14 @@ class tool_registry {
     std::string name;
     call_description description;
   };
+  // Name -> index of the dynamic tools (heterogeneous lookup: no allocation per query).
+  struct name_hash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const noexcept { return std::hash<std::string_view>{}(s); }
+  };
   std::tuple<Tools...> tools_{};
   std::vector<dynamic_entry> dynamic_;
+  std::unordered_map<std::string, std::size_t, name_hash, std::equal_to<>> dynamic_index_;
 };
 
 }  // namespace tool_effects

@@ -19,8 +19,10 @@ namespace {
   const te::call_settings settings{.name = "x"};
   const te::failure_record record{.tool = "send_email"};
   const te::run_options options{.max_concurrency = 4};
+  const te::confirmation_request request{.tool = "rm", .reason = te::confirmation_reason::unknown_effects};
+  const te::call_subject subject{.call_id = "c1"};
   return !access.resource.empty() && !description.exclusive && identity.target_arg && !id.tool.empty() &&
          repeats.threshold == 2 && retry.max_attempts == 2 && attempt.attempt == 2 && !settings.name.empty() &&
-         !record.tool.empty() && options.max_concurrency == 4;
+         !record.tool.empty() && options.max_concurrency == 4 && !request.tool.empty() && !subject.call_id.empty();
 }
 }  // namespace

@@ -241,4 +241,36 @@ TEST(ParseToolCalls, QuotedBadInputStaysValidUtf8) {
   EXPECT_NO_THROW((void)json(calls[0].arguments_error).dump()) << "a strict dump rejects invalid UTF-8";
   EXPECT_NE(calls[0].arguments_error.find("...\""), std::string::npos);
 }
+
+// Issue 19: with many tools, one unknown_tool message listed every name
+// (1.2 MB with 100,000 tools). Bound stated here: with 100,000 registered
+// tools (names up to 200 bytes) the message is under 2 KiB and names at most
+// te::max_suggested_tools of them, and a near miss is still suggested.
+TEST(JsonToolHost, UnknownToolMessageStaysShortWithManyTools) {
+  constexpr std::size_t n = 100'000;
+  te::tool_registry<> reg;
+  te::json_tool_host host(reg);
+  const std::string long_tail(180, 'z');
+  for (std::size_t i = 0; i < n; ++i) {
+    te::dynamic_tool t;
+    t.name = "tool_" + std::to_string(i) + (i % 2 ? long_tail : "");
+    t.description = te::describe_runtime(t.name, te::effect_set{te::effect::read}, {});
+    (void)host.add(std::move(t), te::json_tool_function([](const te::attempt_context&, const json&) { return json(); }));
+  }
+  const auto calls = te::parse_tool_calls(R"([{"name": "launch_rockets", "arguments": {}},
+                                              {"name": "tool_4x", "arguments": {}},
+                                              {"name": "tool_77776", "arguments": {}}])");
+  const auto p = host.plan(calls);
+  ASSERT_TRUE(p.failures[0] && p.failures[1]);
+  const std::string& far = p.failures[0]->last_error_message;
+  EXPECT_LT(far.size(), 2048u) << far.substr(0, 300);
+  EXPECT_EQ(far.rfind("unknown tool \"launch_rockets\" (known: tool_0 tool_1", 0), 0u) << far.substr(0, 300);
+  EXPECT_NE(far.find(" and " + std::to_string(n - te::max_suggested_tools) + " more)"), std::string::npos) << far;
+  EXPECT_EQ(far.find("tool_" + std::to_string(te::max_suggested_tools) + " "), std::string::npos) << far;
+  EXPECT_NO_THROW((void)json(far).dump()) << "cut at character boundaries";
+  const std::string& near = p.failures[1]->last_error_message;
+  EXPECT_LT(near.size(), 2048u);
+  EXPECT_EQ(near, "unknown tool \"tool_4x\" (did you mean \"tool_4\"?)");
+  EXPECT_FALSE(p.failures[2]);  // a registered name resolves
+}
 }  // namespace json_turn_test_ns

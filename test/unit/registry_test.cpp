@@ -149,3 +149,40 @@ TEST(Registry, WithNoStaticToolsHoldsDynamicToolsOnly) {
   EXPECT_THROW((void)r.at("nope"), te::unknown_tool_error);
   EXPECT_THROW(r.add("audit", {}), std::invalid_argument);
 }
+
+// Issue 19: registration was quadratic (a linear name scan per add: 25k, 50k,
+// 100k tools took 1.2, 4.0, 16.0 s). Bound stated here: 100,000 dynamic tools
+// register, every name resolves to its index, and a duplicate is refused
+// without changing the registry. The time is measured by
+// benchmarks/registry.cpp (BM_RegisterDynamicTools), not here.
+TEST(Registry, HundredThousandDynamicToolsRegisterAndResolve) {
+  constexpr std::size_t n = 100'000;
+  registry r;
+  for (std::size_t i = 0; i < n; ++i)
+    ASSERT_EQ(r.add("tool_" + std::to_string(i), te::describe_runtime("", te::effect_set{te::effect::read}, {})),
+              registry::static_size + i);
+  EXPECT_EQ(r.size(), registry::static_size + n);
+  for (std::size_t i = 0; i < n; i += 997) {
+    const std::string name = "tool_" + std::to_string(i);
+    ASSERT_EQ(r.index_of(name), registry::static_size + i);
+    EXPECT_EQ(r.name(registry::static_size + i), name);
+    EXPECT_EQ(r.description(registry::static_size + i).name, name);
+  }
+  EXPECT_EQ(r.index_of("fetch_user"), 0u);  // the static tools still come first
+  EXPECT_FALSE(r.index_of("tool_" + std::to_string(n)).has_value());
+  EXPECT_THROW(r.add("tool_123", {}), std::invalid_argument);
+  EXPECT_THROW(r.add("fetch_user", {}), std::invalid_argument);  // a static name is taken too
+  EXPECT_EQ(r.size(), registry::static_size + n);
+  EXPECT_EQ(r.at("tool_99999"), registry::static_size + n - 1);
+}
+
+TEST(Registry, ACopyResolvesItsOwnDynamicTools) {
+  te::tool_registry<> a;
+  (void)a.add("x", {});
+  te::tool_registry<> b = a;
+  (void)b.add("y", {});
+  EXPECT_EQ(b.index_of("x"), 0u);
+  EXPECT_EQ(b.index_of("y"), 1u);
+  EXPECT_FALSE(a.index_of("y").has_value());
+  EXPECT_EQ(a.size(), 1u);
+}

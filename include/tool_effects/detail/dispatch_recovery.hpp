@@ -116,6 +116,15 @@ std::string chosen_idempotency_key(const Fn& fn) {
     return {};
 }
 
+// What the approver is shown of a call that needs confirmation (tool, call
+// id, MCP server, arguments), if the call type offers it (json_tool_host's tasks).
+template <class Fn>
+call_subject confirmation_subject_of(const Fn& fn, effect_set effects) {
+  if constexpr (requires { { fn.confirmation_subject() } -> std::convertible_to<call_subject>; })
+    if (needs_confirmation(effects)) return fn.confirmation_subject();
+  return {};
+}
+
 // The per-call opt-in (`call(...).allow_destructive_retry()`), if the call type has one.
 template <class Fn>
 bool destructive_retry_opt_in(const Fn& fn) noexcept {
@@ -223,7 +232,8 @@ void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const 
   const tool_effects::approver* approver = nullptr;
   if constexpr (options_have_policy<Options>) policy = &opts.template get<retry_policy>();
   if constexpr (options_have_approver<Options>) approver = &opts.template get<tool_effects::approver>();
-  call_settings settings{std::string(info.name), chosen_idempotency_key(fn), destructive_retry_opt_in(fn)};
+  call_settings settings{std::string(info.name), chosen_idempotency_key(fn), destructive_retry_opt_in(fn),
+                         confirmation_subject_of(fn, info.effects)};
   using call_t = recovered_call<R, Fn, std::decay_t<Done>>;
   // Owned here until the coroutine is spawned; from then on its completion deletes it.
   auto call = std::make_unique<call_t>(call_t{{dispatched_attempt<Fn>{&fn}}, std::forward<Done>(done)});

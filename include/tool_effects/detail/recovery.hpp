@@ -148,7 +148,7 @@ class recovery_state {
   }
 
   [[nodiscard]] confirmation_request request() const noexcept {
-    return {settings_.name, effects_, classify(effects_), ctx_.idempotency_key};
+    return make_confirmation_request(settings_.name, settings_.subject, effects_, ctx_.idempotency_key);
   }
 
   // The record when the approver did not approve (never ran: 0 attempts).

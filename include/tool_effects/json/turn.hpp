@@ -13,6 +13,7 @@
 #ifndef TOOL_EFFECTS_JSON_TURN_HPP
 #define TOOL_EFFECTS_JSON_TURN_HPP
 
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <concepts>
@@ -39,7 +40,9 @@
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/failure.hpp>
+#include <tool_effects/confirmation.hpp>
 #include <tool_effects/json/calls.hpp>
+#include <tool_effects/json/canonical.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/plan.hpp>
@@ -90,6 +93,11 @@ struct turn_plan {
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
 };
 
+/// At most this many tool names are listed by an `unknown_tool` failure's
+/// message (each cut to 60 bytes), so the message stays under 2 KiB (plus
+/// the quoted call name, also cut) however many tools are registered.
+inline constexpr std::size_t max_suggested_tools = 16;
+
 /// A run option of `json_tool_host::run` (`options.with(loop_guard{&detector})`):
 /// before dispatching, the host observes the identity of every call that can
 /// run, in call order, on `detector` (not owned, not shared between threads
@@ -102,6 +110,14 @@ struct loop_guard {
   bool refuse = false;
   std::function<void(const tool_call&, const repeat_verdict&)> on_repeat{};
   std::function<repeat_detector::clock::time_point()> now{};
+};
+
+/// Where a dynamic tool of a `json_tool_host` comes from: its MCP server and
+/// the server's own name for it (registered under a name the model sees,
+/// which may differ: `add_mcp_server`'s naming). Empty for other tools.
+struct tool_origin {
+  std::string server{};  ///< the MCP server's name
+  std::string tool{};    ///< the tool's name on that server
 };
 
 /// A tool implemented at runtime: receives the attempt context (idempotency
@@ -182,23 +198,44 @@ class json_tool_host {
       : registry_(&registry), static_identities_{static_identity_policy<Tools>()...} {}
 
   /// Registers a dynamic tool (e.g. from `parse_manifest` or
-  /// `import_mcp_tool`) with its implementation; returns its index.
-  std::size_t add(dynamic_tool tool, json_tool_function fn) {
+  /// `import_mcp_tool`) with its implementation and origin (shown to the
+  /// approver); returns its index.
+  std::size_t add(dynamic_tool tool, json_tool_function fn, tool_origin origin = {}) {
     if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
     return add_impl(std::move(tool),
                     [f = std::move(fn)](const attempt_context& ctx,
                                         const nlohmann::json& args) -> boost::asio::awaitable<nlohmann::json> {
                       co_return f(ctx, args);
-                    });
+                    },
+                    std::move(origin));
   }
   /// As above, for an awaitable implementation.
-  std::size_t add(dynamic_tool tool, json_async_tool_function fn) {
+  std::size_t add(dynamic_tool tool, json_async_tool_function fn, tool_origin origin = {}) {
     if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
-    return add_impl(std::move(tool), std::move(fn));
+    return add_impl(std::move(tool), std::move(fn), std::move(origin));
+  }
+
+  /// The origin of tool `i` (empty for static tools and tools added without one).
+  [[nodiscard]] const tool_origin& origin(std::size_t i) const {
+    static const tool_origin none{};
+    if constexpr (registry_type::static_size > 0)
+      if (registry_type::is_static(i)) return none;
+    return dynamic_.at(i - registry_type::static_size).origin;
+  }
+
+  /// What the approver is shown of call `c` of tool `i`: the tool (its
+  /// server's own name for an MCP tool), the call's id, the MCP server, and
+  /// the arguments as canonical JSON (RFC 8785).
+  [[nodiscard]] call_subject subject(std::size_t i, const tool_call& c) const {
+    const tool_origin& o = origin(i);
+    call_subject s{o.tool.empty() ? c.name : o.tool, c.id, o.server, std::nullopt};
+    s.arguments = detail::canonical_json(c.arguments, static_cast<std::size_t>(-1) / 2, true);
+    return s;
   }
 
   /// The registry.
   [[nodiscard]] registry_type& registry() noexcept { return *registry_; }
+  [[nodiscard]] const registry_type& registry() const noexcept { return *registry_; }
 
   /// The index of the tool a call names; throws `unknown_tool_error`.
   [[nodiscard]] std::size_t resolve(const tool_call& c) const { return registry_->at(c.name); }
@@ -321,6 +358,8 @@ class json_tool_host {
     boost::asio::awaitable<nlohmann::json> operator()() const { return (*this)(attempt_context{key, 1, false}); }
     // The key the recovery layer gives the attempts and shows the approver (`confirmation_request`).
     [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
+    // What the approver is shown besides (asked only for calls that need confirmation).
+    [[nodiscard]] call_subject confirmation_subject() const { return host->subject(tool, *call); }
   };
 
   boost::asio::awaitable<nlohmann::json> invoke(std::size_t i, const attempt_context& ctx,
@@ -331,11 +370,11 @@ class json_tool_host {
     return dynamic_.at(i - registry_type::static_size).fn(ctx, args);
   }
 
-  std::size_t add_impl(dynamic_tool tool, async_fn fn) {
+  std::size_t add_impl(dynamic_tool tool, async_fn fn, tool_origin origin) {
     const std::size_t i = registry_->add(tool.name, tool.description);
     if (i - registry_type::static_size != dynamic_.size())
       throw std::logic_error("json_tool_host: the registry gained dynamic tools the host does not know");
-    dynamic_.push_back({std::move(tool.identity), std::move(fn)});
+    dynamic_.push_back({std::move(tool.identity), std::move(fn), std::move(origin)});
     return i;
   }
 
@@ -362,12 +401,38 @@ class json_tool_host {
   }
 
   [[nodiscard]] failure_record unknown_tool_failure(const tool_call& c) const {
-    std::vector<std::string_view> known;
-    known.reserve(registry_->size());
-    for (std::size_t i = 0; i < registry_->size(); ++i) known.push_back(registry_->name(i));
+    // Near misses only among names that can be one (edit distance <= 2 needs
+    // lengths within 2; else a prefix either way): O(tools) length checks,
+    // edit distances on at most 4096 of them (the first registered). The
+    // message lists at most `max_suggested_tools` names, each cut to 60 bytes.
+    std::vector<std::string_view> near;
+    for (std::size_t i = 0; i < registry_->size() && near.size() < 4096; ++i) {
+      const std::string_view k = registry_->name(i);
+      const std::size_t d = k.size() > c.name.size() ? k.size() - c.name.size() : c.name.size() - k.size();
+      if (d <= 2 || k.starts_with(c.name) || std::string_view(c.name).starts_with(k)) near.push_back(k);
+    }
+    const auto append_cut = [](std::string& m, std::string_view k) {  // at most 60 bytes, cut at a character
+      std::size_t cut = std::min<std::size_t>(k.size(), 60);
+      while (cut < k.size() && cut > 0 && (static_cast<unsigned char>(k[cut]) & 0xC0) == 0x80) --cut;
+      m += k.substr(0, cut);
+      if (cut < k.size()) m += "...";
+    };
     std::string msg = "unknown tool ";
     msg += detail::quote_input(c.name);
-    msg = detail::suggestion_message(std::move(msg), c.name, known);
+    if (const std::string_view best = detail::closest_name(c.name, near); !best.empty()) {
+      msg += " (did you mean \"";
+      append_cut(msg, best);
+      msg += "\"?)";
+    } else {
+      msg += " (known:";
+      const std::size_t shown = std::min(registry_->size(), max_suggested_tools);
+      for (std::size_t i = 0; i < shown; ++i) {
+        msg += ' ';
+        append_cut(msg, registry_->name(i));
+      }
+      if (shown < registry_->size()) msg += detail::str_cat(" and ", std::to_string(registry_->size() - shown), " more");
+      msg += ")";
+    }
     failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::unknown_tool,
                                            std::make_exception_ptr(unknown_tool_error(c.name)));
     r.last_error_message = std::move(msg);
@@ -390,6 +455,7 @@ class json_tool_host {
   struct dynamic_entry {
     identity_policy identity;
     async_fn fn;
+    tool_origin origin;
   };
   registry_type* registry_;
   std::array<identity_policy, sizeof...(Tools)> static_identities_;

@@ -13,10 +13,13 @@
 #define TOOL_EFFECTS_MCP_HOST_HPP
 
 #include <cstddef>
+#include <functional>
+#include <map>
 #include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -68,59 +71,154 @@ inline dynamic_tool merge_mcp_overlay(const nlohmann::json& tool, server_trust t
   return d;
 }
 
+namespace detail {
+inline std::string mcp_server_label(std::string_view server) {
+  std::string out = "MCP server ";
+  out += detail::quote_input(server);
+  return out;
+}
+}  // namespace detail
+
 /// The dynamic tools of a server's tools/list result (`{"tools": [...]}`),
-/// refined by `overlay`. Throws `std::invalid_argument` when the overlay
-/// names a tool the server does not have (naming it and the server), and
-/// `json_error` for a malformed list.
+/// refined by `overlay`, under the server's own names. Throws
+/// `std::invalid_argument` when the overlay names a tool the server does not
+/// have (naming it and the server), and `json_error` for a malformed list
+/// (its context names the server). Linear in tools + overlay entries.
 inline std::vector<dynamic_tool> mcp_server_tools(const nlohmann::json& list_result, server_trust t,
                                                   std::span<const dynamic_tool> overlay = {},
                                                   std::string_view server = "server") {
-  (void)import_mcp_tools(list_result, t);  // validates the whole list first
+  try {
+    (void)import_mcp_tools(list_result, t);  // validates the whole list first
+  } catch (const json_error& e) {
+    throw json_error(e.pointer(), e.message(), e.input(), detail::str_cat(detail::mcp_server_label(server), " tools/list"));
+  }
   const auto& tools = list_result.at("tools");
+  std::unordered_map<std::string_view, const nlohmann::json*> by_name;
+  by_name.reserve(tools.size());
+  for (const auto& tool : tools) by_name.emplace(tool.at("name").get_ref<const std::string&>(), &tool);
+  std::unordered_map<std::string_view, const dynamic_tool*> overlay_of;
   for (const auto& o : overlay) {
-    bool found = false;
-    for (const auto& tool : tools) found = found || tool.at("name") == o.name;
-    if (!found) {
-      std::string m = "mcp overlay: tool \"";
-      m += o.name;
-      m += "\" is not a tool of MCP server \"";
-      m += server;
-      m += "\"";
-      throw std::invalid_argument(m);
-    }
+    if (!by_name.contains(o.name))
+      throw std::invalid_argument(detail::str_cat("mcp overlay: tool ", detail::quote_input(o.name), " is not a tool of ",
+                                                  detail::mcp_server_label(server)));
+    overlay_of[o.name] = &o;  // the last entry of a name wins, as before
   }
   std::vector<dynamic_tool> out;
   out.reserve(tools.size());
   for (const auto& tool : tools) {
-    const dynamic_tool* match = nullptr;
-    for (const auto& o : overlay)
-      if (tool.at("name") == o.name) match = &o;
-    out.push_back(merge_mcp_overlay(tool, t, match));
+    const auto it = overlay_of.find(tool.at("name").get_ref<const std::string&>());
+    out.push_back(merge_mcp_overlay(tool, t, it == overlay_of.end() ? nullptr : it->second));
+  }
+  return out;
+}
+
+/// How one server's tools are registered with a host (`add_mcp_server`).
+/// Every tool is registered under a name qualified by the server: the host
+/// records its origin (server, the server's name for the tool), which the
+/// approver is shown; the name the model sees is `names[tool]` if given,
+/// else `prefix` + the server's name for it. Several servers on one host:
+/// give each a prefix (`mcp_naming::prefixed("fs")` makes "fs__write_file";
+/// "__" keeps names within the `^[a-zA-Z0-9_-]{1,64}$` vendors accept).
+struct mcp_naming {
+  std::string server{};  ///< the server's name in errors and approvals (empty: the client's `name()`)
+  std::string prefix{};  ///< put before each tool's name for the model
+  std::map<std::string, std::string, std::less<>> names{};  ///< server tool name -> model name (overrides the prefix)
+
+  /// Server `server`, whose tools the model sees as `server` + `separator` + name.
+  static mcp_naming prefixed(std::string server, std::string_view separator = "__") {
+    mcp_naming n;
+    n.prefix = server;
+    n.prefix += separator;
+    n.server = std::move(server);
+    return n;
+  }
+  /// The name the model sees for the server's tool `tool`.
+  [[nodiscard]] std::string model_name(std::string_view tool) const {
+    if (const auto it = names.find(tool); it != names.end()) return it->second;
+    return detail::str_cat(prefix, tool);
+  }
+};
+
+/// The names the model will see for `tools` (the server's names) under
+/// `naming`, checked against `host` before anything is registered. Throws
+/// `std::invalid_argument` naming the server (and the tool, and the owner of
+/// a taken name) when `naming.names` names a tool the server does not have,
+/// a model name is empty, two of the server's tools would share a model
+/// name, or a model name is already registered with `host` (by a static
+/// tool, another server, or an earlier registration of this one).
+template <class Host>
+std::vector<std::string> mcp_model_names(const Host& host, std::span<const dynamic_tool> tools,
+                                         const mcp_naming& naming, std::string_view server) {
+  const std::string label = detail::mcp_server_label(server);
+  std::unordered_map<std::string_view, std::size_t> server_names;
+  server_names.reserve(tools.size());
+  for (std::size_t i = 0; i < tools.size(); ++i) server_names.emplace(tools[i].name, i);
+  for (const auto& [tool, model] : naming.names)
+    if (!server_names.contains(tool))
+      throw std::invalid_argument(detail::str_cat("mcp naming: tool ", detail::quote_input(tool), " is not a tool of ",
+                                                  label));
+  std::vector<std::string> out;
+  out.reserve(tools.size());
+  std::unordered_map<std::string_view, std::size_t> taken;  // model name -> index in `tools`
+  taken.reserve(tools.size());
+  for (std::size_t i = 0; i < tools.size(); ++i) out.push_back(naming.model_name(tools[i].name));
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    const std::string& name = out[i];
+    const std::string what = detail::str_cat("tool ", detail::quote_input(tools[i].name), " of ", label);
+    if (name.empty()) throw std::invalid_argument(detail::str_cat("mcp naming: ", what, " would have an empty name"));
+    if (const auto [it, fresh] = taken.emplace(name, i); !fresh)
+      throw std::invalid_argument(detail::str_cat("mcp naming: ", what, " and tool ",
+                                                  detail::quote_input(tools[it->second].name), " would both be called ",
+                                                  detail::quote_input(name), "; nothing was registered"));
+    if (const auto j = host.registry().index_of(name)) {
+      const tool_origin& o = host.origin(*j);
+      const std::string owner =
+          o.server.empty() ? std::string("a tool not from an MCP server")
+                           : detail::str_cat(detail::mcp_server_label(o.server), " (its tool ", detail::quote_input(o.tool),
+                                             ")");
+      throw std::invalid_argument(detail::str_cat(
+          "mcp naming: ", what, " cannot be registered as ", detail::quote_input(name), ": the name is taken by ", owner,
+          "; give the servers prefixes (mcp_naming::prefixed) or rename the tool (mcp_naming::names); nothing was "
+          "registered"));
+    }
   }
   return out;
 }
 
 /// Registers every tool of `client`'s server with `host` (its tools/list,
 /// every page, fetched now): annotations imported with trust `t`, refined
-/// by `overlay`. Each call of a registered tool becomes a tools/call on
-/// `client` (a shared handle, kept by the host's functions); `isError: true`
-/// fails the call with `mcp_tool_error`, connection faults with
-/// `mcp_transient_error` (retry with `retry_policy{.is_transient =
+/// by `overlay` (which uses the server's tool names), named for the model by
+/// `naming` (default: the server's own names, the server named by the
+/// client's `name()`). Atomic per server: every check (list, overlay,
+/// naming, clashes with tools already registered) runs before the first
+/// tool is registered, so a refused server leaves the host as it was. Each
+/// call of a registered tool becomes a tools/call of the server's name for
+/// it on `client` (a shared handle, kept by the host's functions);
+/// `isError: true` fails the call with `mcp_tool_error`, connection faults
+/// with `mcp_transient_error` (retry with `retry_policy{.is_transient =
 /// mcp_transient()}`). The call's result is the MCP result object, with its
-/// `content` and `structuredContent`. Returns the tools' indices in the host.
-/// Blocking (see `mcp_client`); throws as `mcp_server_tools` and the client.
+/// `content` and `structuredContent`. The approver is shown the server and
+/// the server's name for the tool. Returns the tools' indices in the host.
+/// Blocking (see `mcp_client`); throws as `mcp_server_tools`,
+/// `mcp_model_names` and the client.
 template <class Host>
 std::vector<std::size_t> add_mcp_server(Host& host, const mcp_client& client, server_trust t,
-                                        std::span<const dynamic_tool> overlay = {}) {
+                                        std::span<const dynamic_tool> overlay = {}, const mcp_naming& naming = {}) {
   mcp_client c = client;
+  const std::string server = naming.server.empty() ? c.name() : naming.server;
   const nlohmann::json list = c.list_tools();
+  std::vector<dynamic_tool> tools = mcp_server_tools(list, t, overlay, server);
+  const std::vector<std::string> names = mcp_model_names(host, tools, naming, server);
   std::vector<std::size_t> indices;
-  for (auto& tool : mcp_server_tools(list, t, overlay, c.name())) {
-    std::string name = tool.name;
-    indices.push_back(host.add(std::move(tool), json_async_tool_function(
-                                                    [c, name](const attempt_context&, const nlohmann::json& args) mutable {
-                                                      return c.async_call(name, args);
-                                                    })));
+  indices.reserve(tools.size());
+  for (std::size_t i = 0; i < tools.size(); ++i) {
+    std::string remote = std::move(tools[i].name);
+    tools[i].name = names[i];
+    indices.push_back(host.add(std::move(tools[i]),
+                               json_async_tool_function([c, remote](const attempt_context&, const nlohmann::json& args) mutable {
+                                 return c.async_call(remote, args);
+                               }),
+                               tool_origin{server, remote}));
   }
   return indices;
 }
