@@ -40,8 +40,9 @@ struct recovery_options {
 };
 
 /// Per-call settings: its name (for records and the approver), its
-/// idempotency key (empty: generated), and the explicit opt-in that lets a
-/// destructive, otherwise retry-safe call be retried.
+/// idempotency key (empty: generated), the explicit opt-in that lets a
+/// destructive, otherwise retry-safe call be retried, and what the approver
+/// is shown besides (`call_subject`).
 struct call_settings {
   std::string name{};
   std::string idempotency_key{};
