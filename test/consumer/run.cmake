@@ -7,6 +7,8 @@
 #                  (CMAKE_DISABLE_FIND_PACKAGE_GTest): tests, examples and benchmarks must be OFF by themselves
 #   deb            (consumer.deb) configure <repo> with tests off, `cpack -G DEB`, check the package's control
 #                  fields, `dpkg -x` it into a scratch root, then find_package and pkg-config from <root>/usr
+#   no-gtest       (consumer.no_gtest) a top-level configure of <repo> without GoogleTest stops with the
+#                  message naming TOOL_EFFECTS_BUILD_TESTS; with the tests off it configures
 #   deb-install    (consumer.deb_install, opt-in) as deb, but `dpkg -i` into the system, find_package and
 #                  pkg-config from their default paths (/usr), then `dpkg -r` (always, even on failure);
 #                  refuses to run when tool-effects-dev is already installed, so it never removes a user's copy
@@ -24,7 +26,7 @@ foreach(_var IN ITEMS BUILD_DIR SOURCE_DIR WORK_DIR CXX GENERATOR)
     message(FATAL_ERROR "consumer: ${_var} is not set")
   endif()
 endforeach()
-if(MODE MATCHES "^(subdirectory|deb|deb-install)$" AND (NOT DEFINED PROJECT_DIR OR PROJECT_DIR STREQUAL ""))
+if(MODE MATCHES "^(subdirectory|deb|deb-install|no-gtest)$" AND (NOT DEFINED PROJECT_DIR OR PROJECT_DIR STREQUAL ""))
   message(FATAL_ERROR "consumer: PROJECT_DIR is not set (needed by MODE=${MODE})")
 endif()
 if(NOT CONFIG)
@@ -123,12 +125,28 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
     message("consumer: OK (${MODE})")
     return()
   endif()
+elseif(MODE STREQUAL "no-gtest")
+  # A top-level configure without GoogleTest must stop with the message naming the options, and (control) the
+  # same configure with those options must succeed.
+  set(_top "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX}"
+           -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DTOOL_EFFECTS_GTEST_SOURCE_DIR=)
+  execute_process(COMMAND ${_top} -B "${WORK_DIR}/with-tests" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
+                  ERROR_VARIABLE _out)
+  string(REGEX REPLACE "[ \n]+" " " _flat "${_out}")
+  if(_rc EQUAL 0 OR NOT _flat MATCHES "GoogleTest was not found.*-DTOOL_EFFECTS_BUILD_TESTS=OFF")
+    message(FATAL_ERROR "consumer: a top-level configure without GoogleTest gave (${_rc}):\n${_out}")
+  endif()
+  message("consumer: without GoogleTest the configure stops with the message naming TOOL_EFFECTS_BUILD_TESTS")
+  _step(configure_tests_off ${_top} -B "${WORK_DIR}/tests-off" -DTOOL_EFFECTS_BUILD_TESTS=OFF
+        -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF)
+  message("consumer: OK (${MODE})")
+  return()
 elseif(MODE STREQUAL "system")
   # Internal to deb-install: tool_effects installed in /usr by dpkg, found on the default paths.
   set(_package_root "/usr")
   set(_pc_dir "-")
 else()
-  message(FATAL_ERROR "consumer: unknown MODE \"${MODE}\" (install, subdirectory, deb, deb-install)")
+  message(FATAL_ERROR "consumer: unknown MODE \"${MODE}\" (install, subdirectory, deb, deb-install, no-gtest)")
 endif()
 
 set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
