@@ -21,6 +21,12 @@ if(TOOL_EFFECTS_NPM)
            COMMAND "${CMAKE_COMMAND}" "-DNPM=${TOOL_EFFECTS_NPM}" "-DSOURCE=${TOOL_EFFECTS_MCP_TEST_DIR}"
                    "-DDEST=${TOOL_EFFECTS_MCP_SERVERS_DIR}" -P "${TOOL_EFFECTS_MCP_TEST_DIR}/install.cmake")
   set_tests_properties(mcp.servers.install PROPERTIES FIXTURES_SETUP mcp_servers TIMEOUT 600 LABELS mcp)
+  # The newcomer scenario's servers (issue 21: server-postgres, server-redis), a second setup of the same fixture.
+  add_test(NAME mcp.servers.install_newcomer
+           COMMAND "${CMAKE_COMMAND}" "-DNPM=${TOOL_EFFECTS_NPM}" "-DSOURCE=${TOOL_EFFECTS_MCP_TEST_DIR}/newcomer"
+                   "-DDEST=${TOOL_EFFECTS_MCP_SERVERS_DIR}/newcomer" -DCHECK=server-redis
+                   -P "${TOOL_EFFECTS_MCP_TEST_DIR}/install.cmake")
+  set_tests_properties(mcp.servers.install_newcomer PROPERTIES FIXTURES_SETUP mcp_servers TIMEOUT 600 LABELS mcp)
 else()
   message(STATUS "tool_effects: npm not found; the tests against real MCP servers will skip")
 endif()

@@ -21,6 +21,7 @@
 #ifndef TOOL_EFFECTS_IDENTITY_HPP
 #define TOOL_EFFECTS_IDENTITY_HPP
 
+#include <algorithm>
 #include <chrono>
 #include <concepts>
 #include <cstddef>
@@ -32,6 +33,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <boost/uuid/name_generator_sha1.hpp>
 #include <boost/uuid/uuid.hpp>
@@ -48,6 +50,12 @@ namespace tool_effects {
 ///     // the top-level argument `name` as text; nullopt when absent
 ///   static std::string canonical(const Args&);
 ///     // a canonical text of all arguments: equal arguments give equal text
+/// and, optionally (multi-target arguments, see `targets_of`),
+///   static std::optional<std::vector<std::string>> target_list(const Args&, std::string_view name);
+///     // the targets the argument `name` names, one per element of a list;
+///     // nullopt when absent or of a shape that names no target (the call
+///     // then holds the whole resource)
+/// Without `target_list`, `string_arg` gives the one target.
 template <class Args>
 struct identity_arguments;
 
@@ -163,6 +171,44 @@ std::optional<std::string> target_of(const basic_identity_policy<Args>& policy, 
   return std::nullopt;
 }
 
+/// At most this many targets per call: an argument listing more (or, after
+/// removing duplicates, more distinct ones) makes the call hold the whole
+/// resource, so a call's description stays small (conflict checks compare
+/// accesses pairwise) whatever a model sends.
+inline constexpr std::size_t max_call_targets = 64;
+
+/// The targets of a call, for conflicts (`describe_call`): empty means the
+/// call holds every declared resource whole. `target_fn` when set gives at
+/// most one target. Else `target_arg`: through `identity_arguments<Args>::
+/// target_list` when the specialisation offers it (JSON does: a string is one
+/// target, an array of strings one target per element, any other shape —
+/// object, number, boolean, an array with a non-string element, an empty
+/// array — names no target, so the call holds the whole resource: never
+/// narrower than the declaration covers), else `string_arg`. Sorted, without
+/// duplicates; more than `max_call_targets` distinct targets: empty.
+template <IdentityArguments Args>
+std::vector<std::string> targets_of(const basic_identity_policy<Args>& policy, const Args& args) {
+  std::vector<std::string> out;
+  if (policy.target_fn) {
+    if (auto t = policy.target_fn(args)) out.push_back(std::move(*t));
+    return out;
+  }
+  if (!policy.target_arg) return out;
+  if constexpr (requires {
+                  {
+                    identity_arguments<Args>::target_list(args, std::string_view())
+                  } -> std::same_as<std::optional<std::vector<std::string>>>;
+                }) {
+    if (auto list = identity_arguments<Args>::target_list(args, *policy.target_arg)) out = std::move(*list);
+  } else {
+    if (auto t = identity_arguments<Args>::string_arg(args, *policy.target_arg)) out.push_back(std::move(*t));
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  if (out.size() > max_call_targets) out.clear();
+  return out;
+}
+
 /// The identity of a call of `tool` with arguments `args`. The key is, in
 /// order of precedence:
 ///  1. `key_fn(tool, args)` when it yields a value (taken as is);
@@ -228,6 +274,33 @@ inline call_description describe_call(const call_description& tool, const std::o
     for (auto& a : d.accesses)
       if (!a.resource.empty()) a.target = *target;
   return d;
+}
+
+/// The description of a call on several targets (e.g. a `delete` given a list
+/// of keys): a copy of the tool's template in which every scoped access is
+/// repeated once per target, so the call overlaps any call on any one of
+/// them; accesses of the root stay untargeted. No targets: every declared
+/// resource whole, as `describe_call(tool, std::nullopt)`.
+inline call_description describe_call(const call_description& tool, const std::vector<std::string>& targets) {
+  if (targets.empty()) return tool;
+  call_description d = tool;
+  d.accesses.clear();
+  for (const auto& a : tool.accesses) {
+    if (a.resource.empty()) {
+      d.accesses.push_back(a);
+      continue;
+    }
+    for (const auto& t : targets) d.accesses.push_back({a.resource, a.mode, t});
+  }
+  return d;
+}
+
+/// The description of a call of a tool with identity `policy` and arguments
+/// `args`: `describe_call(tool, targets_of(policy, args))`.
+template <IdentityArguments Args>
+call_description describe_call(const call_description& tool, const basic_identity_policy<Args>& policy,
+                               const Args& args) {
+  return describe_call(tool, targets_of(policy, args));
 }
 
 /// When a repeat is flagged. A past call counts when it is among the last

@@ -1,16 +1,34 @@
-# ctest consumer.find_package: installs the build tree into a scratch prefix, then configures, builds and runs
-# test/consumer against it with find_package(tool_effects CONFIG), using the same compiler and generator.
+# ctest consumer.*: builds and runs test/consumer against tool_effects obtained as a user would, with the same
+# compiler and generator. MODE picks how:
 #
-#   cmake -DBUILD_DIR=<build> -DSOURCE_DIR=<repo>/test/consumer -DWORK_DIR=<scratch> -DCXX=<compiler>
-#         -DGENERATOR=<generator> [-DMAKE_PROGRAM=<path>] [-DCONFIG=<config>] [-DEXPECT_JSON=ON|OFF]
-#         [-DEXPECT_MCP=ON|OFF] -P run.cmake
+#   install        (consumer.find_package) `cmake --install` of this build into a scratch prefix, then
+#                  find_package(tool_effects CONFIG) from there, and the pkg-config files from there
+#   subdirectory   (consumer.add_subdirectory) add_subdirectory(<repo>) with GoogleTest made unfindable
+#                  (CMAKE_DISABLE_FIND_PACKAGE_GTest): tests, examples and benchmarks must be OFF by themselves
+#   deb            (consumer.deb) configure <repo> with tests off, `cpack -G DEB`, check the package's control
+#                  fields, `dpkg -x` it into a scratch root, then find_package and pkg-config from <root>/usr
+#   no-gtest       (consumer.no_gtest) a top-level configure of <repo> without GoogleTest stops with the
+#                  message naming TOOL_EFFECTS_BUILD_TESTS; with the tests off it configures
+#   deb-install    (consumer.deb_install, opt-in) as deb, but `dpkg -i` into the system, find_package and
+#                  pkg-config from their default paths (/usr), then `dpkg -r` (always, even on failure);
+#                  refuses to run when tool-effects-dev is already installed, so it never removes a user's copy
+#
+#   cmake -DMODE=<mode> -DBUILD_DIR=<build> -DSOURCE_DIR=<repo>/test/consumer -DPROJECT_DIR=<repo>
+#         -DWORK_DIR=<scratch> -DCXX=<compiler> -DGENERATOR=<generator> [-DMAKE_PROGRAM=<path>]
+#         [-DCONFIG=<config>] [-DEXPECT_JSON=ON|OFF] [-DEXPECT_MCP=ON|OFF] -P run.cmake
 cmake_minimum_required(VERSION 3.25)
 
+if(NOT MODE)
+  set(MODE install)
+endif()
 foreach(_var IN ITEMS BUILD_DIR SOURCE_DIR WORK_DIR CXX GENERATOR)
   if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
     message(FATAL_ERROR "consumer: ${_var} is not set")
   endif()
 endforeach()
+if(MODE MATCHES "^(subdirectory|deb|deb-install|no-gtest)$" AND (NOT DEFINED PROJECT_DIR OR PROJECT_DIR STREQUAL ""))
+  message(FATAL_ERROR "consumer: PROJECT_DIR is not set (needed by MODE=${MODE})")
+endif()
 if(NOT CONFIG)
   set(CONFIG Release)
 endif()
@@ -30,44 +48,174 @@ function(_step name)
   endif()
 endfunction()
 
-_step(install "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${_prefix}" --config "${CONFIG}")
+# `cmd` output into out_var; fails the test on a non-zero exit.
+function(_capture out_var name)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err
+                  OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "consumer: ${name} failed (${_rc}): ${_err}")
+  endif()
+  set(${out_var} "${_out}" PARENT_SCOPE)
+endfunction()
+
+set(_configure_extra "")
+set(_package_root "")  # where find_package must find tool_effects (checked below); empty: not checked
+set(_pc_dir "")        # PKG_CONFIG_PATH for the pkg-config checks; "-" for the default path, empty: skip
+
+if(MODE STREQUAL "install")
+  _step(install "${CMAKE_COMMAND}" --install "${BUILD_DIR}" --prefix "${_prefix}" --config "${CONFIG}")
+  list(APPEND _configure_extra "-DCMAKE_PREFIX_PATH=${_prefix}")
+  set(_package_root "${_prefix}")
+  set(_pc_dir "${_prefix}/share/pkgconfig")
+elseif(MODE STREQUAL "subdirectory")
+  list(APPEND _configure_extra "-DTOOL_EFFECTS_SOURCE_DIR=${PROJECT_DIR}" -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
+elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
+  find_program(_dpkg dpkg)
+  find_program(_dpkg_deb dpkg-deb)
+  get_filename_component(_cmake_bin "${CMAKE_COMMAND}" DIRECTORY)
+  set(_cpack "${_cmake_bin}/cpack")
+  if(NOT _dpkg OR NOT _dpkg_deb)
+    message(FATAL_ERROR "consumer: MODE=${MODE} needs dpkg and dpkg-deb")
+  endif()
+  set(_pkg_build "${WORK_DIR}/package-build")
+  _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}"
+        "-DCMAKE_CXX_COMPILER=${CXX}" -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF
+        -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF -DTOOL_EFFECTS_BUILD_FUZZERS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
+  execute_process(COMMAND "${_cpack}" -G DEB WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc
+                  OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  message("consumer: cpack -G DEB\n${_out}")
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "consumer: cpack -G DEB failed (${_rc})")
+  endif()
+  file(GLOB _debs "${_pkg_build}/tool-effects-dev_*_all.deb")
+  list(LENGTH _debs _n)
+  if(NOT _n EQUAL 1)
+    message(FATAL_ERROR "consumer: expected one tool-effects-dev_*_all.deb, found: ${_debs}")
+  endif()
+  _capture(_depends dpkg_deb_field "${_dpkg_deb}" --field "${_debs}" Depends)
+  message("consumer: Depends: ${_depends}")
+  if(NOT _depends MATCHES "libboost1\\.81-dev")
+    message(FATAL_ERROR "consumer: the package does not depend on libboost1.81-dev: ${_depends}")
+  endif()
+  if(EXPECT_JSON AND NOT _depends MATCHES "nlohmann-json3-dev")
+    message(FATAL_ERROR "consumer: the package has tool_effects::json but does not depend on nlohmann-json3-dev")
+  endif()
+  if(MODE STREQUAL "deb")
+    set(_root "${WORK_DIR}/root")
+    _step(dpkg_extract "${_dpkg_deb}" -x "${_debs}" "${_root}")
+    list(APPEND _configure_extra "-DCMAKE_PREFIX_PATH=${_root}/usr")
+    set(_package_root "${_root}/usr")
+    set(_pc_dir "${_root}/usr/share/pkgconfig")
+  else()
+    execute_process(COMMAND "${_dpkg}" -s tool-effects-dev RESULT_VARIABLE _rc OUTPUT_QUIET ERROR_QUIET)
+    if(_rc EQUAL 0)
+      message(FATAL_ERROR "consumer: tool-effects-dev is already installed; not touching it (dpkg -r it first)")
+    endif()
+    _step(dpkg_install "${_dpkg}" -i "${_debs}")
+    # The consumer runs in a child (MODE=system), so that dpkg -r runs whatever it gives.
+    set(_child "${CMAKE_COMMAND}" -DMODE=system "-DBUILD_DIR=${BUILD_DIR}" "-DSOURCE_DIR=${SOURCE_DIR}"
+               "-DWORK_DIR=${WORK_DIR}/system" "-DCXX=${CXX}" "-DGENERATOR=${GENERATOR}"
+               "-DMAKE_PROGRAM=${MAKE_PROGRAM}" "-DCONFIG=${CONFIG}" "-DEXPECT_JSON=${EXPECT_JSON}"
+               "-DEXPECT_MCP=${EXPECT_MCP}" -P "${CMAKE_CURRENT_LIST_FILE}")
+    execute_process(COMMAND ${_child} RESULT_VARIABLE _child_rc)
+    _step(dpkg_remove "${_dpkg}" -r tool-effects-dev)
+    if(NOT _child_rc EQUAL 0)
+      message(FATAL_ERROR "consumer: the consumer of the dpkg-installed package failed (${_child_rc})")
+    endif()
+    message("consumer: OK (${MODE})")
+    return()
+  endif()
+elseif(MODE STREQUAL "no-gtest")
+  # A top-level configure without GoogleTest must stop with the message naming the options, and (control) the
+  # same configure with those options must succeed.
+  set(_top "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -G "${GENERATOR}" "-DCMAKE_CXX_COMPILER=${CXX}"
+           -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON -DTOOL_EFFECTS_GTEST_SOURCE_DIR=)
+  execute_process(COMMAND ${_top} -B "${WORK_DIR}/with-tests" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out
+                  ERROR_VARIABLE _out)
+  string(REGEX REPLACE "[ \n]+" " " _flat "${_out}")
+  if(_rc EQUAL 0 OR NOT _flat MATCHES "GoogleTest was not found.*-DTOOL_EFFECTS_BUILD_TESTS=OFF")
+    message(FATAL_ERROR "consumer: a top-level configure without GoogleTest gave (${_rc}):\n${_out}")
+  endif()
+  message("consumer: without GoogleTest the configure stops with the message naming TOOL_EFFECTS_BUILD_TESTS")
+  _step(configure_tests_off ${_top} -B "${WORK_DIR}/tests-off" -DTOOL_EFFECTS_BUILD_TESTS=OFF
+        -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF)
+  message("consumer: OK (${MODE})")
+  return()
+elseif(MODE STREQUAL "system")
+  # Internal to deb-install: tool_effects installed in /usr by dpkg, found on the default paths.
+  set(_package_root "/usr")
+  set(_pc_dir "-")
+else()
+  message(FATAL_ERROR "consumer: unknown MODE \"${MODE}\" (install, subdirectory, deb, deb-install, no-gtest)")
+endif()
 
 set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
-               "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${CONFIG}" "-DCMAKE_PREFIX_PATH=${_prefix}"
-               -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}"
-               "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}")
+               "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${CONFIG}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+               "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}" "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}" ${_configure_extra})
 if(MAKE_PROGRAM)
   list(APPEND _configure "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
 endif()
-_step(configure ${_configure})
 
-# The package must come from the scratch prefix, not from anywhere else on the machine.
-file(STRINGS "${_build}/CMakeCache.txt" _dir_line REGEX "^tool_effects_DIR:")
-string(REGEX REPLACE "^[^=]*=" "" _found_dir "${_dir_line}")
-file(REAL_PATH "${_prefix}" _real_prefix)
-file(REAL_PATH "${_found_dir}" _real_found)
-string(FIND "${_real_found}" "${_real_prefix}/" _pos)
-if(NOT _pos EQUAL 0)
-  message(FATAL_ERROR "consumer: tool_effects was found in ${_found_dir}, not in the install prefix ${_prefix}")
-endif()
+macro(_consumer_steps)
+  _step(configure ${_configure})
 
-_step(build "${CMAKE_COMMAND}" --build "${_build}" --config "${CONFIG}")
-
-set(_exe "${_build}/consumer")
-if(NOT EXISTS "${_exe}" AND EXISTS "${_build}/${CONFIG}/consumer")
-  set(_exe "${_build}/${CONFIG}/consumer")
-endif()
-_step(run "${_exe}")
-foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
-  if(EXISTS "${_dir}/consumer_json")
-    _step(run_json "${_dir}/consumer_json")
-    break()
+  # The package must come from where this mode put it, not from anywhere else on the machine.
+  if(_package_root)
+    file(STRINGS "${_build}/CMakeCache.txt" _dir_line REGEX "^tool_effects_DIR:")
+    string(REGEX REPLACE "^[^=]*=" "" _found_dir "${_dir_line}")
+    file(REAL_PATH "${_package_root}" _real_root)
+    file(REAL_PATH "${_found_dir}" _real_found)
+    string(FIND "${_real_found}" "${_real_root}/" _pos)
+    if(NOT _pos EQUAL 0)
+      message(FATAL_ERROR "consumer: tool_effects was found in ${_found_dir}, not under ${_package_root}")
+    endif()
   endif()
-endforeach()
-foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
-  if(EXISTS "${_dir}/consumer_mcp")
-    _step(run_mcp "${_dir}/consumer_mcp")
-    break()
+
+  _step(build "${CMAKE_COMMAND}" --build "${_build}" --config "${CONFIG}")
+
+  foreach(_exe IN ITEMS consumer consumer_json consumer_mcp)
+    foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
+      if(EXISTS "${_dir}/${_exe}")
+        _step(run_${_exe} "${_dir}/${_exe}")
+        break()
+      endif()
+    endforeach()
+  endforeach()
+  if(NOT EXISTS "${_build}/consumer" AND NOT EXISTS "${_build}/${CONFIG}/consumer")
+    message(FATAL_ERROR "consumer: the consumer executable was not built")
   endif()
-endforeach()
-message("consumer: OK")
+
+  # pkg-config: each .pc file compiles and runs its consumer with nothing but the flags it gives.
+  find_program(_pkg_config NAMES pkgconf pkg-config)
+  if(_pc_dir AND _pkg_config)
+    if(NOT _pc_dir STREQUAL "-")
+      set(ENV{PKG_CONFIG_PATH} "${_pc_dir}")
+    endif()
+    set(_pc_cases "tool_effects=main.cpp")
+    if(EXPECT_JSON)
+      list(APPEND _pc_cases "tool_effects-json=json_main.cpp")
+    endif()
+    if(EXPECT_MCP)
+      list(APPEND _pc_cases "tool_effects-mcp=mcp_main.cpp")
+    endif()
+    foreach(_case IN LISTS _pc_cases)
+      string(REGEX REPLACE "=.*" "" _pc "${_case}")
+      string(REGEX REPLACE "^[^=]*=" "" _src "${_case}")
+      _capture(_flags "pkg-config ${_pc}" "${_pkg_config}" --cflags --libs "${_pc}")
+      message("consumer: pkg-config --cflags --libs ${_pc}: ${_flags}")
+      if(NOT _pc_dir STREQUAL "-" AND NOT _flags MATCHES "${_package_root}")
+        # pkgconf prints the include dir of the .pc's relocated prefix.
+        message(FATAL_ERROR "consumer: ${_pc}.pc does not point into ${_package_root}: ${_flags}")
+      endif()
+      separate_arguments(_flag_list UNIX_COMMAND "${_flags}")
+      _step(pkg_config_build_${_pc} "${CXX}" ${_flag_list} -Wall -Wextra -Wpedantic -Werror "${SOURCE_DIR}/${_src}"
+            -o "${WORK_DIR}/pc_${_pc}" ${_flag_list})
+      _step(pkg_config_run_${_pc} "${WORK_DIR}/pc_${_pc}")
+    endforeach()
+  elseif(_pc_dir)
+    message("consumer: no pkg-config/pkgconf found; the .pc files were not checked")
+  endif()
+endmacro()
+
+_consumer_steps()
+message("consumer: OK (${MODE})")

@@ -2,7 +2,10 @@
 # into DEST (build/<preset>/mcp-servers) with `npm ci`, never globally. Skips the install when DEST already
 # holds exactly this lockfile's packages.
 #
-#   cmake -DNPM=<npm> -DSOURCE=<repo>/test/mcp -DDEST=<dir> -P install.cmake
+#   cmake -DNPM=<npm> -DSOURCE=<repo>/test/mcp -DDEST=<dir> [-DCHECK=<package>] -P install.cmake
+#
+# CHECK names one installed package (default server-filesystem) whose presence, with the stamp, means "done";
+# test/mcp/newcomer (server-postgres, server-redis) is installed the same way into <dir>/newcomer.
 cmake_minimum_required(VERSION 3.25)
 foreach(_var IN ITEMS NPM SOURCE DEST)
   if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
@@ -10,9 +13,12 @@ foreach(_var IN ITEMS NPM SOURCE DEST)
   endif()
 endforeach()
 
+if(NOT CHECK)
+  set(CHECK server-filesystem)
+endif()
 file(MAKE_DIRECTORY "${DEST}")
 set(_stamp "${DEST}/installed-package-lock.json")
-if(EXISTS "${_stamp}" AND EXISTS "${DEST}/node_modules/@modelcontextprotocol/server-filesystem/package.json")
+if(EXISTS "${_stamp}" AND EXISTS "${DEST}/node_modules/@modelcontextprotocol/${CHECK}/package.json")
   file(SHA256 "${_stamp}" _have)
   file(SHA256 "${SOURCE}/package-lock.json" _want)
   if(_have STREQUAL _want)

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -20,6 +21,10 @@ namespace tool_effects {
 /// top-level member `name` of an object — a string as is, a number, boolean,
 /// array or object as canonical JSON; nullopt when `args` is not an object,
 /// the member is absent, or it is null. `canonical(args)`: `canonical_json`.
+/// `target_list(args, name)`: the targets of the member `name` for
+/// conflicts — a string is one target, an array of 1 to `max_call_targets`
+/// strings one target per element; nullopt (the whole resource) when absent,
+/// null, or of any other shape (docs/runtime.md, "Multi-target arguments").
 template <>
 struct identity_arguments<nlohmann::json> {
   static std::optional<std::string> string_arg(const nlohmann::json& args, std::string_view name) {
@@ -30,6 +35,20 @@ struct identity_arguments<nlohmann::json> {
     return canonical_json(*it);
   }
   static std::string canonical(const nlohmann::json& args) { return canonical_json(args); }
+  static std::optional<std::vector<std::string>> target_list(const nlohmann::json& args, std::string_view name) {
+    if (!args.is_object()) return std::nullopt;
+    const auto it = args.find(name);
+    if (it == args.end()) return std::nullopt;
+    if (it->is_string()) return std::vector<std::string>{it->get<std::string>()};
+    if (!it->is_array() || it->empty() || it->size() > max_call_targets) return std::nullopt;
+    std::vector<std::string> out;
+    out.reserve(it->size());
+    for (const auto& e : *it) {
+      if (!e.is_string()) return std::nullopt;
+      out.push_back(e.get<std::string>());
+    }
+    return out;
+  }
 };
 
 /// The identity policy of a tool whose calls carry JSON arguments (the usual
@@ -51,10 +70,10 @@ inline call_identity identify(const dynamic_tool& tool, const nlohmann::json& ar
 }
 
 /// The description of a call of `tool` with arguments `args`: the tool's
-/// description with the call's target (per its identity policy) on the
-/// scoped accesses (see `describe_call`).
+/// description with the call's targets (per its identity policy, see
+/// `targets_of`) on the scoped accesses (see `describe_call`).
 inline call_description describe_call(const dynamic_tool& tool, const nlohmann::json& args) {
-  return describe_call(tool.description, target_of(tool.identity, args));
+  return describe_call(tool.description, tool.identity, args);
 }
 
 }  // namespace tool_effects

@@ -249,7 +249,7 @@ class json_tool_host {
   /// The description of one call: its tool's, with the call's target.
   [[nodiscard]] call_description describe(const tool_call& c) const {
     const std::size_t i = resolve(c);
-    auto d = describe_call(registry_->description(i), target_of(policy(i), c.arguments));
+    auto d = describe_call(registry_->description(i), policy(i), c.arguments);
     d.name = c.name + "#" + c.id;
     return d;
   }
@@ -284,7 +284,7 @@ class json_tool_host {
       } else {
         p.tools.push_back(*i);
         p.identities.push_back(tool_effects::identify(c.name, policy(*i), c.arguments));
-        auto d = describe_call(registry_->description(*i), target_of(policy(*i), c.arguments));
+        auto d = describe_call(registry_->description(*i), policy(*i), c.arguments);
         d.name = c.name + "#" + c.id;
         p.calls.push_back(std::move(d));
       }
