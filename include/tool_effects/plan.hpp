@@ -301,7 +301,15 @@ struct kept_edge_lists {
   std::vector<std::uint32_t> pred_off, pred;  // CSR predecessor lists; both empty when there is no edge
 };
 
+// How many times this thread computed kept edges (planned a runtime turn):
+// lets tests check that a turn is planned once.
+inline std::size_t& kept_edges_runs() noexcept {
+  thread_local std::size_t runs = 0;
+  return runs;
+}
+
 inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
+  ++kept_edges_runs();
   const std::size_t n = calls.size();
   constexpr std::uint32_t none = ~std::uint32_t{0};
   // A turn in which no call is exclusive and no two of the access modes
@@ -393,8 +401,9 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
   std::vector<key_state> state(keys);
   std::uint32_t epoch = 1;  // key states of other epochs are empty
   std::uint32_t last_exclusive = none;
-  std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: edge j -> i already kept
-  std::vector<std::uint32_t> pred_off(n + 1, 0), pred;
+  std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: j is already a candidate of i
+  std::vector<std::uint32_t> reach(n, none);  // reach[j] == i: a path of kept edges leads from j to i
+  std::vector<std::uint32_t> pred_off(n + 1, 0), pred, kept, walk;
   std::vector<std::pair<std::uint32_t, access_mode>> joins, covers;
   // Two accesses of one call to one key act as one: the mode, or a write when they differ.
   auto add = [](std::vector<std::pair<std::uint32_t, access_mode>>& list, std::uint32_t key, access_mode m) {
@@ -417,7 +426,11 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       } else if (groups[k.latest].call == self) {
         if (k.mode != m) k.mode = access_mode::write;  // i covered the key, and accesses it in another mode too
       } else if (!access_modes_conflict(m, k.mode)) {
-        k.latest = push(self, k.latest);
+        // The group's latest members that already reach i are implied by i: leave them out (each is
+        // passed over once, so this costs O(1) amortized).
+        std::uint32_t rest = k.latest;
+        while (rest != none && reach[groups[rest].call] == self) rest = groups[rest].next;
+        k.latest = push(self, rest);
       } else {
         k.before = k.latest;
         k.latest = push(self, none);
@@ -430,6 +443,40 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
         pred.push_back(j);
       }
     };
+    // The transitive reduction of i's candidates pred[begin..): from the
+    // latest down, a candidate that reaches an already kept one (reach[j] ==
+    // i) is dropped; a kept one marks every call that reaches it by a walk of
+    // the kept predecessor lists, bounded below by the earliest candidate.
+    // The walk has a budget proportional to the number of candidates (so
+    // this costs what collecting them did); past it, the calls it did not
+    // reach stay unmarked and are kept: a redundant edge, never a missing one.
+    auto reduce = [&] {
+      const std::size_t count = pred.size() - begin;
+      if (count == 0) return;
+      const auto first_candidate = pred.begin() + static_cast<std::ptrdiff_t>(begin);
+      if (count > 1) std::sort(first_candidate, pred.end());
+      const std::uint32_t low = *first_candidate;
+      std::size_t budget = 64 + 16 * count;
+      kept.clear();
+      for (std::size_t a = pred.size(); a-- > begin;) {
+        const std::uint32_t c = pred[a];
+        if (reach[c] == self) continue;
+        reach[c] = self;
+        kept.push_back(c);
+        walk.assign(1, c);
+        while (!walk.empty() && budget > 0) {
+          const std::uint32_t k = walk.back();
+          walk.pop_back();
+          for (std::uint32_t e = pred_off[k]; e < pred_off[k + 1] && budget > 0; ++e, --budget)
+            if (const std::uint32_t p = pred[e]; p >= low && reach[p] != self) {
+              reach[p] = self;
+              walk.push_back(p);
+            }
+        }
+      }
+      pred.resize(begin);
+      pred.insert(pred.end(), kept.rbegin(), kept.rend());
+    };
     if (calls[i].exclusive) {
       // The calls since the previous exclusive call are exactly those after it.
       const std::uint32_t from = last_exclusive == none ? 0 : last_exclusive + 1;
@@ -440,6 +487,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       }
       last_exclusive = self;
       ++epoch;
+      reduce();
     } else {
       if (last_exclusive != none) wait(last_exclusive);
       // below: `key` lies under an untargeted access (a descendant node's
@@ -473,11 +521,11 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
         for (const auto v : descendants[x.node]) check_node(v, x.mode, untargeted, untargeted);
         add(joins, x.key, x.mode);
       }
+      reduce();  // before joining: the joins read the marks
       // Covered keys first: a key i also accesses itself then gets i's own mode too.
       for (const auto& [key, m] : covers) join(key, m);
       for (const auto& [key, m] : joins) join(key, m);
     }
-    if (pred.size() - begin > 1) std::sort(pred.begin() + static_cast<std::ptrdiff_t>(begin), pred.end());
     pred_off[i + 1] = static_cast<std::uint32_t>(pred.size());
   }
   if (pred.empty()) return {};
@@ -491,10 +539,40 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
 }
 }  // namespace detail
 
+/// The most calls a runtime turn may have unless `plan_limits` says
+/// otherwise. A model turn has tens of calls; this bounds what a hostile one
+/// can cost (docs/scheduling.md: planning is O(n + edges) in memory).
+inline constexpr std::size_t default_max_calls_per_turn = 4096;
+
+/// Limits of runtime planning: `plan_calls(calls, limits)`, and a run option
+/// of `json_tool_host` (`options.with(plan_limits{...})`).
+struct plan_limits {
+  std::size_t max_calls = default_max_calls_per_turn;  ///< most calls per turn
+};
+
+/// A turn has more calls than `plan_limits::max_calls`. `what()` is
+/// `turn_too_large: <n> calls in one turn, over the limit of <max> (plan_limits::max_calls)`.
+class turn_too_large : public std::length_error {
+ public:
+  turn_too_large(std::size_t calls, std::size_t limit)
+      : std::length_error(detail::str_cat("turn_too_large: ", std::to_string(calls), " calls in one turn, over the limit of ",
+                                          std::to_string(limit), " (plan_limits::max_calls)")),
+        calls_(calls), limit_(limit) {}
+  /// The number of calls of the turn.
+  [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+  /// The limit it is over.
+  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+
+ private:
+  std::size_t calls_, limit_;
+};
+
 /// Plans calls described at runtime (static tools via `describe<T>()`,
 /// dynamic ones via `describe_runtime`), with the conflict rule of
-/// `conflicts(call_description, call_description)`.
-inline runtime_plan plan_calls(std::span<const call_description> calls) {
+/// `conflicts(call_description, call_description)`. Throws `turn_too_large`
+/// for more than `limits.max_calls` calls.
+inline runtime_plan plan_calls(std::span<const call_description> calls, plan_limits limits = {}) {
+  if (calls.size() > limits.max_calls) throw turn_too_large(calls.size(), limits.max_calls);
   return detail::plan_with_kept_edges(calls);
 }
 
