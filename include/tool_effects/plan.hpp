@@ -338,6 +338,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
   };
   std::vector<interned> acc;
   std::vector<std::uint32_t> whole;               // node -> its untargeted key
+  std::vector<std::uint32_t> key_node;            // key -> its node
   std::vector<std::vector<std::uint32_t>> slots;  // node -> its targeted keys
   std::uint32_t keys = 0;
   std::vector<std::size_t> first(n + 1, 0);
@@ -348,6 +349,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       auto [it, fresh] = node_of.try_emplace(a.resource, static_cast<std::uint32_t>(paths.size()));
       if (fresh) {
         paths.push_back(a.resource);
+        key_node.push_back(static_cast<std::uint32_t>(paths.size() - 1));
         whole.push_back(keys++);
         slots.emplace_back();
       }
@@ -356,6 +358,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       if (a.target) {
         auto [st, new_slot] = slot_of.try_emplace({u, *a.target}, keys);
         if (new_slot) {
+          key_node.push_back(u);
           slots[u].push_back(keys++);
         }
         key = st->second;
@@ -402,7 +405,20 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
   std::uint32_t epoch = 1;  // key states of other epochs are empty
   std::uint32_t last_exclusive = none;
   std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: j is already a candidate of i
-  std::vector<std::uint32_t> reach(n, none);  // reach[j] == i: a path of kept edges leads from j to i
+  std::vector<std::uint32_t> reach(n, 0);  // reach[j] == gen: a path of kept edges leads from j to the call being planned
+  std::uint32_t gen = 0;                   // one per reduction (a call may reduce twice)
+  // Per node: its targeted keys in the order calls joined them (a key once per join), and, per access mode, the
+  // latest untargeted access of the node (call, log size after its joins). See `scan_slots`.
+  std::vector<std::vector<std::uint32_t>> slot_log(U);
+  struct untargeted_mark {
+    std::uint32_t call = none, log = 0;
+  };
+  std::vector<std::array<untargeted_mark, 3>> untargeted_at(U);
+  struct deferred_scan {
+    std::uint32_t node, since;
+    access_mode mode;
+  };
+  std::vector<deferred_scan> deferred;
   std::vector<std::uint32_t> pred_off(n + 1, 0), pred, kept, walk;
   std::vector<std::pair<std::uint32_t, access_mode>> joins, covers;
   // Two accesses of one call to one key act as one: the mode, or a write when they differ.
@@ -417,6 +433,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
     const std::size_t begin = pred.size();
     // Call i joins key `key` with mode m: into the latest group if m is its shareable mode, else as a new group.
     auto join = [&](std::uint32_t key, access_mode m) {
+      if (const std::uint32_t u = key_node[key]; key != whole[u]) slot_log[u].push_back(key);
       key_state& k = state[key];
       if (k.epoch != epoch) {
         k.epoch = epoch;
@@ -429,7 +446,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
         // The group's latest members that already reach i are implied by i: leave them out (each is
         // passed over once, so this costs O(1) amortized).
         std::uint32_t rest = k.latest;
-        while (rest != none && reach[groups[rest].call] == self) rest = groups[rest].next;
+        while (rest != none && reach[groups[rest].call] == gen) rest = groups[rest].next;
         k.latest = push(self, rest);
       } else {
         k.before = k.latest;
@@ -445,12 +462,13 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
     };
     // The transitive reduction of i's candidates pred[begin..): from the
     // latest down, a candidate that reaches an already kept one (reach[j] ==
-    // i) is dropped; a kept one marks every call that reaches it by a walk of
+    // gen) is dropped; a kept one marks every call that reaches it by a walk of
     // the kept predecessor lists, bounded below by the earliest candidate.
     // The walk has a budget proportional to the number of candidates (so
     // this costs what collecting them did); past it, the calls it did not
     // reach stay unmarked and are kept: a redundant edge, never a missing one.
     auto reduce = [&] {
+      ++gen;
       const std::size_t count = pred.size() - begin;
       if (count == 0) return;
       const auto first_candidate = pred.begin() + static_cast<std::ptrdiff_t>(begin);
@@ -460,16 +478,16 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       kept.clear();
       for (std::size_t a = pred.size(); a-- > begin;) {
         const std::uint32_t c = pred[a];
-        if (reach[c] == self) continue;
-        reach[c] = self;
+        if (reach[c] == gen) continue;
+        reach[c] = gen;
         kept.push_back(c);
         walk.assign(1, c);
         while (!walk.empty() && budget > 0) {
           const std::uint32_t k = walk.back();
           walk.pop_back();
           for (std::uint32_t e = pred_off[k]; e < pred_off[k + 1] && budget > 0; ++e, --budget)
-            if (const std::uint32_t p = pred[e]; p >= low && reach[p] != self) {
-              reach[p] = self;
+            if (const std::uint32_t p = pred[e]; p >= low && reach[p] != gen) {
+              reach[p] = gen;
               walk.push_back(p);
             }
         }
@@ -507,12 +525,35 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
         check(whole[u], m, whole_below);
         for (const auto key : slots[u]) check(key, m, slots_below);
       };
+      // The targeted keys of node u for an untargeted access of mode m. All of
+      // them, unless an earlier untargeted access y of u has a mode that
+      // conflicts with everything m conflicts with (m itself, or write): y
+      // then waited (directly or through kept edges) for every access of
+      // those keys before it that conflicts with m, so if y is ordered
+      // before i, only the keys joined since y need looking at. Whether it
+      // is, the reduction tells (`reach`): the scan is deferred until then.
+      // This makes a turn that alternates targeted writes and untargeted
+      // reads of one resource linear instead of reads x writes.
+      auto scan_slots = [&](std::uint32_t u, access_mode m) {
+        untargeted_mark y = untargeted_at[u][static_cast<std::size_t>(m)];
+        const untargeted_mark w = untargeted_at[u][static_cast<std::size_t>(access_mode::write)];
+        if (w.call != none && (y.call == none || w.call > y.call)) y = w;
+        if (y.call == none) {
+          for (const auto key : slots[u]) check(key, m, true);
+          return;
+        }
+        for (std::size_t e = y.log; e < slot_log[u].size(); ++e) check(slot_log[u][e], m, true);
+        deferred.push_back({u, y.call, m});
+      };
       joins.clear();
       covers.clear();
+      deferred.clear();
       for (std::size_t a = first[i]; a < first[i + 1]; ++a) {
         const auto& x = acc[a];
-        if (x.key == whole[x.node]) check_node(x.node, x.mode, false, true);  // untargeted: the node's every key
-        else {
+        if (x.key == whole[x.node]) {  // untargeted: the node's every key
+          check(whole[x.node], x.mode, false);
+          scan_slots(x.node, x.mode);
+        } else {
           check(whole[x.node], x.mode, false);
           check(x.key, x.mode, false);
         }
@@ -522,9 +563,19 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
         add(joins, x.key, x.mode);
       }
       reduce();  // before joining: the joins read the marks
+      bool rescanned = false;
+      for (const auto& d : deferred)
+        if (reach[d.since] != gen) {  // not known to be ordered before i: every targeted key, after all
+          for (const auto key : slots[d.node]) check(key, d.mode, true);
+          rescanned = true;
+        }
+      if (rescanned) reduce();
       // Covered keys first: a key i also accesses itself then gets i's own mode too.
       for (const auto& [key, m] : covers) join(key, m);
       for (const auto& [key, m] : joins) join(key, m);
+      for (const auto& [key, m] : joins)
+        if (const std::uint32_t u = key_node[key]; key == whole[u])
+          untargeted_at[u][static_cast<std::size_t>(m)] = {self, static_cast<std::uint32_t>(slot_log[u].size())};
     }
     pred_off[i + 1] = static_cast<std::uint32_t>(pred.size());
   }

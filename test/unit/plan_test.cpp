@@ -284,6 +284,23 @@ std::vector<std::vector<bool>> conflict_closure(const std::vector<te::call_descr
   return reach;
 }
 
+// Mostly one resource, many targets, a third of the accesses untargeted (the shapes that scan a node's targets).
+te::call_description targeted_call(std::mt19937& rng, std::size_t index) {
+  static const std::vector<std::string> paths{"files", "files", "files", "files/a", "db"};
+  std::uniform_int_distribution<int> pct(0, 99);
+  if (pct(rng) < 2) return te::call_description{"unknown" + std::to_string(index), {}, {}, true};
+  std::vector<te::runtime_access> acc;
+  const int k = 1 + static_cast<int>(pct(rng) < 20);
+  for (int a = 0; a < k; ++a) {
+    te::runtime_access x;
+    x.resource = paths[std::uniform_int_distribution<std::size_t>(0, paths.size() - 1)(rng)];
+    x.mode = static_cast<access_mode>(std::uniform_int_distribution<int>(0, 2)(rng));
+    if (pct(rng) < 67) x.target = "t" + std::to_string(std::uniform_int_distribution<int>(0, 11)(rng));
+    acc.push_back(std::move(x));
+  }
+  return desc("call" + std::to_string(index), std::move(acc));
+}
+
 // Peak resident set since the last reset, in KiB: VmHWM of /proc/self/status after writing "5" to
 // /proc/self/clear_refs (Linux resets the peak then); getrusage's ru_maxrss where that is not possible.
 struct peak_rss {
@@ -332,10 +349,10 @@ TEST(RuntimePlan, KeptEdgesHaveTheReachabilityOfTheFullConflictRelation) {
   // j before i (no pair lost, none added), and no kept edge is implied by the others (transitive reduction).
   std::mt19937 rng(20261125);
   std::size_t edges = 0, full_pairs = 0;
-  for (int turn = 0; turn < 300; ++turn) {
+  for (int turn = 0; turn < 600; ++turn) {
     std::vector<te::call_description> calls;
     const std::size_t n = std::uniform_int_distribution<std::size_t>(1, 70)(rng);
-    for (std::size_t i = 0; i < n; ++i) calls.push_back(random_call(rng, i));
+    for (std::size_t i = 0; i < n; ++i) calls.push_back(turn % 2 == 0 ? random_call(rng, i) : targeted_call(rng, i));
     const auto p = te::plan_calls(calls);
     const auto kept = closure(p);
     const auto full = conflict_closure(calls);
