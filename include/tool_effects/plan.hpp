@@ -463,17 +463,18 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
     // The transitive reduction of i's candidates pred[begin..): from the
     // latest down, a candidate that reaches an already kept one (reach[j] ==
     // gen) is dropped; a kept one marks every call that reaches it by a walk of
-    // the kept predecessor lists, bounded below by the earliest candidate.
+    // the kept predecessor lists, bounded below by the earliest candidate (or `floor`).
     // The walk has a budget proportional to the number of candidates (so
     // this costs what collecting them did); past it, the calls it did not
     // reach stay unmarked and are kept: a redundant edge, never a missing one.
-    auto reduce = [&] {
+    // `floor`: walk down to it at least (to learn whether a given earlier call reaches i).
+    auto reduce = [&](std::uint32_t floor) {
       ++gen;
       const std::size_t count = pred.size() - begin;
       if (count == 0) return;
       const auto first_candidate = pred.begin() + static_cast<std::ptrdiff_t>(begin);
       if (count > 1) std::sort(first_candidate, pred.end());
-      const std::uint32_t low = *first_candidate;
+      const std::uint32_t low = std::min(*first_candidate, floor);
       std::size_t budget = 64 + 16 * count;
       kept.clear();
       for (std::size_t a = pred.size(); a-- > begin;) {
@@ -505,7 +506,7 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       }
       last_exclusive = self;
       ++epoch;
-      reduce();
+      reduce(none);
     } else {
       if (last_exclusive != none) wait(last_exclusive);
       // below: `key` lies under an untargeted access (a descendant node's
@@ -562,14 +563,16 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
         for (const auto v : descendants[x.node]) check_node(v, x.mode, untargeted, untargeted);
         add(joins, x.key, x.mode);
       }
-      reduce();  // before joining: the joins read the marks
+      std::uint32_t floor = none;
+      for (const auto& d : deferred) floor = std::min(floor, d.since);
+      reduce(floor);  // before joining: the joins read the marks
       bool rescanned = false;
       for (const auto& d : deferred)
         if (reach[d.since] != gen) {  // not known to be ordered before i: every targeted key, after all
           for (const auto key : slots[d.node]) check(key, d.mode, true);
           rescanned = true;
         }
-      if (rescanned) reduce();
+      if (rescanned) reduce(none);
       // Covered keys first: a key i also accesses itself then gets i's own mode too.
       for (const auto& [key, m] : covers) join(key, m);
       for (const auto& [key, m] : joins) join(key, m);
