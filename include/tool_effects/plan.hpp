@@ -474,6 +474,10 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       if (count == 0) return;
       const auto first_candidate = pred.begin() + static_cast<std::ptrdiff_t>(begin);
       if (count > 1) std::sort(first_candidate, pred.end());
+      if (count == 1 && floor == none) {  // nothing to drop, no call to ask about: no walk
+        reach[*first_candidate] = gen;
+        return;
+      }
       const std::uint32_t low = std::min(*first_candidate, floor);
       std::size_t budget = 64 + 16 * count;
       kept.clear();
@@ -536,10 +540,11 @@ inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
       // This makes a turn that alternates targeted writes and untargeted
       // reads of one resource linear instead of reads x writes.
       auto scan_slots = [&](std::uint32_t u, access_mode m) {
+        if (slots[u].empty()) return;
         untargeted_mark y = untargeted_at[u][static_cast<std::size_t>(m)];
         const untargeted_mark w = untargeted_at[u][static_cast<std::size_t>(access_mode::write)];
         if (w.call != none && (y.call == none || w.call > y.call)) y = w;
-        if (y.call == none) {
+        if (y.call == none || slot_log[u].size() - y.log >= slots[u].size()) {  // no y, or no fewer keys since it
           for (const auto key : slots[u]) check(key, m, true);
           return;
         }

@@ -98,6 +98,7 @@ TEST(StreamAccumulator, AFragmentForAYieldedCallFailsItsOutcome) {
   feed(chat_chunk(chat_start(1, "c1", "read_file", "{}")));
   ASSERT_EQ(calls.size(), 1u);
   feed(chat_chunk(chat_fragment(0, R"(, "content": "INJECTED")")));
+  feed(chat_chunk(chat_fragment(0, "}")));  // a second one: the same entry, counted
   // Responses: a delta after arguments.done, and an output_item.done with other arguments.
   feed(json{{"type", "response.output_item.added"},
             {"item", {{"id", "fc_1"}, {"type", "function_call"}, {"call_id", "r1"}, {"name", "read_file"}, {"arguments", ""}}}});
@@ -117,8 +118,10 @@ TEST(StreamAccumulator, AFragmentForAYieldedCallFailsItsOutcome) {
   EXPECT_EQ(s.late()[0].id, "c0");
   EXPECT_EQ(s.late()[1].id, "r1");
   EXPECT_EQ(s.late()[2].id, "toolu_1");
+  EXPECT_EQ(s.late()[0].fragments, 2u);
+  EXPECT_EQ(s.late()[0].bytes, 24u);
   EXPECT_EQ(s.late()[0].message,
-            "write_file (call \"c0\") received arguments after it was yielded (23 more bytes); the call is failed, not run "
+            "write_file (call \"c0\") received arguments after it was yielded (24 more bytes); the call is failed, not run "
             "with part of its arguments");
 
   std::vector<te::outcome<json>> outcomes;

@@ -44,11 +44,14 @@ struct stream_limits {
 /// An argument fragment that arrived for a call the stream had already
 /// yielded (a broken or hostile stream). The call as yielded misses it, so
 /// its outcome must not stand: `tool_call_stream::fail_late_calls` fails it.
+/// One entry per call, however many fragments arrived for it late.
 struct late_fragment {
-  std::size_t position = 0;  ///< the call's position in the turn (order of start)
-  std::string id;            ///< the call's id, as yielded
-  std::string name;          ///< the call's tool name
-  std::string message;       ///< `<name> (call <id>) received arguments after it was yielded; ...`
+  std::size_t position = 0;   ///< the call's position in the turn (order of start)
+  std::string id;             ///< the call's id, as yielded
+  std::string name;           ///< the call's tool name
+  std::size_t fragments = 0;  ///< how many fragments arrived after it was yielded
+  std::size_t bytes = 0;      ///< their total size
+  std::string message;        ///< `<name> (call "<id>") received arguments after it was yielded (<bytes> more bytes); ...`
 };
 
 /// Accumulates the events of one streamed model response and yields each
@@ -142,7 +145,7 @@ class tool_call_stream {
   /// Number of calls yielded so far.
   [[nodiscard]] std::size_t completed() const noexcept { return completed_; }
 
-  /// The fragments that arrived for calls already yielded, in arrival order.
+  /// The calls that received fragments after they were yielded, one entry each, in order of the first such fragment.
   [[nodiscard]] const std::vector<late_fragment>& late() const noexcept { return late_; }
 
   /// Fails the outcome of every call that received a late fragment:
@@ -156,16 +159,18 @@ class tool_call_stream {
       throw std::invalid_argument(detail::str_cat("tool_call_stream::fail_late_calls: ", std::to_string(calls.size()),
                                                   " calls but ", std::to_string(outcomes.size()), " outcomes"));
     std::size_t failed = 0;
-    for (std::size_t k = 0; k < calls.size(); ++k)
-      for (const auto& l : late_)
-        if (l.id == calls[k].id && l.name == calls[k].name) {
-          failure_record r = make_failure_record(calls[k].name, 0, side_effect_class::non_idempotent,
-                                                 failure_reason::invalid_arguments,
-                                                 std::make_exception_ptr(std::invalid_argument(l.message)));
-          outcomes[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(std::move(r))));
-          ++failed;
-          break;
-        }
+    if (late_.empty()) return failed;
+    std::map<std::pair<std::string_view, std::string_view>, const late_fragment*> by_call;
+    for (const auto& l : late_) by_call.emplace(std::pair<std::string_view, std::string_view>(l.id, l.name), &l);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const auto it = by_call.find({calls[k].id, calls[k].name});
+      if (it == by_call.end()) continue;
+      failure_record r = make_failure_record(calls[k].name, 0, side_effect_class::non_idempotent,
+                                             failure_reason::invalid_arguments,
+                                             std::make_exception_ptr(std::invalid_argument(it->second->message)));
+      outcomes[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(std::move(r))));
+      ++failed;
+    }
     return failed;
   }
 
@@ -221,6 +226,7 @@ class tool_call_stream {
   // A yielded call, to recognise its late fragments.
   struct yielded_call {
     std::string id, name;
+    std::size_t late = static_cast<std::size_t>(-1);  // its entry in late_, once it has one
     std::string arguments;  // Responses: the text, to tell a repeat from a late change
     bool custom = false;
   };
@@ -258,7 +264,7 @@ class tool_call_stream {
     }
     tool_call c = detail::make_call(p.name, p.id, p.dialect, value, p.position, p.custom);
     if (yielded_.size() <= p.position) yielded_.resize(p.position + 1);
-    yielded_[p.position] = {c.id, c.name,
+    yielded_[p.position] = {c.id, c.name, npos,
                             p.dialect == tool_call_dialect::openai_responses ? std::move(p.arguments) : std::string(),
                             p.custom};
     return c;
@@ -301,15 +307,21 @@ class tool_call_stream {
 
   // Records a fragment for the yielded call at `position`.
   void late(std::size_t position, std::string_view fragment) {
-    const yielded_call& y = yielded_.at(position);
-    late_fragment l;
-    l.position = position;
-    l.id = y.id;
-    l.name = y.name;
+    yielded_call& y = yielded_.at(position);
+    if (y.late == npos) {
+      y.late = late_.size();
+      late_fragment l;
+      l.position = position;
+      l.id = y.id;
+      l.name = y.name;
+      late_.push_back(std::move(l));
+    }
+    late_fragment& l = late_[y.late];
+    ++l.fragments;
+    l.bytes += fragment.size();
     l.message = detail::str_cat(y.name, " (call ", detail::quote_input(y.id), ") received arguments after it was yielded (",
-                                std::to_string(fragment.size()), " more bytes); the call is failed, not run with part of "
+                                std::to_string(l.bytes), " more bytes); the call is failed, not run with part of "
                                 "its arguments");
-    late_.push_back(std::move(l));
   }
 
   // ----------------------------------------------------------- OpenAI Chat Completions
