@@ -531,32 +531,34 @@ template <class Tasks>
 using task_t = std::remove_pointer_t<decltype(std::data(std::declval<Tasks&>()))>;
 }  // namespace detail
 
-/// The runtime form: runs `tasks[i]` for the described call `calls[i]`
-/// (same sizes), planned with `plan_calls(calls)`, on the same engine as the
-/// static forms. `tasks` is a contiguous range (e.g. a
-/// `std::vector<std::function<R()>>`) of tasks invocable with no arguments
-/// that return `R` or `boost::asio::awaitable<R>`; tasks are invoked as
-/// lvalues. Both must outlive the call. Returns `std::vector<outcome<R>>`
-/// in the order of `calls`. Throws std::invalid_argument if the sizes differ.
+/// The runtime form with the plan made beforehand: runs `tasks[i]` for the
+/// described call `calls[i]` (same sizes), waiting on the edges of `plan`,
+/// which must be the plan of `calls` (`plan_calls(calls)`, e.g. kept to
+/// explain the turn): the turn is not planned again. `tasks` is a contiguous
+/// range (e.g. a `std::vector<std::function<R()>>`) of tasks invocable with
+/// no arguments that return `R` or `boost::asio::awaitable<R>`; tasks are
+/// invoked as lvalues. Both must outlive the call. Returns
+/// `std::vector<outcome<R>>` in the order of `calls`. Throws
+/// std::invalid_argument if the sizes differ.
 template <DispatchExecutor Executor, DispatchOptions Options, class Tasks>
   requires detail::TaskRange<Tasks>
-auto run_plan(Executor&& executor, const Options& options, std::span<const call_description> calls, Tasks&& tasks) {
+auto run_plan(Executor&& executor, const Options& options, std::span<const call_description> calls, runtime_plan plan,
+              Tasks&& tasks) {
   using Task = detail::task_t<Tasks>;
   using raw = std::remove_cvref_t<std::invoke_result_t<Task&>>;
   using R = std::remove_cvref_t<typename detail::awaitable_traits<raw>::value_type>;
   const std::span<Task> task_span(std::data(tasks), std::size(tasks));
-  if (calls.size() != task_span.size())
+  if (calls.size() != task_span.size() || plan.size() != calls.size())
     throw std::invalid_argument(detail::str_cat("tool_effects::run_plan: ", std::to_string(calls.size()),
-                                                " call descriptions but ", std::to_string(task_span.size()), " tasks"));
+                                                " call descriptions, ", std::to_string(task_span.size()), " tasks and a plan of ",
+                                                std::to_string(plan.size()), " calls"));
   auto ex = detail::to_executor(executor);
   using engine_t = detail::runtime_engine<R, decltype(ex), Options, Task>;
   if constexpr (!std::is_same_v<decltype(ex), inline_executor>) detail::check_not_inside(ex, "run_plan");
-  // The kept edges (plan.hpp); a turn without any (e.g. only reads) needs no plan at all.
-  detail::kept_edge_lists edges = detail::kept_edges(calls);
-  std::optional<runtime_plan> plan;
-  if (!edges.pred.empty())
-    plan.emplace(runtime_plan::from_lists_t{}, calls.size(), std::move(edges.pred_off), std::move(edges.pred));
-  const auto engine = std::make_unique<engine_t>(ex, options, calls, std::move(plan), task_span);
+  // A turn without any edge (e.g. only reads) needs no successor lists at all.
+  std::optional<runtime_plan> edges;
+  if (plan.edge_count() != 0) edges.emplace(std::move(plan));
+  const auto engine = std::make_unique<engine_t>(ex, options, calls, std::move(edges), task_span);
   if constexpr (std::is_same_v<decltype(ex), inline_executor>) {
     engine->run_inline();
   } else {
@@ -564,6 +566,21 @@ auto run_plan(Executor&& executor, const Options& options, std::span<const call_
     engine->wait();
   }
   return engine->take_results();
+}
+
+/// The runtime form: as above, planned with `plan_calls(calls, limits)`,
+/// where `limits` is the options' `plan_limits` if they have one (throws
+/// `turn_too_large` for more calls than it allows; default
+/// `default_max_calls_per_turn`). Throws std::invalid_argument if the sizes differ.
+template <DispatchExecutor Executor, DispatchOptions Options, class Tasks>
+  requires detail::TaskRange<Tasks>
+auto run_plan(Executor&& executor, const Options& options, std::span<const call_description> calls, Tasks&& tasks) {
+  if (calls.size() != std::size(tasks))
+    throw std::invalid_argument(detail::str_cat("tool_effects::run_plan: ", std::to_string(calls.size()),
+                                                " call descriptions but ", std::to_string(std::size(tasks)), " tasks"));
+  plan_limits limits;
+  if constexpr (requires { requires Options::template has<plan_limits>; }) limits = options.template get<plan_limits>();
+  return run_plan(std::forward<Executor>(executor), options, calls, plan_calls(calls, limits), std::forward<Tasks>(tasks));
 }
 
 /// The runtime form with default options.

@@ -45,6 +45,7 @@
 #include <tool_effects/access.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
+#include <tool_effects/detail/kept_edges.hpp>
 #include <tool_effects/detail/plan_core.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 
@@ -158,11 +159,15 @@ inline constexpr auto waves_c = detail::wave_tuple<Tools...>::value;
 /// Which edges are kept: `plan_calls(descriptions)` keeps, per resource (and
 /// target), only the edges to the latest group of conflicting accesses (the
 /// last writer, or the readers / appenders since it), so a chain of writers
-/// costs one edge per call, not one per earlier writer. Every kept edge joins
-/// two conflicting calls, and every conflicting pair (j < i) is ordered
-/// through a path of kept edges: the order the dispatcher enforces, and the
-/// waves, are exactly those of the full "conflicts with an earlier call"
-/// relation (docs/scheduling.md). A plan made from conflict rows
+/// costs one edge per call, not one per earlier writer, and of those only the
+/// ones no other kept edge implies (the transitive reduction; a bounded walk
+/// decides, so on very large fan-ins a redundant edge may stay). Every kept
+/// edge joins two conflicting calls, and every conflicting pair (j < i) is
+/// ordered through a path of kept edges: the order the dispatcher enforces,
+/// and the waves, are exactly those of the full "conflicts with an earlier
+/// call" relation (docs/scheduling.md). Memory and work are linear in the
+/// calls plus kept edges for the turns of issue 19; at most
+/// `plan_limits::max_calls` calls are planned. A plan made from conflict rows
 /// (`runtime_plan(n, rows)`, `plan_calls(matrix, types)`) keeps every edge.
 class runtime_plan {
  public:
@@ -276,214 +281,6 @@ class runtime_plan {
 };
 
 namespace detail {
-struct path_key_hash {
-  std::size_t operator()(const std::pair<std::uint32_t, std::string_view>& k) const noexcept {
-    return std::hash<std::string_view>{}(k.second) * 31u + k.first;
-  }
-};
-
-// The kept edges of described calls, in O(n + accesses × (depth + keys
-// under the accessed resource) + kept edges): the calls are scanned once, in
-// program order. A key is a resource node (untargeted accesses) or a
-// (node, target) pair. Each key keeps its latest group of accesses that do not
-// conflict among themselves (readers, appenders, or one writer) and the group
-// before it. An access of call i with mode m waits, in every key it overlaps
-// (the key itself, the node's other keys, the keys of strict ancestors and
-// descendants: `accesses_overlap`), for the latest group if m conflicts with
-// its mode (`access_modes_conflict`), else for the group before it; then i
-// joins its own key: into the latest group when its mode is the group's
-// shareable mode, else as a new group. Every member of a group waits for every
-// member of the group before it, so any earlier conflicting access is ordered
-// before i through kept edges. An exclusive call waits for every call since
-// the previous exclusive one (or for it) and starts a new epoch in which every
-// key is empty; every later call waits for it.
-struct kept_edge_lists {
-  std::vector<std::uint32_t> pred_off, pred;  // CSR predecessor lists; both empty when there is no edge
-};
-
-inline kept_edge_lists kept_edges(std::span<const call_description> calls) {
-  const std::size_t n = calls.size();
-  constexpr std::uint32_t none = ~std::uint32_t{0};
-  // A turn in which no call is exclusive and no two of the access modes
-  // present conflict (`access_modes_conflict`: e.g. only reads, or only
-  // appends) has no edge at all, whatever the resources: one pass, no keys.
-  {
-    bool exclusive = false;
-    unsigned modes = 0;  // bit m: some access has mode m
-    for (const auto& c : calls) {
-      exclusive = exclusive || c.exclusive;
-      for (const auto& a : c.accesses) modes |= 1u << static_cast<unsigned>(a.mode);
-    }
-    bool conflict = exclusive;
-    for (const access_mode x : all_access_modes)
-      for (const access_mode y : all_access_modes)
-        conflict = conflict || ((modes >> static_cast<unsigned>(x) & 1u) != 0 &&
-                                (modes >> static_cast<unsigned>(y) & 1u) != 0 && access_modes_conflict(x, y));
-    if (!conflict) return {};
-  }
-  std::unordered_map<std::string_view, std::uint32_t> node_of;
-  std::vector<std::string_view> paths;
-  std::unordered_map<std::pair<std::uint32_t, std::string_view>, std::uint32_t, path_key_hash> slot_of;
-  struct interned {
-    std::uint32_t node, key;  // key: the node's whole key or a (node, target) key
-    access_mode mode;
-  };
-  std::vector<interned> acc;
-  std::vector<std::uint32_t> whole;               // node -> its untargeted key
-  std::vector<std::vector<std::uint32_t>> slots;  // node -> its targeted keys
-  std::uint32_t keys = 0;
-  std::vector<std::size_t> first(n + 1, 0);
-  for (std::size_t i = 0; i < n; ++i) {
-    first[i] = acc.size();
-    if (calls[i].exclusive) continue;
-    for (const auto& a : calls[i].accesses) {
-      auto [it, fresh] = node_of.try_emplace(a.resource, static_cast<std::uint32_t>(paths.size()));
-      if (fresh) {
-        paths.push_back(a.resource);
-        whole.push_back(keys++);
-        slots.emplace_back();
-      }
-      const std::uint32_t u = it->second;
-      std::uint32_t key = whole[u];
-      if (a.target) {
-        auto [st, new_slot] = slot_of.try_emplace({u, *a.target}, keys);
-        if (new_slot) {
-          slots[u].push_back(keys++);
-        }
-        key = st->second;
-      }
-      acc.push_back({u, key, a.mode});
-    }
-  }
-  first[n] = acc.size();
-  const std::size_t U = paths.size();
-
-  // Strict ancestors (prefixes ending before a '/', and the root "") and
-  // strict descendants of each accessed node, among the accessed nodes.
-  std::vector<std::vector<std::uint32_t>> ancestors(U), descendants(U);
-  for (std::size_t u = 0; u < U; ++u) {
-    const std::string_view p = paths[u];
-    if (p.empty()) continue;
-    auto add = [&](std::string_view prefix) {
-      if (auto it = node_of.find(prefix); it != node_of.end()) {
-        ancestors[u].push_back(it->second);
-        descendants[it->second].push_back(static_cast<std::uint32_t>(u));
-      }
-    };
-    add(std::string_view{});
-    for (std::size_t k = 1; k < p.size(); ++k)
-      if (p[k] == '/') add(p.substr(0, k));
-  }
-
-  // A group is a list in `groups` (most recent member first), so no key allocates.
-  struct group_node {
-    std::uint32_t call, next;
-  };
-  std::vector<group_node> groups;
-  groups.reserve(acc.size());
-  auto push = [&](std::uint32_t call, std::uint32_t next) {
-    groups.push_back({call, next});
-    return static_cast<std::uint32_t>(groups.size() - 1);
-  };
-  struct key_state {
-    std::uint32_t epoch = 0;
-    access_mode mode = access_mode::read;
-    std::uint32_t latest = none, before = none;  // heads of the two groups
-  };
-  std::vector<key_state> state(keys);
-  std::uint32_t epoch = 1;  // key states of other epochs are empty
-  std::uint32_t last_exclusive = none;
-  std::vector<std::uint32_t> stamp(n, none);  // stamp[j] == i: edge j -> i already kept
-  std::vector<std::uint32_t> pred_off(n + 1, 0), pred;
-  std::vector<std::pair<std::uint32_t, access_mode>> joins, covers;
-  // Two accesses of one call to one key act as one: the mode, or a write when they differ.
-  auto add = [](std::vector<std::pair<std::uint32_t, access_mode>>& list, std::uint32_t key, access_mode m) {
-    auto same = std::find_if(list.begin(), list.end(), [&](const auto& e) { return e.first == key; });
-    if (same == list.end()) list.emplace_back(key, m);
-    else if (same->second != m) same->second = access_mode::write;
-  };
-
-  for (std::size_t i = 0; i < n; ++i) {
-    const auto self = static_cast<std::uint32_t>(i);
-    const std::size_t begin = pred.size();
-    // Call i joins key `key` with mode m: into the latest group if m is its shareable mode, else as a new group.
-    auto join = [&](std::uint32_t key, access_mode m) {
-      key_state& k = state[key];
-      if (k.epoch != epoch) {
-        k.epoch = epoch;
-        k.before = none;
-        k.latest = push(self, none);
-        k.mode = m;
-      } else if (groups[k.latest].call == self) {
-        if (k.mode != m) k.mode = access_mode::write;  // i covered the key, and accesses it in another mode too
-      } else if (!access_modes_conflict(m, k.mode)) {
-        k.latest = push(self, k.latest);
-      } else {
-        k.before = k.latest;
-        k.latest = push(self, none);
-        k.mode = m;
-      }
-    };
-    auto wait = [&](std::uint32_t j) {
-      if (stamp[j] != self) {
-        stamp[j] = self;
-        pred.push_back(j);
-      }
-    };
-    if (calls[i].exclusive) {
-      // The calls since the previous exclusive call are exactly those after it.
-      const std::uint32_t from = last_exclusive == none ? 0 : last_exclusive + 1;
-      if (from == self) {
-        if (last_exclusive != none) wait(last_exclusive);
-      } else {
-        for (std::uint32_t j = from; j < self; ++j) wait(j);
-      }
-      last_exclusive = self;
-      ++epoch;
-    } else {
-      if (last_exclusive != none) wait(last_exclusive);
-      // below: `key` lies under an untargeted access (a descendant node's
-      // key, or a target of the node): if i waits for its whole latest group,
-      // i covers it (joins it as a new group, below), so later calls wait for
-      // i rather than for that group again. Every call that checks `key`
-      // overlaps i's access then (not so under a targeted access: two
-      // targets of one node do not overlap).
-      auto check = [&](std::uint32_t key, access_mode m, bool below) {
-        const key_state& k = state[key];
-        if (k.epoch != epoch) return;
-        const bool conflict = access_modes_conflict(m, k.mode);
-        for (std::uint32_t g = conflict ? k.latest : k.before; g != none; g = groups[g].next) wait(groups[g].call);
-        if (conflict && below) add(covers, key, m);
-      };
-      auto check_node = [&](std::uint32_t u, access_mode m, bool whole_below, bool slots_below) {
-        check(whole[u], m, whole_below);
-        for (const auto key : slots[u]) check(key, m, slots_below);
-      };
-      joins.clear();
-      covers.clear();
-      for (std::size_t a = first[i]; a < first[i + 1]; ++a) {
-        const auto& x = acc[a];
-        if (x.key == whole[x.node]) check_node(x.node, x.mode, false, true);  // untargeted: the node's every key
-        else {
-          check(whole[x.node], x.mode, false);
-          check(x.key, x.mode, false);
-        }
-        for (const auto v : ancestors[x.node]) check_node(v, x.mode, false, false);
-        const bool untargeted = x.key == whole[x.node];
-        for (const auto v : descendants[x.node]) check_node(v, x.mode, untargeted, untargeted);
-        add(joins, x.key, x.mode);
-      }
-      // Covered keys first: a key i also accesses itself then gets i's own mode too.
-      for (const auto& [key, m] : covers) join(key, m);
-      for (const auto& [key, m] : joins) join(key, m);
-    }
-    if (pred.size() - begin > 1) std::sort(pred.begin() + static_cast<std::ptrdiff_t>(begin), pred.end());
-    pred_off[i + 1] = static_cast<std::uint32_t>(pred.size());
-  }
-  if (pred.empty()) return {};
-  return {std::move(pred_off), std::move(pred)};
-}
-
 // The kept edges as a plan (waves and successor lists).
 inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls) {
   kept_edge_lists e = kept_edges(calls);
@@ -491,10 +288,40 @@ inline runtime_plan plan_with_kept_edges(std::span<const call_description> calls
 }
 }  // namespace detail
 
+/// The most calls a runtime turn may have unless `plan_limits` says
+/// otherwise. A model turn has tens of calls; this bounds what a hostile one
+/// can cost (docs/scheduling.md: planning is O(n + edges) in memory).
+inline constexpr std::size_t default_max_calls_per_turn = 4096;
+
+/// Limits of runtime planning: `plan_calls(calls, limits)`, and a run option
+/// of `json_tool_host` (`options.with(plan_limits{...})`).
+struct plan_limits {
+  std::size_t max_calls = default_max_calls_per_turn;  ///< most calls per turn
+};
+
+/// A turn has more calls than `plan_limits::max_calls`. `what()` is
+/// `turn_too_large: <n> calls in one turn, over the limit of <max> (plan_limits::max_calls)`.
+class turn_too_large : public std::length_error {
+ public:
+  turn_too_large(std::size_t calls, std::size_t limit)
+      : std::length_error(detail::str_cat("turn_too_large: ", std::to_string(calls), " calls in one turn, over the limit of ",
+                                          std::to_string(limit), " (plan_limits::max_calls)")),
+        calls_(calls), limit_(limit) {}
+  /// The number of calls of the turn.
+  [[nodiscard]] std::size_t calls() const noexcept { return calls_; }
+  /// The limit it is over.
+  [[nodiscard]] std::size_t limit() const noexcept { return limit_; }
+
+ private:
+  std::size_t calls_, limit_;
+};
+
 /// Plans calls described at runtime (static tools via `describe<T>()`,
 /// dynamic ones via `describe_runtime`), with the conflict rule of
-/// `conflicts(call_description, call_description)`.
-inline runtime_plan plan_calls(std::span<const call_description> calls) {
+/// `conflicts(call_description, call_description)`. Throws `turn_too_large`
+/// for more than `limits.max_calls` calls.
+inline runtime_plan plan_calls(std::span<const call_description> calls, plan_limits limits = {}) {
+  if (calls.size() > limits.max_calls) throw turn_too_large(calls.size(), limits.max_calls);
   return detail::plan_with_kept_edges(calls);
 }
 

@@ -4,12 +4,16 @@
 // `json_error`; any other exception, a crash or UB is a finding. On success,
 // checks the calls' invariants (a name and an id each, object arguments,
 // `valid()` iff no `arguments_error`; ids unique in a parsed turn; a stream
-// yields each call once) and that
-// every call gets exactly one answer in its dialect.
+// yields each call once) and that every call gets exactly one answer in its
+// dialect. Stream differential: the valid calls of the whole parse, streamed
+// again as Chat, Responses or Anthropic events (fragments and the interleaving
+// of calls drawn from the input), come out of `tool_call_stream` with the same
+// names, ids and arguments, each exactly once, with no late fragment.
 #include <tool_effects/json.hpp>
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <string>
 #include <string_view>
@@ -40,16 +44,92 @@ void check_calls(const std::vector<tool_effects::tool_call>& calls) {
   require(results.size() == calls.size() - anthropic - gemini + (anthropic > 0) + (gemini > 0));
   (void)results.dump();  // valid UTF-8: messages cut quoted input at character boundaries
 }
+// A small deterministic generator seeded by the input (fragment sizes, interleaving).
+struct draw {
+  std::uint64_t state;
+  std::size_t operator()(std::size_t n) {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return n == 0 ? 0 : static_cast<std::size_t>((state >> 33) % n);
+  }
+};
+
+std::vector<std::string> fragments(const std::string& s, draw& d) {
+  std::vector<std::string> out;
+  for (std::size_t at = 0; at < s.size();) {
+    const std::size_t n = 1 + d(8);
+    out.push_back(s.substr(at, n));
+    at += n;
+  }
+  return out;
+}
+
+void stream_differential(const std::vector<tool_effects::tool_call>& whole, std::uint64_t seed) {
+  using nlohmann::json;
+  std::vector<const tool_effects::tool_call*> calls;
+  for (const auto& c : whole)
+    if (c.valid() && calls.size() < 16) calls.push_back(&c);
+  if (calls.empty()) return;
+  draw d{seed};
+  const std::size_t vendor = d(3);
+  std::vector<std::vector<json>> lists;
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    const auto& c = *calls[i];
+    const std::string text = c.arguments.dump();
+    std::vector<json> l;
+    const auto parts = fragments(text, d);
+    if (vendor == 0) {
+      l.push_back(json{{"choices", json::array({json{{"delta", {{"tool_calls", json::array({json{
+          {"index", i}, {"id", c.id}, {"function", {{"name", c.name}, {"arguments", ""}}}}})}}}}})}});
+      for (const auto& p : parts)
+        l.push_back(json{{"choices", json::array({json{{"delta", {{"tool_calls", json::array({json{
+            {"index", i}, {"function", {{"arguments", p}}}}})}}}}})}});
+    } else if (vendor == 1) {
+      const std::string item = "fc_" + std::to_string(i);
+      l.push_back(json{{"type", "response.output_item.added"},
+                       {"item", {{"id", item}, {"type", "function_call"}, {"call_id", c.id}, {"name", c.name}, {"arguments", ""}}}});
+      for (const auto& p : parts) l.push_back(json{{"type", "response.function_call_arguments.delta"}, {"item_id", item}, {"delta", p}});
+      l.push_back(json{{"type", "response.function_call_arguments.done"}, {"item_id", item}, {"arguments", text}});
+    } else {
+      l.push_back(json{{"type", "content_block_start"}, {"index", i},
+                       {"content_block", {{"type", "tool_use"}, {"id", c.id}, {"name", c.name}, {"input", json::object()}}}});
+      for (const auto& p : parts)
+        l.push_back(json{{"type", "content_block_delta"}, {"index", i}, {"delta", {{"type", "input_json_delta"}, {"partial_json", p}}}});
+      l.push_back(json{{"type", "content_block_stop"}, {"index", i}});
+    }
+    lists.push_back(std::move(l));
+  }
+  tool_effects::tool_call_stream stream;
+  std::map<std::string, tool_effects::tool_call> out;
+  auto take = [&](std::vector<tool_effects::tool_call> got) {
+    for (auto& c : got) require(out.emplace(c.id, std::move(c)).second);  // each call once
+  };
+  std::vector<std::size_t> next(lists.size(), 0);
+  for (std::size_t left = [&] { std::size_t n = 0; for (const auto& l : lists) n += l.size(); return n; }(); left > 0; --left) {
+    std::size_t k = d(lists.size());
+    while (next[k] == lists[k].size()) k = (k + 1) % lists.size();
+    take(stream.feed(lists[k][next[k]++]));
+  }
+  take(stream.finish());
+  require(stream.late().empty());
+  require(out.size() == calls.size());
+  for (const auto* c : calls) {
+    const auto it = out.find(c->id);
+    require(it != out.end() && it->second.name == c->name && it->second.valid() && it->second.arguments == c->arguments);
+  }
+}
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace tool_effects;
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    const auto calls = parse_tool_calls(text);
-    check_calls(calls);
+    const auto whole = parse_tool_calls(text);
+    check_calls(whole);
+    std::uint64_t seed = 1469598103934665603ull;
+    for (const char ch : text) seed = (seed ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
     std::set<std::string> ids;  // unique within the turn (duplicates refused and renamed, issue 19)
-    for (const auto& c : calls) require(ids.insert(c.id).second);
+    for (const auto& c : whole) require(ids.insert(c.id).second);
+    stream_differential(whole, seed);
   } catch (const json_error& e) {
     require(e.pointer().empty() || e.pointer().front() == '/');
   }

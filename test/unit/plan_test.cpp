@@ -3,12 +3,16 @@
 // edges); waves follow the wave rule, the typed planner agrees with the compile-time matrix, and every kept edge
 // comes with a reason.
 #include <cstddef>
+#include <fstream>
+#include <iostream>
 #include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include <sys/resource.h>
 
 #include <tool_effects/plan.hpp>
 
@@ -257,8 +261,164 @@ TEST(RuntimePlan, ChainsKeepOneEdgePerCall) {
     for (int r = 0; r < 3; ++r) mixed.push_back(desc("r", {{"db/users", access_mode::read, std::nullopt}}));
   }
   const auto q = te::plan_calls(mixed);
-  // 12 readers wait for their writer; writers 4, 8, 12 wait for the 3 readers before them and, directly too,
-  // for the writer before (kept edges are not a transitive reduction).
-  EXPECT_EQ(q.edge_count(), 12u + 3u * 4u);
-  EXPECT_EQ(q.predecessors(4), (std::vector<std::size_t>{0, 1, 2, 3}));
+  // 12 readers wait for their writer; writers 4, 8, 12 wait for the 3 readers before them, and through them
+  // for the writer before (kept edges are the transitive reduction: no direct edge 0 -> 4).
+  EXPECT_EQ(q.edge_count(), 12u + 3u * 3u);
+  EXPECT_EQ(q.predecessors(4), (std::vector<std::size_t>{1, 2, 3}));
+  EXPECT_TRUE(q.waits_for(4, 0));
+}
+
+namespace {
+// Which earlier calls each call must wait for under the full relation "conflicts with an earlier call":
+// full[i][j] for j < i, the transitive closure of every conflicting pair (the reference the kept edges must match).
+std::vector<std::vector<bool>> conflict_closure(const std::vector<te::call_description>& calls) {
+  const std::size_t n = calls.size();
+  std::vector<std::vector<bool>> reach(n, std::vector<bool>(n, false));
+  for (std::size_t i = 0; i < n; ++i)
+    for (std::size_t j = 0; j < i; ++j)
+      if (te::conflicts(calls[j], calls[i])) {
+        reach[i][j] = true;
+        for (std::size_t k = 0; k < j; ++k)
+          if (reach[j][k]) reach[i][k] = true;
+      }
+  return reach;
+}
+
+// Mostly one resource, many targets, a third of the accesses untargeted (the shapes that scan a node's targets).
+te::call_description targeted_call(std::mt19937& rng, std::size_t index) {
+  static const std::vector<std::string> paths{"files", "files", "files", "files/a", "db"};
+  std::uniform_int_distribution<int> pct(0, 99);
+  if (pct(rng) < 2) return te::call_description{"unknown" + std::to_string(index), {}, {}, true};
+  std::vector<te::runtime_access> acc;
+  const int k = 1 + static_cast<int>(pct(rng) < 20);
+  for (int a = 0; a < k; ++a) {
+    te::runtime_access x;
+    x.resource = paths[std::uniform_int_distribution<std::size_t>(0, paths.size() - 1)(rng)];
+    x.mode = static_cast<access_mode>(std::uniform_int_distribution<int>(0, 2)(rng));
+    if (pct(rng) < 67) x.target = "t" + std::to_string(std::uniform_int_distribution<int>(0, 11)(rng));
+    acc.push_back(std::move(x));
+  }
+  return desc("call" + std::to_string(index), std::move(acc));
+}
+
+// Peak resident set since the last reset, in KiB: VmHWM of /proc/self/status after writing "5" to
+// /proc/self/clear_refs (Linux resets the peak then); getrusage's ru_maxrss where that is not possible.
+struct peak_rss {
+  bool reset = false;
+  long before = 0;
+  peak_rss() {
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5";
+    clear.flush();
+    reset = static_cast<bool>(clear);
+    before = reset ? 0 : rusage_kib();
+  }
+  static long rusage_kib() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss;
+  }
+  static long current_kib(const char* field) {
+    std::ifstream status("/proc/self/status");
+    std::string line;
+    while (std::getline(status, line))
+      if (line.rfind(field, 0) == 0) return std::stol(line.substr(std::string(field).size()));
+    return -1;
+  }
+  // The peak since construction, minus the resident set at construction when the peak could be reset.
+  long growth_kib(long resident_at_start) const {
+    return reset ? current_kib("VmHWM:") - resident_at_start : rusage_kib() - before;
+  }
+};
+
+// The prompt-injected shape of issue 19: write_file{path: f_i} alternating with an untargeted read_file{}
+// (a read of the whole resource, so it conflicts with every earlier write of any path).
+std::vector<te::call_description> alternating_writes_and_reads(std::size_t n) {
+  std::vector<te::call_description> calls;
+  calls.reserve(n);
+  for (std::size_t i = 0; i < n; ++i)
+    calls.push_back(i % 2 == 0 ? desc("write_file#" + std::to_string(i),
+                                      {{"files", access_mode::write, "f" + std::to_string(i)}})
+                               : desc("read_file#" + std::to_string(i), {{"files", access_mode::read, std::nullopt}}));
+  return calls;
+}
+}  // namespace
+
+TEST(RuntimePlan, KeptEdgesHaveTheReachabilityOfTheFullConflictRelation) {
+  // Differential: on random turns, a path of kept edges leads from j to i exactly when the full relation orders
+  // j before i (no pair lost, none added), and no kept edge is implied by the others (transitive reduction).
+  std::mt19937 rng(20261125);
+  std::size_t edges = 0, full_pairs = 0;
+  for (int turn = 0; turn < 600; ++turn) {
+    std::vector<te::call_description> calls;
+    const std::size_t n = std::uniform_int_distribution<std::size_t>(1, 70)(rng);
+    for (std::size_t i = 0; i < n; ++i) calls.push_back(turn % 2 == 0 ? random_call(rng, i) : targeted_call(rng, i));
+    const auto p = te::plan_calls(calls);
+    const auto kept = closure(p);
+    const auto full = conflict_closure(calls);
+    ASSERT_EQ(kept, full) << "turn " << turn;
+    for (std::size_t i = 0; i < n; ++i) {
+      const auto preds = p.direct_predecessors(i);
+      for (const std::size_t j : preds)
+        for (const std::size_t k : preds)
+          ASSERT_FALSE(k != j && kept[k][j]) << "turn " << turn << ": edge " << j << " -> " << i << " is implied by " << k;
+      for (std::size_t j = 0; j < i; ++j) full_pairs += full[i][j] ? 1 : 0;
+    }
+    edges += p.edge_count();
+  }
+  EXPECT_LT(edges, full_pairs) << "the reduction keeps fewer edges than the ordered pairs";
+  // Control: the comparison sees a lost edge. Dropping one kept edge of a chain loses its pairs.
+  std::vector<te::call_description> chain(3, desc("w", {{"db", access_mode::write, std::nullopt}}));
+  const auto p = te::plan_calls(chain);
+  ASSERT_EQ(p.edge_count(), 2u);
+  const te::runtime_plan dropped(te::runtime_plan::from_lists_t{}, 3, {0, 0, 1, 1}, {0});
+  EXPECT_EQ(closure(p), conflict_closure(chain));
+  EXPECT_NE(closure(dropped), conflict_closure(chain));
+}
+
+TEST(RuntimePlan, AlternatingTargetedWritesAndUntargetedReadsStayLinear) {
+  // Issue 19: 4,000 calls used to keep 4,000,000 edges (837 MB through json_tool_host::plan), 8,000 calls 16,000,000
+  // (3.3 GB). Every read waits for the write just before it, every write for the read just before it: n - 1 edges.
+  {
+    const auto small = alternating_writes_and_reads(300);
+    const auto p = te::plan_calls(small);
+    EXPECT_EQ(p.edge_count(), 299u);
+    expect_orders_every_conflict(p, small.size(), [&](std::size_t i, std::size_t j) { return te::conflicts(small[i], small[j]); });
+  }
+  for (const std::size_t n : {std::size_t{4000}, std::size_t{8000}}) {
+    const auto calls = alternating_writes_and_reads(n);
+    const long resident = peak_rss::current_kib("VmRSS:");
+    const peak_rss peak;
+    std::size_t edges = 0, waves = 0;
+    {
+      const auto p = te::plan_calls(calls, te::plan_limits{n});
+      edges = p.edge_count();
+      waves = p.wave_count();
+      EXPECT_TRUE(p.waits_for(n - 1, 0));
+    }
+    const long growth = peak.growth_kib(resident);
+    EXPECT_EQ(edges, n - 1) << n << " calls";
+    EXPECT_EQ(waves, n);
+    EXPECT_LT(growth, 32 * 1024) << n << " calls: planning raised the peak resident set by " << growth << " KiB";
+    std::cout << "[ plan ] " << n << " alternating calls: " << edges << " kept edges, peak RSS +" << growth << " KiB"
+              << (peak.reset ? " (VmHWM after clear_refs)" : " (ru_maxrss)") << "\n";
+  }
+}
+
+TEST(RuntimePlan, ATurnOverTheLimitIsRefusedWithAStableError) {
+  std::vector<te::call_description> calls(5, desc("w", {{"db", access_mode::write, std::nullopt}}));
+  EXPECT_NO_THROW((void)te::plan_calls(calls, te::plan_limits{5}));
+  try {
+    (void)te::plan_calls(calls, te::plan_limits{4});
+    ADD_FAILURE() << "no throw";
+  } catch (const te::turn_too_large& e) {
+    EXPECT_STREQ(e.what(), "turn_too_large: 5 calls in one turn, over the limit of 4 (plan_limits::max_calls)");
+    EXPECT_EQ(e.calls(), 5u);
+    EXPECT_EQ(e.limit(), 4u);
+  }
+  EXPECT_EQ(te::plan_limits{}.max_calls, te::default_max_calls_per_turn);
+  std::vector<te::call_description> many(te::default_max_calls_per_turn + 1, desc("r", {{"db", access_mode::read, std::nullopt}}));
+  EXPECT_THROW((void)te::plan_calls(many), te::turn_too_large);
+  many.pop_back();
+  EXPECT_EQ(te::plan_calls(many).size(), te::default_max_calls_per_turn);
 }

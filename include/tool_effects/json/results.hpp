@@ -68,6 +68,7 @@ inline std::string explain_failure(const failure_record& r, std::string_view too
     case failure_reason::invalid_arguments:
     case failure_reason::unknown_tool:
     case failure_reason::repeated_call:
+    case failure_reason::turn_too_large:
       out += r.last_error_message;  // already says what was wrong, quoting the input
       break;
   }

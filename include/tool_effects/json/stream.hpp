@@ -13,29 +13,59 @@
 #include <concepts>
 #include <cstddef>
 #include <map>
+#include <exception>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
+#include <span>
 #include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/failure.hpp>
 #include <tool_effects/json/calls.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/outcome.hpp>
 
 namespace tool_effects {
 
+/// The most tool calls a stream keeps open (started, not yet complete) at
+/// once, unless `stream_limits` says otherwise.
+inline constexpr std::size_t default_max_open_stream_calls = 1024;
+
+/// Limits of a `tool_call_stream`.
+struct stream_limits {
+  std::size_t max_open_calls = default_max_open_stream_calls;  ///< open calls at once; one more is a `json_error`
+};
+
+/// An argument fragment that arrived for a call the stream had already
+/// yielded (a broken or hostile stream). The call as yielded misses it, so
+/// its outcome must not stand: `tool_call_stream::fail_late_calls` fails it.
+/// One entry per call, however many fragments arrived for it late.
+struct late_fragment {
+  std::size_t position = 0;   ///< the call's position in the turn (order of start)
+  std::string id;             ///< the call's id, as yielded
+  std::string name;           ///< the call's tool name
+  std::size_t fragments = 0;  ///< how many fragments arrived after it was yielded
+  std::size_t bytes = 0;      ///< their total size
+  std::string message;        ///< `<name> (call "<id>") received arguments after it was yielded (<bytes> more bytes); ...`
+};
+
 /// Accumulates the events of one streamed model response and yields each
-/// tool call once it is complete, with the same name, id (generated ids
-/// included) and arguments as `parse_tool_calls` gives for the whole
-/// response. Understands, with no flag to pass:
+/// tool call once its arguments are complete, with the same name, id
+/// (generated ids included) and arguments as `parse_tool_calls` gives for the
+/// whole response. Understands, with no flag to pass:
 ///  - OpenAI Chat Completions chunks (`choices[0].delta.tool_calls[]` keyed by
-///    `index`, arguments as string fragments). A call is complete when a later
-///    call starts, when the choice has a `finish_reason`, at `[DONE]`, or at
-///    `finish()`. A new `id` at an index already in use starts a new call
-///    (servers that reuse index 0 for every call of a parallel batch);
+///    `index`, arguments as string fragments). A call is complete when its
+///    choice has a `finish_reason`, at `[DONE]`, or at `finish()`; it is
+///    yielded earlier, when a later call starts, only if its arguments are
+///    already a whole JSON object or array (so chunks that arrive out of
+///    order are still accumulated). A new `id` at an index already in use
+///    starts a new call (servers that reuse index 0 for every call of a
+///    parallel batch), and ends the one before;
 ///  - OpenAI Responses events (`response.output_item.added`,
 ///    `response.function_call_arguments.delta` / `.done`,
 ///    `response.output_item.done`, `response.completed`);
@@ -43,12 +73,22 @@ namespace tool_effects {
 ///    block, `input_json_delta` fragments, `content_block_stop`, `message_stop`);
 ///  - Gemini `streamGenerateContent` chunks (GenerateContentResponse objects),
 ///    whose `functionCall` parts arrive whole: each is complete in its chunk.
-/// Other events and fields are ignored. Each call is yielded exactly once.
-/// Malformed fields the accumulator reads throw `json_error` (pointer within
-/// the event); bad arguments do not (see `tool_call::arguments_error`).
-/// Not thread-safe: feed one stream from one thread.
+/// The end events of one vendor (`finish_reason`, `response.completed`,
+/// `message_stop`) complete only that vendor's calls. Other events and fields
+/// are ignored. Each call is yielded exactly once. A fragment for a call
+/// already yielded is never dropped: it is recorded (`late()`), and
+/// `fail_late_calls` fails that call's outcome. Lookups cost O(log open
+/// calls); more than `stream_limits::max_open_calls` open calls at once is a
+/// `json_error`. Malformed fields the accumulator reads throw `json_error`
+/// (pointer within the event); bad arguments do not (see
+/// `tool_call::arguments_error`). Not thread-safe: feed one stream from one thread.
 class tool_call_stream {
  public:
+  /// A stream with the default limits.
+  tool_call_stream() = default;
+  /// A stream with `limits`.
+  explicit tool_call_stream(stream_limits limits) : limits_(limits) {}
+
   /// Feeds one event (a parsed chunk or event object); returns the calls it
   /// completed, in order.
   std::vector<tool_call> feed(const nlohmann::json& event) {
@@ -70,8 +110,10 @@ class tool_call_stream {
       responses_delta(event, false, done);
     else if (t == "response.function_call_arguments.done" || t == "response.custom_tool_call_input.done")
       responses_delta(event, true, done);
-    else if (t == "response.completed" || t == "response.incomplete" || t == "message_stop")
-      close_all(done);
+    else if (t == "response.completed" || t == "response.incomplete")
+      close_dialect(tool_call_dialect::openai_responses, done);
+    else if (t == "message_stop")
+      close_dialect(tool_call_dialect::anthropic, done);
     else if (t == "content_block_start") anthropic_start(event, done);
     else if (t == "content_block_delta") anthropic_delta(event);
     else if (t == "content_block_stop") anthropic_stop(event, done);
@@ -103,16 +145,90 @@ class tool_call_stream {
   /// Number of calls yielded so far.
   [[nodiscard]] std::size_t completed() const noexcept { return completed_; }
 
+  /// The calls that received fragments after they were yielded, one entry each, in order of the first such fragment.
+  [[nodiscard]] const std::vector<late_fragment>& late() const noexcept { return late_; }
+
+  /// Fails the outcome of every call that received a late fragment:
+  /// `outcomes[k]` belongs to `calls[k]` (e.g. the calls this stream yielded
+  /// and `json_tool_host::run`'s outcomes for them); a call whose id has a
+  /// late fragment gets an `invalid_arguments` failure whose message says so,
+  /// whatever it returned. Returns how many outcomes it failed. Throws
+  /// std::invalid_argument if the sizes differ.
+  std::size_t fail_late_calls(std::span<const tool_call> calls, std::vector<outcome<nlohmann::json>>& outcomes) const {
+    if (calls.size() != outcomes.size())
+      throw std::invalid_argument(detail::str_cat("tool_call_stream::fail_late_calls: ", std::to_string(calls.size()),
+                                                  " calls but ", std::to_string(outcomes.size()), " outcomes"));
+    std::size_t failed = 0;
+    if (late_.empty()) return failed;
+    std::map<std::pair<std::string_view, std::string_view>, const late_fragment*> by_call;
+    for (const auto& l : late_) by_call.emplace(std::pair<std::string_view, std::string_view>(l.id, l.name), &l);
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      const auto it = by_call.find({calls[k].id, calls[k].name});
+      if (it == by_call.end()) continue;
+      failure_record r = make_failure_record(calls[k].name, 0, side_effect_class::non_idempotent,
+                                             failure_reason::invalid_arguments,
+                                             std::make_exception_ptr(std::invalid_argument(it->second->message)));
+      outcomes[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(std::move(r))));
+      ++failed;
+    }
+    return failed;
+  }
+
  private:
+  // Whether a JSON text is whole, from its fragments in O(their length): an
+  // object or array whose brackets closed, with nothing but blanks after.
+  // (Its validity is for the parse of the yielded call to say.)
+  struct text_scan {
+    std::size_t depth = 0;
+    bool in_string = false, escape = false, closed = false, trailing = false, other = false;
+    void feed(std::string_view s) noexcept {
+      for (const char ch : s) {
+        if (closed || other) {
+          if (!(ch == ' ' || ch == '\t' || ch == '\n' || ch == '\r')) trailing = true;
+          continue;
+        }
+        if (in_string) {
+          if (escape) escape = false;
+          else if (ch == '\\') escape = true;
+          else if (ch == '"') in_string = false;
+          continue;
+        }
+        switch (ch) {
+          case '"': in_string = true; break;
+          case '{': case '[': ++depth; break;
+          case '}': case ']':
+            if (depth == 0) other = true;
+            else if (--depth == 0) closed = true;
+            break;
+          case ' ': case '\t': case '\n': case '\r': break;
+          default:
+            if (depth == 0) other = true;  // a scalar at the top: never whole before the end
+            break;
+        }
+      }
+    }
+    [[nodiscard]] bool whole() const noexcept { return closed && !trailing && !other; }
+  };
+
   struct pending {
     std::size_t position = 0;  // order of start within the turn
     tool_call_dialect dialect = tool_call_dialect::plain;
     std::optional<std::string> id;
     std::string name;
     std::string arguments;
+    text_scan scan;                  // Chat: whether `arguments` is whole yet
+    bool ended = false;              // Chat: its index was taken by a new call, so nothing more can arrive
     bool custom = false;
     bool object_arguments = false;  // Anthropic: fragments of an object (empty = the start block's input)
     nlohmann::json start_input;      // Anthropic: the block's `input` at start
+  };
+
+  // A yielded call, to recognise its late fragments.
+  struct yielded_call {
+    std::string id, name;
+    std::size_t late = static_cast<std::size_t>(-1);  // its entry in late_, once it has one
+    std::string arguments;  // Responses: the text, to tell a repeat from a late change
+    bool custom = false;
   };
 
   static std::string_view trim(std::string_view s) {
@@ -121,10 +237,19 @@ class tool_call_stream {
     return s;
   }
 
-  std::size_t start(pending p) {
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+
+  // Opens a call; returns its position. Throws json_error past the open limit.
+  std::size_t start(pending p, const nlohmann::json& event) {
+    if (open_.size() >= limits_.max_open_calls)
+      throw json_error("", detail::str_cat("too many open tool calls: ", std::to_string(open_.size()),
+                                           " are open at once, the limit is ", std::to_string(limits_.max_open_calls),
+                                           " (stream_limits::max_open_calls)"),
+                       detail::preview(event));
     p.position = next_position_++;
-    open_.emplace_back(std::move(p));
-    return open_.size() - 1;
+    const std::size_t position = p.position;
+    open_.emplace(position, std::move(p));
+    return position;
   }
 
   tool_call complete(pending& p) {
@@ -138,31 +263,65 @@ class tool_call_stream {
       value = &args;
     }
     tool_call c = detail::make_call(p.name, p.id, p.dialect, value, p.position, p.custom);
+    if (yielded_.size() <= p.position) yielded_.resize(p.position + 1);
+    yielded_[p.position] = {c.id, c.name, npos,
+                            p.dialect == tool_call_dialect::openai_responses ? std::move(p.arguments) : std::string(),
+                            p.custom};
     return c;
   }
 
-  // Moves open call k (and, to keep the turn's order, every call started before it) to `done`.
-  void close_through(std::size_t k, std::vector<tool_call>& done) {
-    for (std::size_t i = 0; i <= k && !open_.empty(); ++i) {
-      done.push_back(complete(open_.front()));
-      open_.erase(open_.begin());
+  // Yields the open call at `position` alone.
+  void yield(std::size_t position, std::vector<tool_call>& done) {
+    const auto it = open_.find(position);
+    if (it == open_.end()) return;
+    done.push_back(complete(it->second));
+    open_.erase(it);
+  }
+  // Yields every open call of `dialect`, in order of start.
+  void close_dialect(tool_call_dialect dialect, std::vector<tool_call>& done) {
+    for (auto it = open_.begin(); it != open_.end();) {
+      if (it->second.dialect != dialect) {
+        ++it;
+        continue;
+      }
+      done.push_back(complete(it->second));
+      it = open_.erase(it);
     }
   }
   void close_all(std::vector<tool_call>& done) {
-    if (!open_.empty()) close_through(open_.size() - 1, done);
-    chat_index_.clear();
-    item_key_.clear();
-    block_index_.clear();
+    for (auto& [position, p] : open_) done.push_back(complete(p));
+    open_.clear();
   }
 
-  // The open call registered under `key` in `map`; npos when none (or already yielded).
+  // Where `key` of `map` stands: the position of its open call, or npos with
+  // `*late_position` set to the position of its yielded call (npos: unknown).
   template <class Key>
-  std::size_t find(std::map<Key, std::size_t>& map, const Key& key) {
+  std::size_t find(const std::map<Key, std::size_t>& map, const Key& key, std::size_t* late_position = nullptr) const {
+    if (late_position) *late_position = npos;
     const auto it = map.find(key);
-    if (it == map.end()) return static_cast<std::size_t>(-1);
-    for (std::size_t i = 0; i < open_.size(); ++i)
-      if (open_[i].position == it->second) return i;
-    return static_cast<std::size_t>(-1);
+    if (it == map.end()) return npos;
+    if (open_.count(it->second) != 0) return it->second;
+    if (late_position) *late_position = it->second;
+    return npos;
+  }
+
+  // Records a fragment for the yielded call at `position`.
+  void late(std::size_t position, std::string_view fragment) {
+    yielded_call& y = yielded_.at(position);
+    if (y.late == npos) {
+      y.late = late_.size();
+      late_fragment l;
+      l.position = position;
+      l.id = y.id;
+      l.name = y.name;
+      late_.push_back(std::move(l));
+    }
+    late_fragment& l = late_[y.late];
+    ++l.fragments;
+    l.bytes += fragment.size();
+    l.message = detail::str_cat(y.name, " (call ", detail::quote_input(y.id), ") received arguments after it was yielded (",
+                                std::to_string(l.bytes), " more bytes); the call is failed, not run with part of "
+                                "its arguments");
   }
 
   // ----------------------------------------------------------- OpenAI Chat Completions
@@ -179,7 +338,7 @@ class tool_call_stream {
           chat_call_delta((*calls)[i], detail::child("/choices/0/delta/tool_calls", i), done);
       }
     if (const nlohmann::json* finish = detail::member(choice, "finish_reason"); finish != nullptr && !finish->is_null())
-      close_all(done);
+      close_dialect(tool_call_dialect::openai_chat, done);
   }
 
   void chat_call_delta(const nlohmann::json& d, const std::string& at, std::vector<tool_call>& done) {
@@ -202,23 +361,44 @@ class tool_call_stream {
     std::optional<std::string> fragment =
         has_f ? detail::string_field(*f, custom ? "input" : "arguments", fat, false) : std::nullopt;
 
-    std::size_t k = find(chat_index_, index);
-    // A new call: an index not seen, or a new id at an index in use.
-    if (k == static_cast<std::size_t>(-1) || (id && open_[k].id && *open_[k].id != *id)) {
+    std::size_t yielded = npos;
+    std::size_t k = find(chat_index_, index, &yielded);
+    // A fragment alone (no name, no new id) for the call this index had, already yielded: late.
+    if (k == npos && yielded != npos && !name && (!id || *id == yielded_[yielded].id)) {
+      if (fragment) late(yielded, *fragment);
+      return;
+    }
+    // A new call: an index not seen (or whose call was yielded), or a new id at an index in use.
+    if (k == npos || (id && open_.at(k).id && *open_.at(k).id != *id)) {
       if (!name) throw json_error(detail::child(fat, "name"), "missing tool name at the start of a streamed call", detail::preview(d));
-      if (!open_.empty()) close_through(open_.size() - 1, done);  // calls stream one after another
+      if (k != npos) open_.at(k).ended = true;  // its index moves on: nothing more can arrive for it
       pending p;
       p.dialect = tool_call_dialect::openai_chat;
       p.id = std::move(id);
       p.name = std::move(*name);
       p.custom = custom;
-      k = start(std::move(p));
-      chat_index_[index] = open_[k].position;
+      k = start(std::move(p), d);
+      chat_index_[index] = k;
+      // Calls stream one after another: the earlier ones are out once whole (or ended), in order.
+      for (auto it = open_.begin(); it != open_.end() && it->first != k;) {
+        if (it->second.dialect != tool_call_dialect::openai_chat) {
+          ++it;
+          continue;
+        }
+        if (!it->second.ended && !it->second.scan.whole()) break;
+        done.push_back(complete(it->second));
+        it = open_.erase(it);
+      }
     } else {
-      if (id && !open_[k].id) open_[k].id = std::move(id);
-      if (name && open_[k].name != *name) open_[k].name += *name;  // names are not split in practice
+      pending& p = open_.at(k);
+      if (id && !p.id) p.id = std::move(id);
+      if (name && p.name != *name) p.name += *name;  // names are not split in practice
     }
-    if (fragment) open_[k].arguments += *fragment;
+    if (fragment) {
+      pending& p = open_.at(k);
+      p.arguments += *fragment;
+      p.scan.feed(*fragment);
+    }
   }
 
   // ----------------------------------------------------------- Gemini
@@ -253,44 +433,56 @@ class tool_call_stream {
     if (!item_type || (*item_type != "function_call" && *item_type != "custom_tool_call")) return;
     const bool custom = *item_type == "custom_tool_call";
     std::string key = item_key_of(event, &item);
-    std::size_t k = find(item_key_, key);
+    std::size_t yielded = npos;
+    std::size_t k = find(item_key_, key, &yielded);
     const bool finished = type == "response.output_item.done";
-    if (k == static_cast<std::size_t>(-1)) {
-      if (finished && item_key_.count(key)) return;  // already yielded at arguments.done
+    if (k == npos) {
+      if (finished && yielded != npos) {  // already yielded at arguments.done: the same arguments, or late ones
+        if (const auto args = detail::string_field(item, custom ? "input" : "arguments", "/item", false);
+            args && *args != yielded_[yielded].arguments)
+          late(yielded, *args);
+        return;
+      }
       pending p;
       p.dialect = tool_call_dialect::openai_responses;
       p.id = detail::string_field(item, "call_id", "/item");
       p.name = detail::name_field(item, "/item");
       p.custom = custom;
       if (const auto args = detail::string_field(item, custom ? "input" : "arguments", "/item", false)) p.arguments = *args;
-      k = start(std::move(p));
-      item_key_[key] = open_[k].position;
+      k = start(std::move(p), event);
+      item_key_[key] = k;
     }
     if (finished) {
-      if (const auto args = detail::string_field(item, custom ? "input" : "arguments", "/item", false))
-        open_[k].arguments = *args;
-      if (const auto call_id = detail::string_field(item, "call_id", "/item")) open_[k].id = *call_id;
+      pending& p = open_.at(k);
+      if (const auto args = detail::string_field(item, custom ? "input" : "arguments", "/item", false)) p.arguments = *args;
+      if (const auto call_id = detail::string_field(item, "call_id", "/item")) p.id = *call_id;
       yield(k, done);
     }
   }
 
   void responses_delta(const nlohmann::json& event, bool finished, std::vector<tool_call>& done) {
     const std::string key = item_key_of(event, nullptr);
-    const std::size_t k = find(item_key_, key);
-    if (k == static_cast<std::size_t>(-1)) return;  // not a call we know (or already yielded)
+    std::size_t yielded = npos;
+    const std::size_t k = find(item_key_, key, &yielded);
+    if (k == npos) {
+      if (yielded == npos) return;  // not a call we know
+      const bool custom = yielded_[yielded].custom;
+      if (finished) {
+        if (const auto all = detail::string_field(event, custom ? "input" : "arguments", "", false);
+            all && *all != yielded_[yielded].arguments)
+          late(yielded, *all);
+      } else if (const auto fragment = detail::string_field(event, "delta", "", false)) {
+        late(yielded, *fragment);
+      }
+      return;
+    }
+    pending& p = open_.at(k);
     if (finished) {
-      const bool custom = open_[k].custom;
-      if (const auto all = detail::string_field(event, custom ? "input" : "arguments", "", false)) open_[k].arguments = *all;
+      if (const auto all = detail::string_field(event, p.custom ? "input" : "arguments", "", false)) p.arguments = *all;
       yield(k, done);
     } else if (const auto fragment = detail::string_field(event, "delta", "", false)) {
-      open_[k].arguments += *fragment;
+      p.arguments += *fragment;
     }
-  }
-
-  // Yields open call k alone (Responses and Anthropic say exactly which call ended).
-  void yield(std::size_t k, std::vector<tool_call>& done) {
-    done.push_back(complete(open_[k]));
-    open_.erase(open_.begin() + static_cast<std::ptrdiff_t>(k));
   }
 
   // ----------------------------------------------------------- Anthropic
@@ -313,8 +505,7 @@ class tool_call_stream {
     p.name = detail::name_field(block, "/content_block");
     p.object_arguments = true;
     if (const nlohmann::json* input = detail::member(block, "input")) p.start_input = *input;
-    const std::size_t k = start(std::move(p));
-    block_index_[index] = open_[k].position;
+    block_index_[index] = start(std::move(p), event);
   }
 
   void anthropic_delta(const nlohmann::json& event) {
@@ -322,21 +513,25 @@ class tool_call_stream {
     if (delta == nullptr || !delta->is_object()) return;
     const std::optional<std::string> type = detail::string_field(*delta, "type", "/delta", false);
     if (!type || *type != "input_json_delta") return;
-    const std::size_t k = find(block_index_, block_index(event));
-    if (k == static_cast<std::size_t>(-1)) return;
-    if (const auto fragment = detail::string_field(*delta, "partial_json", "/delta", false)) open_[k].arguments += *fragment;
+    std::size_t yielded = npos;
+    const std::size_t k = find(block_index_, block_index(event), &yielded);
+    const auto fragment = detail::string_field(*delta, "partial_json", "/delta", false);
+    if (!fragment) return;
+    if (k != npos) open_.at(k).arguments += *fragment;
+    else if (yielded != npos) late(yielded, *fragment);
   }
 
   void anthropic_stop(const nlohmann::json& event, std::vector<tool_call>& done) {
-    const long long index = block_index(event);
-    const std::size_t k = find(block_index_, index);
-    if (k == static_cast<std::size_t>(-1)) return;
-    block_index_.erase(index);
-    yield(k, done);
+    const std::size_t k = find(block_index_, block_index(event));
+    if (k == npos) return;
+    yield(k, done);  // the index stays known: a fragment after the stop is late
   }
 
-  std::vector<pending> open_;
-  std::map<long long, std::size_t> chat_index_;      // chunk index -> position of its current call
+  stream_limits limits_{};
+  std::map<std::size_t, pending> open_;              // position -> open call, in order of start
+  std::vector<yielded_call> yielded_;                // position -> the call as yielded (Chat, Responses, Anthropic)
+  std::vector<late_fragment> late_;
+  std::map<long long, std::size_t> chat_index_;      // chunk index -> position of its latest call
   std::map<std::string, std::size_t> item_key_;      // Responses item id -> position
   std::map<long long, std::size_t> block_index_;     // Anthropic block index -> position
   std::size_t next_position_ = 0;

@@ -255,24 +255,84 @@ class json_tool_host {
   }
 
   /// Plans a turn: resolves every call, describes it and plans under the
-  /// conflict rule. Never throws for bad model output: a call naming an
-  /// unknown tool gets an `unknown_tool` failure (its message suggests the
-  /// closest tool name), one whose arguments did not parse, are not an
-  /// object or nest deeper than 64 levels, or whose id an earlier call of
-  /// the turn already has, an `invalid_arguments` failure (quoting them);
-  /// such calls have no effects in the plan.
-  [[nodiscard]] turn_plan plan(std::span<const tool_call> calls) const {
+  /// conflict rule, and explains every kept edge (`turn_plan::edges`). Never
+  /// throws for bad model output: a call naming an unknown tool gets an
+  /// `unknown_tool` failure (its message suggests the closest tool name), one
+  /// whose arguments did not parse, are not an object or nest deeper than 64
+  /// levels, or whose id an earlier call of the turn already has, an
+  /// `invalid_arguments` failure (quoting them); such calls have no effects in
+  /// the plan. A turn of more than `limits.max_calls` calls is not resolved
+  /// at all: every call gets a `turn_too_large` failure.
+  [[nodiscard]] turn_plan plan(std::span<const tool_call> calls, plan_limits limits = {}) const {
+    turn_plan p = describe_turn(calls, limits);
+    p.plan = plan_described(p);
+    p.edges = explain(p.calls, p.plan);
+    return p;
+  }
+
+  /// Runs a turn: plans it (once; no explanation is built) and dispatches
+  /// every call that can run on `executor` under `options` (a
+  /// `dispatch_options`, e.g. with a `retry_policy`, an `approver`, a
+  /// `loop_guard` and `plan_limits`). Each call's attempts
+  /// carry one idempotency key derived from its identity and `scope` + its id
+  /// (`idempotency_key` in identity.hpp), so `scope` should be unique per
+  /// turn. Returns one outcome per call, in call order; a call that cannot
+  /// run (see `plan`) or that the loop guard refused is a failure outcome
+  /// holding a `call_failure` (attempts 0) and does not affect the others
+  /// (not even under `abort_on_error`). Bad model output never throws.
+  template <class Executor, class Options>
+  std::vector<outcome<nlohmann::json>> run(Executor&& executor, const Options& options,
+                                           std::span<const tool_call> calls, std::string_view scope = "turn") {
+    plan_limits limits;
+    if constexpr (requires { requires Options::template has<plan_limits>; }) limits = options.template get<plan_limits>();
+    turn_plan p = describe_turn(calls, limits);
+    if constexpr (requires { requires Options::template has<loop_guard>; })
+      guard(options.template get<loop_guard>(), calls, p);
+    std::vector<outcome<nlohmann::json>> out(calls.size());
+    std::vector<std::size_t> runnable;
+    std::vector<call_description> descriptions;
+    std::vector<task> tasks;
+    for (std::size_t k = 0; k < calls.size(); ++k) {
+      if (p.failures[k]) {
+        out[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(*p.failures[k])));
+        continue;
+      }
+      runnable.push_back(k);
+      descriptions.push_back(std::move(p.calls[k]));
+      std::string call_scope(scope);
+      call_scope += '/';
+      call_scope += calls[k].id;
+      tasks.push_back(task{this, p.tools[k], &calls[k], idempotency_key(p.identities[k], call_scope)});
+    }
+    if (tasks.empty()) return out;
+    // The one plan of the turn: the calls that cannot run have no effects, so
+    // planning only the others gives the same edges between them.
+    runtime_plan plan = plan_calls(descriptions, limits);
+    auto ran = run_plan(std::forward<Executor>(executor), options, std::span<const call_description>(descriptions),
+                        std::move(plan), tasks);
+    for (std::size_t j = 0; j < runnable.size(); ++j) out[runnable[j]] = std::move(ran[j]);
+    return out;
+  }
+
+ private:
+  using async_fn = json_async_tool_function;
+
+  // Resolves, identifies and describes every call of a turn (no plan yet).
+  [[nodiscard]] turn_plan describe_turn(std::span<const tool_call> calls, plan_limits limits) const {
     turn_plan p;
     p.tools.reserve(calls.size());
     p.identities.reserve(calls.size());
     p.calls.reserve(calls.size());
     p.failures.reserve(calls.size());
-    const std::vector<std::string> entry_errors = detail::call_entry_errors(calls);  // duplicate ids, depth
+    const bool too_large = calls.size() > limits.max_calls;
+    const std::vector<std::string> entry_errors =
+        too_large ? std::vector<std::string>(calls.size()) : detail::call_entry_errors(calls);  // duplicate ids, depth
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const tool_call& c = calls[k];
-      const std::optional<std::size_t> i = registry_->index_of(c.name);
+      const std::optional<std::size_t> i = too_large ? std::nullopt : registry_->index_of(c.name);
       std::optional<failure_record> failure;
-      if (!i) failure = unknown_tool_failure(c);
+      if (too_large) failure = turn_too_large_failure(c, calls.size(), limits.max_calls);
+      else if (!i) failure = unknown_tool_failure(c);
       else if (!entry_errors[k].empty()) failure = invalid_arguments_failure(c, *i, entry_errors[k]);
       if (failure) {
         p.tools.push_back(turn_plan::npos);
@@ -290,51 +350,24 @@ class json_tool_host {
       }
       p.failures.push_back(std::move(failure));
     }
-    p.plan = plan_calls(p.calls);
-    p.edges = explain(p.calls, p.plan);
     return p;
   }
 
-  /// Runs a turn: plans it and dispatches every call that can run on
-  /// `executor` under `options` (a `dispatch_options`, e.g. with a
-  /// `retry_policy`, an `approver` and a `loop_guard`). Each call's attempts
-  /// carry one idempotency key derived from its identity and `scope` + its id
-  /// (`idempotency_key` in identity.hpp), so `scope` should be unique per
-  /// turn. Returns one outcome per call, in call order; a call that cannot
-  /// run (see `plan`) or that the loop guard refused is a failure outcome
-  /// holding a `call_failure` (attempts 0) and does not affect the others
-  /// (not even under `abort_on_error`). Bad model output never throws.
-  template <class Executor, class Options>
-  std::vector<outcome<nlohmann::json>> run(Executor&& executor, const Options& options,
-                                           std::span<const tool_call> calls, std::string_view scope = "turn") {
-    turn_plan p = plan(calls);
-    if constexpr (requires { requires Options::template has<loop_guard>; })
-      guard(options.template get<loop_guard>(), calls, p);
-    std::vector<outcome<nlohmann::json>> out(calls.size());
-    std::vector<std::size_t> runnable;
-    std::vector<call_description> descriptions;
-    std::vector<task> tasks;
-    for (std::size_t k = 0; k < calls.size(); ++k) {
-      if (p.failures[k]) {
-        out[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(*p.failures[k])));
-        continue;
-      }
-      runnable.push_back(k);
-      descriptions.push_back(p.calls[k]);
-      std::string call_scope(scope);
-      call_scope += '/';
-      call_scope += calls[k].id;
-      tasks.push_back(task{this, p.tools[k], &calls[k], idempotency_key(p.identities[k], call_scope)});
-    }
-    if (tasks.empty()) return out;
-    auto ran = run_plan(std::forward<Executor>(executor), options,
-                        std::span<const call_description>(descriptions), tasks);
-    for (std::size_t j = 0; j < runnable.size(); ++j) out[runnable[j]] = std::move(ran[j]);
-    return out;
+  // The plan of a described turn; a turn over the limit (every call failed) has no edge.
+  static runtime_plan plan_described(const turn_plan& p) {
+    if (!p.failures.empty() && p.failures.front() && p.failures.front()->reason == failure_reason::turn_too_large)
+      return runtime_plan(runtime_plan::from_lists_t{}, p.calls.size(), {}, {});
+    return plan_calls(p.calls, plan_limits{p.calls.size()});
   }
 
- private:
-  using async_fn = json_async_tool_function;
+  [[nodiscard]] static failure_record turn_too_large_failure(const tool_call& c, std::size_t n, std::size_t limit) {
+    failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::turn_too_large,
+                                           std::make_exception_ptr(turn_too_large(n, limit)));
+    r.last_error_message = detail::str_cat(c.name, " was not run: the turn has ", std::to_string(n),
+                                           " tool calls, over the limit of ", std::to_string(limit),
+                                           " per turn; make fewer calls");
+    return r;
+  }
 
   // One call as a dispatcher task: invoked with the attempt context (whose
   // idempotency key it replaces by the identity-derived one) or without.
