@@ -69,7 +69,17 @@ struct mcp_client_options {
   /// SIGTERM, and again before SIGKILL.
   std::chrono::milliseconds shutdown_grace = std::chrono::seconds(2);
   /// Longest line accepted from the server; longer is a protocol_error.
+  /// Every line is also parsed with the library's depth limit
+  /// (`detail::max_json_depth` levels, json/error.hpp).
   std::size_t max_line_bytes = std::size_t{16} << 20;
+  /// Most bytes waiting to be written to the server's stdin: a server that
+  /// stops reading while more is queued is stopped (protocol_error for every
+  /// pending request). A single larger request is still sent on its own.
+  std::size_t max_write_queue_bytes = std::size_t{16} << 20;
+  /// Caps of one `list_tools()`: pages followed, and the bytes of the tools
+  /// gathered (compact JSON); past either it throws protocol_error.
+  std::size_t max_list_tools_pages = 1000;
+  std::size_t max_list_tools_bytes = std::size_t{16} << 20;
   /// How many of the server's last stderr lines are kept (and quoted).
   std::size_t stderr_lines = 20;
   /// Versions accepted, the first offered (default `mcp_protocol_versions()`).
@@ -159,6 +169,9 @@ class mcp_client {
   [[nodiscard]] std::uint64_t unknown_responses() const noexcept;
   /// Requests that timed out.
   [[nodiscard]] std::uint64_t timeouts() const noexcept;
+  /// Messages without an id that the bounded parse refused (too deep,
+  /// duplicate keys) and that were therefore ignored.
+  [[nodiscard]] std::uint64_t ignored_messages() const noexcept;
   /// The last initialize result (`protocolVersion`, `capabilities`,
   /// `serverInfo`); null before the first. A cheap read from any thread.
   [[nodiscard]] nlohmann::json server_info() const;

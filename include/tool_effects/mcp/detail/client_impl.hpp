@@ -91,6 +91,7 @@ inline std::uint64_t mcp_client::unknown_responses() const noexcept {
   return state_->shared->unknown_responses.load();
 }
 inline std::uint64_t mcp_client::timeouts() const noexcept { return state_->shared->timeouts.load(); }
+inline std::uint64_t mcp_client::ignored_messages() const noexcept { return state_->shared->ignored_messages.load(); }
 inline nlohmann::json mcp_client::server_info() const { return state_->shared->info.server_info(); }
 inline std::string mcp_client::protocol_version() const { return state_->shared->info.protocol_version(); }
 inline std::size_t mcp_client::restarts() const { return state_->shared->info.restarts(); }
@@ -110,16 +111,35 @@ inline boost::asio::awaitable<void> mcp_client::ping_op(state_ptr s) {
 
 inline boost::asio::awaitable<nlohmann::json> mcp_client::list_tools_op(state_ptr s) {
   const std::string& name = s->shared->name;
+  const std::size_t max_pages = s->shared->options.max_list_tools_pages;
+  const std::size_t max_bytes = s->shared->options.max_list_tools_bytes;
   nlohmann::json tools = nlohmann::json::array();
+  std::size_t bytes = 0;
   std::optional<std::string> cursor;
   for (std::size_t page = 0;; ++page) {
-    if (page == 10000) throw mcp_error(mcp_error_kind::protocol_error, name, "tools/list: more than 10000 pages");
+    if (page == max_pages) {
+      std::string m = "tools/list: more than ";
+      m += std::to_string(max_pages);
+      m += " pages (options.max_list_tools_pages)";
+      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+    }
     nlohmann::json params = nlohmann::json::object();
     if (cursor) params["cursor"] = *cursor;
     nlohmann::json r = co_await request_op(s, "tools/list", std::move(params), std::nullopt);
     if (!r.is_object() || !r.contains("tools") || !r["tools"].is_array()) {
       std::string m = "tools/list result has no \"tools\" array: ";
       m += detail::mcp_preview(detail::mcp_dump(r));
+      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+    }
+    bytes += detail::mcp_dump(r["tools"]).size();
+    if (bytes > max_bytes) {
+      std::string m = "tools/list: the tools of ";
+      m += std::to_string(page + 1);
+      m += " pages take ";
+      m += std::to_string(bytes);
+      m += " bytes, more than ";
+      m += std::to_string(max_bytes);
+      m += " (options.max_list_tools_bytes)";
       throw mcp_error(mcp_error_kind::protocol_error, name, m);
     }
     for (auto& t : r["tools"]) tools.push_back(std::move(t));

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <cerrno>
 #include <csignal>
 #include <cstddef>
 #include <cstdint>
@@ -22,10 +23,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include <sys/syscall.h>
+#include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +40,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
@@ -51,6 +56,7 @@
 #include <boost/process/v2/start_dir.hpp>
 #include <boost/process/v2/stdio.hpp>
 
+#include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 extern "C" char** environ;  // POSIX
@@ -91,6 +97,41 @@ inline void ignore_sigpipe_once() {
     return true;
   }();
   (void)done;
+}
+
+// The server leads a process group of its own (set in the child before
+// exec), so that everything it forks can be killed with it.
+struct mcp_process_group_init {
+  bp::error_code on_exec_setup(bp::posix::default_launcher&, const std::filesystem::path&,
+                               const char* const*) const {
+    ::setpgid(0, 0);
+    return {};
+  }
+};
+
+// Starts `exe` and returns the child's pid; the child is ours to reap (it is
+// not watched by a bp::process). Boost.Process v2 of Boost 1.81 builds a
+// process handle from pidfd_open(2) and, where that fails (kernels before
+// 5.3, valgrind 3.19, seccomp profiles), throws from assigning the -1
+// descriptor AFTER the child was started: the launcher's `pid` member then
+// still names the started child, which is all this client needs (it watches
+// the child itself: mcp_connection::watch_exit). Throws std::system_error
+// when the program could not be started.
+template <class... Inits>
+int mcp_spawn(const asio::any_io_executor& ex, const std::filesystem::path& exe, std::vector<std::string> args,
+              Inits&&... inits) {
+  bp::posix::default_launcher launcher;
+  bp::error_code ec;
+  try {
+    auto proc = launcher(ex, ec, exe, std::move(args), std::forward<Inits>(inits)...);
+    if (ec) throw std::system_error(ec, "launch");
+    const int pid = proc.id();
+    (void)proc.detach();  // the handle would kill the child when destroyed
+    return pid;
+  } catch (const std::system_error&) {
+    if (!ec && launcher.pid > 0) return launcher.pid;  // started, but no pidfd (see above)
+    throw;
+  }
 }
 
 // The environment of the child (Boost 1.81's process_environment is not
@@ -178,12 +219,59 @@ struct mcp_shared {
   mcp_stderr_ring stderr_ring;
   std::atomic<std::uint64_t> unknown_responses{0};
   std::atomic<std::uint64_t> timeouts{0};
+  std::atomic<std::uint64_t> ignored_messages{0};
   std::atomic<int> pid{-1};
   mcp_info_snapshot info;
 
   mcp_shared(std::vector<std::string> a, mcp_client_options o, std::string n)
       : argv(std::move(a)), options(std::move(o)), name(std::move(n)), stderr_ring(options.stderr_lines) {}
 };
+
+// The envelope of a line the bounded parse refused: is it JSON at all, and
+// its top-level "id" (a number or a string) and "method", if any. A SAX pass
+// (nlohmann's SAX parser keeps its own stack, no recursion) that builds
+// nothing below the top level, so any depth is safe.
+struct mcp_envelope {
+  bool json = false;
+  std::optional<nlohmann::json> id;
+  bool method = false;
+};
+
+inline mcp_envelope mcp_scan_envelope(std::string_view line) {
+  using json = nlohmann::json;
+  struct scanner : nlohmann::json_sax<json> {
+    std::size_t depth = 0;
+    std::string top_key;
+    mcp_envelope env;
+    bool top() const { return depth == 1; }
+    void scalar(json v) {
+      if (top() && top_key == "id" && (v.is_number_integer() || v.is_string())) env.id = std::move(v);
+    }
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t v) override { return scalar(v), true; }
+    bool number_unsigned(number_unsigned_t v) override { return scalar(v), true; }
+    bool number_float(number_float_t, const string_t&) override { return true; }
+    bool string(string_t& v) override {
+      if (top() && top_key == "id" && v.size() <= 256) env.id = v;
+      if (top() && top_key == "method") env.method = true;
+      return true;
+    }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return ++depth, top_key.clear(), true; }
+    bool key(string_t& k) override {
+      if (top()) top_key = k.size() <= 16 ? k : std::string();
+      return true;
+    }
+    bool end_object() override { return --depth, top_key.clear(), true; }
+    bool start_array(std::size_t) override { return ++depth, top_key.clear(), true; }
+    bool end_array() override { return --depth, top_key.clear(), true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+  } sax;
+  sax.env.json = json::sax_parse(line.begin(), line.end(), &sax);
+  if (!sax.env.json) return {};
+  return sax.env;
+}
 
 // One request waiting for its response.
 struct mcp_pending {
@@ -241,9 +329,9 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     envp.push_back(nullptr);
     const std::filesystem::path cwd = o.working_directory.value_or(std::filesystem::current_path());
     try {
-      process_.emplace(asio::any_io_executor(strand_), exe, std::vector<std::string>(argv.begin() + 1, argv.end()),
+      pid_ = mcp_spawn(asio::any_io_executor(strand_), exe, std::vector<std::string>(argv.begin() + 1, argv.end()),
                        bp::process_stdio{in_, out_, err_}, bp::process_start_dir{cwd},
-                       mcp_environment_init{envp.data()});
+                       mcp_environment_init{envp.data()}, mcp_process_group_init{});
     } catch (const std::exception& e) {
       std::string m = "cannot start ";
       m += exe.string();
@@ -251,11 +339,18 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       m += e.what();
       throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
     }
-    shared_->pid.store(process_->id());
+    ::setpgid(pid_, pid_);  // also from this side (no race with a kill); EACCES once it exec'd: already set
+    shared_->pid.store(pid_);
     auto self = shared_from_this();
     asio::co_spawn(strand_, read_stdout(self), asio::detached);
     asio::co_spawn(strand_, read_stderr(self), asio::detached);
+    asio::co_spawn(strand_, watch_exit(self), asio::detached);
   }
+
+  mcp_connection(const mcp_connection&) = delete;
+  mcp_connection& operator=(const mcp_connection&) = delete;
+  // The child and its process group do not outlive the connection.
+  ~mcp_connection() { kill_now(); }
 
   [[nodiscard]] bool alive() const noexcept { return !dead_; }
   [[nodiscard]] std::exception_ptr error() const noexcept { return dead_error_; }
@@ -313,10 +408,11 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     if (!self->mark_dead(std::move(why))) co_return;
     boost::system::error_code ec;
     self->in_.close(ec);
-    if (!co_await self->wait_exit(self->shared_->options.shutdown_grace) && self->process_) {
-      self->process_->request_exit(ec);  // SIGTERM
-      if (!co_await self->wait_exit(self->shared_->options.shutdown_grace)) self->kill();
+    if (!co_await self->wait_exit(self->shared_->options.shutdown_grace)) {
+      self->signal_group(SIGTERM);
+      if (!co_await self->wait_exit(self->shared_->options.shutdown_grace)) self->kill_now();
     }
+    self->signal_group(SIGKILL);  // what the server left behind (no-op once reaped: see reap)
     self->close_pipes();
   }
 
@@ -337,13 +433,42 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   void kill() {
-    if (process_ && !exited_) {
-      boost::system::error_code ec;
-      process_->terminate(ec);  // SIGKILL
-      ::waitpid(process_->id(), nullptr, 0);
-      exited_ = true;
-    }
+    kill_now();
     close_pipes();
+  }
+
+  // SIGKILL to the server's whole process group, then reaps the server.
+  void kill_now() noexcept {
+    if (pid_ <= 0 || exited_) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);  // in case it left its group
+    reap(true);
+  }
+
+  // Sends `sig` to the server's process group while the server is not
+  // reaped (its pid, and so the group id, cannot have been reused).
+  void signal_group(int sig) noexcept {
+    if (pid_ <= 0 || exited_) return;
+    ::kill(-pid_, sig);
+  }
+
+  // Has the server exited? If so (or if `block`), kills what is left of its
+  // process group, reaps it and keeps its status. The group is killed before
+  // the reap, while the zombie still holds the group id.
+  bool reap(bool block) noexcept {
+    if (pid_ <= 0 || exited_) return true;
+    if (!block) {
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+        return false;
+    }
+    ::kill(-pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    status_ = status;
+    exited_ = true;
+    return true;
   }
 
   void close_pipes() {
@@ -355,25 +480,36 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
 
   // Polls for the exit of the process for at most `limit`; true if it exited.
   asio::awaitable<bool> wait_exit(std::chrono::milliseconds limit) {
-    if (!process_) co_return true;
     asio::steady_timer t(strand_);
     const auto deadline = std::chrono::steady_clock::now() + limit;
     for (;;) {
-      if (!exited_) {
-        boost::system::error_code ec;
-        if (!process_->running(ec)) {
-          exited_ = true;
-          status_ = process_->native_exit_code();
-        }
-      }
-      if (exited_) co_return true;
+      if (reap(false)) co_return true;
       if (std::chrono::steady_clock::now() >= deadline) co_return false;
       t.expires_after(std::chrono::milliseconds(5));
       (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
     }
   }
 
+  // Queues a line for the server's stdin. Bounded: a server that stops
+  // reading while the client has more than options.max_write_queue_bytes to
+  // write (e.g. replies to its own flood of requests) ends the connection
+  // with protocol_error; a single line is always accepted into an empty queue.
   void send(std::string line) {
+    if (dead_) return;
+    const std::size_t queued = out_buf_.size() + in_flight_bytes_;
+    const std::size_t limit = shared_->options.max_write_queue_bytes;
+    if (queued > 0 && queued + line.size() + 1 > limit) {
+      std::string m = "it stopped reading its stdin: ";
+      m += std::to_string(queued);
+      m += " bytes are waiting to be written and ";
+      m += std::to_string(line.size() + 1);
+      m += " more would pass the limit of ";
+      m += std::to_string(limit);
+      m += " bytes (options.max_write_queue_bytes)";
+      m += shared_->stderr_ring.quote();
+      fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));
+      return;
+    }
     line += '\n';
     out_buf_ += line;
     if (!writing_) {
@@ -387,8 +523,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     while (!self->out_buf_.empty() && !self->dead_) {
       buf.clear();
       buf.swap(self->out_buf_);
+      self->in_flight_bytes_ = buf.size();
       auto [ec, n] = co_await asio::async_write(self->in_, asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
       (void)n;
+      self->in_flight_bytes_ = 0;
       if (ec) {
         if (!self->dead_) {
           std::string m = "writing to its stdin failed: ";
@@ -401,6 +539,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       }
     }
     self->out_buf_.clear();
+    self->in_flight_bytes_ = 0;
     self->writing_ = false;
   }
 
@@ -435,18 +574,8 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     co_await self->on_stdout_closed();
   }
 
-  asio::awaitable<void> on_stdout_closed() {
-    // Let stderr drain and the process exit (up to 2 s each, on a loaded
-    // machine a dying interpreter takes that long) so that the error quotes
-    // its last words and its status.
-    asio::steady_timer t(strand_);
-    for (int i = 0; i < 400 && !stderr_closed_ && !dead_; ++i) {
-      t.expires_after(std::chrono::milliseconds(5));
-      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-    if (dead_) co_return;
-    const bool exited = co_await wait_exit(std::chrono::milliseconds(2000));
-    if (dead_) co_return;
+  // How the server ended, for an error message: "exited with status 3".
+  [[nodiscard]] std::string exit_message(bool exited) const {
     std::string m;
     if (!exited) {
       m = "closed its stdout";
@@ -459,6 +588,56 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     } else {
       m = "exited";
     }
+    return m;
+  }
+
+  // Watches the server's pid (a pidfd where pidfd_open works, else polling
+  // waitid every 20 ms): its exit ends the connection even when its stdout
+  // stays open (a process it forked holds it). The rest of its process group
+  // is killed at once (reap), which closes such a pipe; what the server wrote
+  // before it exited is still read. If stdout is not closed 500 ms later, the
+  // pending requests fail with server_exited all the same.
+  static asio::awaitable<void> watch_exit(std::shared_ptr<mcp_connection> self) {
+    int fd = -1;
+#if defined(SYS_pidfd_open)
+    fd = static_cast<int>(::syscall(SYS_pidfd_open, self->pid_, 0));
+#endif
+    if (fd >= 0) {
+      asio::posix::stream_descriptor d(self->strand_, fd);
+      (void)co_await d.async_wait(asio::posix::stream_descriptor::wait_read, asio::as_tuple(asio::use_awaitable));
+    } else {
+      asio::steady_timer t(self->strand_);
+      while (!self->exited_ && !self->reap(false)) {
+        t.expires_after(std::chrono::milliseconds(20));
+        (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+      }
+    }
+    if (self->dead_ || !self->reap(false)) co_return;
+    asio::steady_timer t(self->strand_);
+    for (int i = 0; i < 100 && !self->dead_; ++i) {
+      t.expires_after(std::chrono::milliseconds(5));
+      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (self->dead_) co_return;
+    std::string m = self->exit_message(true);
+    m += " (its stdout is still open: a process it started outside its process group holds it)";
+    m += self->shared_->stderr_ring.quote();
+    self->fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
+  }
+
+  asio::awaitable<void> on_stdout_closed() {
+    // Let stderr drain and the process exit (up to 2 s each, on a loaded
+    // machine a dying interpreter takes that long) so that the error quotes
+    // its last words and its status.
+    asio::steady_timer t(strand_);
+    for (int i = 0; i < 400 && !stderr_closed_ && !dead_; ++i) {
+      t.expires_after(std::chrono::milliseconds(5));
+      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (dead_) co_return;
+    const bool exited = co_await wait_exit(std::chrono::milliseconds(2000));
+    if (dead_) co_return;
+    std::string m = exit_message(exited);
     m += shared_->stderr_ring.quote();
     fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, shared_->name, m)));
   }
@@ -493,11 +672,22 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));
   }
 
+  // One line of the server's output. It is parsed by the library's bounded
+  // parse (detail::parse_json: at most max_json_depth levels, no duplicate
+  // keys), so that no value deeper than that ever exists here. A line that
+  // is JSON but not admitted is a bad message: it fails the request its id
+  // answers with protocol_error (a request from the server gets an error
+  // reply; no id: ignored); the connection lives on. A line that is not
+  // JSON at all ends the connection (protocol_error for every request).
   void handle_line(std::string_view line) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
     if (line.empty()) return;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) return protocol_error("its output is not JSON", line);
+    nlohmann::json j;
+    try {
+      j = parse_json(line, "");
+    } catch (const json_error& e) {
+      return on_bad_message(line, e.what());
+    }
     if (j.is_array()) {  // a batch (2025-03-26)
       for (auto& m : j) {
         if (!handle_message(m, line)) return;
@@ -507,9 +697,43 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     handle_message(j, line);
   }
 
+  // A line that is JSON but was refused by the bounded parse (`why`).
+  void on_bad_message(std::string_view line, const std::string& why) {
+    const mcp_envelope env = mcp_scan_envelope(line);
+    if (!env.json) return protocol_error("its output is not JSON", line);
+    if (!env.id) {
+      ++shared_->ignored_messages;
+      return;
+    }
+    if (env.method) {  // a request of the server's own: refused, the connection lives on
+      nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", *env.id}};
+      reply["error"] = {{"code", -32600}, {"message", "Invalid Request: " + why}};
+      send(mcp_dump(reply));
+      return;
+    }
+    const auto it = env.id->is_number_integer() ? pending_.find(env.id->get<std::int64_t>()) : pending_.end();
+    if (it == pending_.end()) {
+      ++shared_->unknown_responses;
+      return;
+    }
+    auto p = it->second;
+    pending_.erase(it);
+    std::string m = "its response to request ";
+    m += std::to_string(env.id->get<std::int64_t>());
+    m += " was refused: ";
+    m += why;
+    m += " (";
+    m += std::to_string(line.size());
+    m += " bytes)";
+    p->error = std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m));
+    p->done = true;
+    p->timer.cancel();
+  }
+
   // False when the message was a protocol error (the connection is then dead).
   bool handle_message(nlohmann::json& j, std::string_view line) {
-    if (!j.is_object() || j.value("jsonrpc", "") != "2.0") {
+    const auto version = j.is_object() ? j.find("jsonrpc") : j.end();
+    if (!j.is_object() || version == j.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
       protocol_error("its output is not a JSON-RPC 2.0 message", line);
       return false;
     }
@@ -520,7 +744,9 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         protocol_error("a message's method is not a string", line);
         return false;
       }
-      const auto params = j.contains("params") ? j["params"] : nlohmann::json(nullptr);
+      static const nlohmann::json no_params;
+      const auto p = j.find("params");
+      const nlohmann::json& params = p != j.end() ? *p : no_params;
       if (id != j.end())
         on_request(*id, method->get<std::string>());
       else
@@ -541,7 +767,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       reply["result"] = nlohmann::json::object();
     } else {
       std::string m = "Method not found: ";
-      m += method;
+      m += mcp_preview(method, 200);  // a flood of 1 MB names must not become 1 MB replies
       reply["error"] = {{"code", -32601}, {"message", m}};
     }
     send(mcp_dump(reply));
@@ -592,7 +818,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   asio::writable_pipe in_;
   asio::readable_pipe out_;
   asio::readable_pipe err_;
-  std::optional<bp::process> process_;
+  int pid_ = -1;
   bool exited_ = false;
   int status_ = 0;
   bool dead_ = false;
@@ -600,6 +826,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   bool stderr_closed_ = false;
   std::exception_ptr dead_error_;
   std::string out_buf_;
+  std::size_t in_flight_bytes_ = 0;
   std::int64_t next_id_ = 1;
   std::unordered_map<std::int64_t, std::shared_ptr<mcp_pending>> pending_;
 };
