@@ -23,7 +23,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -36,10 +35,12 @@
 #include <nlohmann/json.hpp>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/system/system_error.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/readable_pipe.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -110,25 +111,28 @@ struct mcp_process_group_init {
 };
 
 // Starts `exe` and returns the child's pid; the child is ours to reap (it is
-// not watched by a bp::process). Boost.Process v2 of Boost 1.81 builds a
-// process handle from pidfd_open(2) and, where that fails (kernels before
-// 5.3, valgrind 3.19, seccomp profiles), throws from assigning the -1
-// descriptor AFTER the child was started: the launcher's `pid` member then
-// still names the started child, which is all this client needs (it watches
-// the child itself: mcp_connection::watch_exit). Throws std::system_error
-// when the program could not be started.
+// not watched by a bp::process: mcp_connection::watch_exit does). Boost.Process
+// v2 of Boost 1.81 builds a process handle from pidfd_open(2); where that
+// fails (kernels before 5.3, valgrind 3.19, seccomp profiles) it throws from
+// assigning the -1 descriptor AFTER the child was started, and the failed
+// assignment leaves a registration of fd -1 in the execution context's
+// reactor, which makes every later fork on that context throw in the child
+// (asio's fork_child notification). So the launch runs on an io_context of
+// its own, destroyed with the launch, and a throw after the fork is taken
+// for what it is: the launcher's `pid` names the started child. Throws
+// boost::system::system_error when the program could not be started.
 template <class... Inits>
-int mcp_spawn(const asio::any_io_executor& ex, const std::filesystem::path& exe, std::vector<std::string> args,
-              Inits&&... inits) {
+int mcp_spawn(const std::filesystem::path& exe, std::vector<std::string> args, Inits&&... inits) {
+  asio::io_context launch_context;
   bp::posix::default_launcher launcher;
   bp::error_code ec;
   try {
-    auto proc = launcher(ex, ec, exe, std::move(args), std::forward<Inits>(inits)...);
-    if (ec) throw std::system_error(ec, "launch");
+    auto proc = launcher(launch_context.get_executor(), ec, exe, std::move(args), std::forward<Inits>(inits)...);
+    if (ec) throw boost::system::system_error(ec, "launch");
     const int pid = proc.id();
     (void)proc.detach();  // the handle would kill the child when destroyed
     return pid;
-  } catch (const std::system_error&) {
+  } catch (const boost::system::system_error&) {  // what asio's assign throws
     if (!ec && launcher.pid > 0) return launcher.pid;  // started, but no pidfd (see above)
     throw;
   }
@@ -329,9 +333,8 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     envp.push_back(nullptr);
     const std::filesystem::path cwd = o.working_directory.value_or(std::filesystem::current_path());
     try {
-      pid_ = mcp_spawn(asio::any_io_executor(strand_), exe, std::vector<std::string>(argv.begin() + 1, argv.end()),
-                       bp::process_stdio{in_, out_, err_}, bp::process_start_dir{cwd},
-                       mcp_environment_init{envp.data()}, mcp_process_group_init{});
+      pid_ = mcp_spawn(exe, std::vector<std::string>(argv.begin() + 1, argv.end()), bp::process_stdio{in_, out_, err_},
+                       bp::process_start_dir{cwd}, mcp_environment_init{envp.data()}, mcp_process_group_init{});
     } catch (const std::exception& e) {
       std::string m = "cannot start ";
       m += exe.string();
