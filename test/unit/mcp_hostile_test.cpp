@@ -239,7 +239,8 @@ std::string run_flood(te::mcp_client_options o, int count, const char* field, lo
 // server that does not read: the write queue stops at max_write_queue_bytes
 // (16 MiB): the call fails with protocol_error naming the option, VmRSS
 // grows < 96 MB (was +526 MB). Control: without the bound (SIZE_MAX), 100
-// such requests grow it by > 80 MB and the call only ends by its timeout.
+// such requests grow it by > 64 MB (+133 MB measured) and the call only ends
+// by its timeout.
 TEST(McpHostile, AServerThatStopsReadingIsStoppedByTheWriteQueueBound) {
   MCP_REQUIRE_PYTHON();
   long growth = 0;
@@ -253,9 +254,9 @@ TEST(McpHostile, AServerThatStopsReadingIsStoppedByTheWriteQueueBound) {
 
   auto unbounded = options();
   unbounded.max_write_queue_bytes = SIZE_MAX;
-  unbounded.request_timeout = std::chrono::seconds(6);
+  unbounded.request_timeout = std::chrono::seconds(10);
   EXPECT_EQ(run_flood(unbounded, 100, "id", &growth, &what, &secs), "timeout");
-  EXPECT_GT(growth, 80) << "MB: the control should queue 100 MB of replies";
+  EXPECT_GT(growth, 64) << "MB: the control should queue up to 100 MB of replies (4 x the bound at least)";
   std::cout << "[control] unbounded write queue: timeout after " << secs << " s, VmRSS +" << growth << " MB\n";
 }
 
