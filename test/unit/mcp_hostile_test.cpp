@@ -59,6 +59,22 @@ using clock_type = std::chrono::steady_clock;
 
 constexpr long mib = 1024;  // /proc/self/status counts in kB
 
+// Under AddressSanitizer (quarantine, shadow memory) or ThreadSanitizer the
+// memory measured is the sanitizer's as much as the client's: the memory
+// bounds and the controls' growth are then printed, not asserted; every
+// outcome still is.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr bool memory_is_measurable = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+constexpr bool memory_is_measurable = false;
+#else
+constexpr bool memory_is_measurable = true;
+#endif
+#else
+constexpr bool memory_is_measurable = true;
+#endif
+
 // A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"); -1 if absent.
 long status_kb(const char* field) {
   std::ifstream f("/proc/self/status");
@@ -249,14 +265,16 @@ TEST(McpHostile, AServerThatStopsReadingIsStoppedByTheWriteQueueBound) {
   EXPECT_EQ(run_flood(options(), 300, "id", &growth, &what, &secs), "protocol_error");
   EXPECT_NE(what.find("stopped reading its stdin"), std::string::npos) << what;
   EXPECT_NE(what.find("max_write_queue_bytes"), std::string::npos) << what;
-  EXPECT_LT(growth, 96) << "MB";
+  if (memory_is_measurable) { EXPECT_LT(growth, 96) << "MB"; }
   std::cout << "[bound] write queue: protocol_error after " << secs << " s, VmRSS +" << growth << " MB\n";
 
   auto unbounded = options();
   unbounded.max_write_queue_bytes = SIZE_MAX;
   unbounded.request_timeout = std::chrono::seconds(10);
   EXPECT_EQ(run_flood(unbounded, 100, "id", &growth, &what, &secs), "timeout");
-  EXPECT_GT(growth, 64) << "MB: the control should queue up to 100 MB of replies (4 x the bound at least)";
+  if (memory_is_measurable) {
+    EXPECT_GT(growth, 64) << "MB: the control should queue up to 100 MB of replies (4 x the bound at least)";
+  }
   std::cout << "[control] unbounded write queue: timeout after " << secs << " s, VmRSS +" << growth << " MB\n";
 }
 
@@ -271,7 +289,7 @@ TEST(McpHostile, AFloodOfHugeMethodNamesQueuesOnlyShortReplies) {
   auto o = options();
   o.request_timeout = std::chrono::seconds(8);
   EXPECT_EQ(run_flood(o, 300, "method", &growth, &what, &secs), "timeout");
-  EXPECT_LT(growth, 64) << "MB";
+  if (memory_is_measurable) { EXPECT_LT(growth, 64) << "MB"; }
   std::cout << "[bound] 300 x 1 MB method names: timeout after " << secs << " s, VmRSS +" << growth << " MB\n";
 }
 
@@ -295,7 +313,7 @@ TEST(McpHostile, EndlessPaginationIsCappedInPagesAndBytes) {
     const long growth = (peak_kb() - before) / mib;
     EXPECT_NE(what.find("pages take"), std::string::npos) << what;
     EXPECT_NE(what.find("max_list_tools_bytes"), std::string::npos) << what;
-    EXPECT_LT(growth, 96) << "MB";
+    if (memory_is_measurable) { EXPECT_LT(growth, 96) << "MB"; }
     std::cout << "[bound] 300 pages x 1 MB: protocol_error after " << secs << " s, VmHWM +" << growth << " MB\n";
     client.close();
   }
@@ -317,7 +335,7 @@ TEST(McpHostile, EndlessPaginationIsCappedInPagesAndBytes) {
     const long growth = (rss_kb() - before) / mib;
     EXPECT_EQ(tools["tools"].size(), 64U);
     EXPECT_GT(tools.dump().size(), std::size_t{64} << 20);
-    EXPECT_GT(growth, 24) << "MB: the control should hold 64 MB of tools";
+    if (memory_is_measurable) { EXPECT_GT(growth, 24) << "MB: the control should hold 64 MB of tools"; }
     std::cout << "[control] no byte cap, 64 pages x 1 MB: VmRSS +" << growth << " MB\n";
     client.close();
   }
@@ -454,7 +472,7 @@ TEST(McpHostile, AHundredMegabyteLineIsAProtocolErrorWithBoundedMemory) {
   EXPECT_EQ(error_kind([&] { (void)client.call("huge_line", {{"bytes", 100 << 20}}); }, &what), "protocol_error");
   EXPECT_NE(what.find("exceeds the limit of 16777216 bytes"), std::string::npos) << what;
   const long growth = (peak_kb() - before) / mib;
-  EXPECT_LT(growth, 64) << "MB";
+  if (memory_is_measurable) { EXPECT_LT(growth, 64) << "MB"; }
   EXPECT_EQ(te::mcp_text(client.call("echo", {{"text", "after"}})), "after");
   std::cout << "[bound] 100 MB line: VmHWM +" << growth << " MB\n";
   client.close();
@@ -476,7 +494,7 @@ TEST(McpHostile, AMillionNotificationsAreHandledInBoundedMemory) {
   const double secs = seconds_since(t);
   EXPECT_EQ(seen.load(), 1000000);
   const long growth = (peak_kb() - before) / mib;
-  EXPECT_LT(growth, 32) << "MB";
+  if (memory_is_measurable) { EXPECT_LT(growth, 32) << "MB"; }
   std::cout << "[bound] 10^6 notifications: " << secs << " s, VmHWM +" << growth << " MB\n";
   client.close();
 }
@@ -516,7 +534,7 @@ TEST(McpHostile, SixtyFourMegabytesOfStderrKeepOnlyTheRing) {
   const long before = reset_peak_kb();
   EXPECT_EQ(te::mcp_text(client.call("stderr_flood", {{"bytes", 64 << 20}})), "done");
   const long growth = (peak_kb() - before) / mib;
-  EXPECT_LT(growth, 32) << "MB";
+  if (memory_is_measurable) { EXPECT_LT(growth, 32) << "MB"; }
   const auto tail = client.stderr_tail();
   EXPECT_LE(tail.size(), 20U);
   for (const auto& l : tail) EXPECT_LE(l.size(), 4096U);
