@@ -68,6 +68,7 @@
 #include <tool_effects/detail/awaitable.hpp>
 #include <tool_effects/detail/dispatch_recovery.hpp>
 #include <tool_effects/detail/engine.hpp>
+#include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
 #include <tool_effects/outcome.hpp>
@@ -150,22 +151,10 @@ concept DispatchExecutor =
      requires(E& e) { e.get_executor(); });
 
 namespace detail {
-template <class E>
-auto to_executor(E& e) {
-  if constexpr (AsioExecutor<std::remove_cvref_t<E>> || std::is_same_v<std::remove_cvref_t<E>, inline_executor>)
-    return e;
-  else
-    return e.get_executor();
-}
-
+// to_executor and the blocking-call guard: detail/executor.hpp (shared with the MCP client).
 template <class Ex>
 void check_not_inside(const Ex& ex, std::string_view what) {
-  if constexpr (requires { ex.running_in_this_thread(); }) {
-    if (ex.running_in_this_thread())
-      throw std::logic_error(std::string("tool_effects::") + std::string(what) +
-                             ": blocking call from a thread that runs its executor (it could deadlock); "
-                             "use async_run_plan inside the executor");
-  }
+  check_not_inside(ex, what, "use async_run_plan inside the executor");
 }
 
 // ---------------------------------------------------------------------------

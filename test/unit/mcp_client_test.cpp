@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
@@ -231,6 +232,39 @@ TEST(McpClient, NotificationsReachTheirHandlers) {
   EXPECT_EQ(list_changed.load(), 1);
   EXPECT_EQ(logs.load(), 1);
   EXPECT_EQ(progress.load(), 1);
+}
+
+// server_info(), protocol_version() and restarts() read a snapshot: they work
+// anywhere, even in a notification handler, which runs on the client's own
+// strand, where a blocking member throws std::logic_error (the control).
+TEST(McpClient, InfoReadsAreCheapEvenOnTheClientsOwnStrand) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  auto o = fast_options();
+  te::mcp_client* self = nullptr;
+  std::promise<std::string> seen;
+  o.on_tools_list_changed = [&] {
+    std::string blocking = "no error";
+    try {
+      self->ping();
+    } catch (const std::logic_error& e) {
+      blocking = e.what();
+    }
+    seen.set_value(self->protocol_version() + " " + std::to_string(self->restarts()) + " " +
+                   self->server_info()["serverInfo"]["name"].get<std::string>() + " | " + blocking);
+  };
+  auto client = te::mcp_client::launch(pool, mcp_test::fake_server(), o);
+  self = &client;
+  EXPECT_EQ(te::mcp_text(client.call("notify")), "notified");
+  auto f = seen.get_future();
+  ASSERT_EQ(f.wait_for(std::chrono::seconds(5)), std::future_status::ready);
+  const std::string got = f.get();
+  EXPECT_EQ(got.substr(0, got.find(" | ")), "2025-11-25 0 fake");
+  EXPECT_NE(got.find("tool_effects::mcp_client: blocking call from a thread that runs its executor"),
+            std::string::npos)
+      << got;
+  EXPECT_EQ(client.server_info()["protocolVersion"], "2025-11-25");
+  client.close();
 }
 
 TEST(McpClient, CloseFailsPendingCallsAndLaterOnes) {

@@ -1,5 +1,6 @@
 // tool_effects/mcp/client.hpp — internal to <tool_effects/mcp.hpp>: an MCP
-// client over the stdio transport (specification 2025-11-25).
+// client over the stdio transport (the protocol versions of
+// `mcp_protocol_versions()`).
 //
 //   boost::asio::thread_pool pool(4);
 //   auto client = tool_effects::mcp_client::launch(pool, {"node", "server.js", "/workspace"});
@@ -10,71 +11,41 @@
 // The server is a child process (Boost.Process v2): newline-delimited
 // JSON-RPC 2.0 on its stdin/stdout; its stderr is kept apart, the last lines
 // in a ring buffer quoted by errors. Every exchange runs on one strand of the
-// given executor; any number of requests may be in flight. A connection is
-// one child process (`detail::mcp_connection`); the client restarts a dead one
-// on the next request (options.restart_on_exit), which is what lets the
-// recovery layer retry a retry-safe call after `server_exited`. A second
-// transport would replace `mcp_connection`'s pipes and process, nothing else.
+// given executor; any number of requests may be in flight. The public
+// declarations come first; the machinery (one child process and its pipes,
+// `detail::mcp_connection`; the state every copy of a client shares,
+// `detail::mcp_client_state`) is in mcp/detail/, included at the end.
 #ifndef TOOL_EFFECTS_MCP_CLIENT_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_HPP
 
 #include <tool_effects/detail/config.hpp>  // first: BOOST_PROCESS_USE_STD_FS
 
-#include <algorithm>
-#include <array>
-#include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
-#include <exception>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
-#include <stdexcept>
 #include <string>
-#include <string_view>
-#include <unordered_map>
-#include <utility>
 #include <vector>
-
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <nlohmann/json.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/readable_pipe.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/strand.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/asio/use_future.hpp>
-#include <boost/asio/writable_pipe.hpp>
-#include <boost/asio/write.hpp>
-// Boost 1.81's Boost.Process v2 with BOOST_PROCESS_USE_STD_FS forgets these two.
-#include <boost/optional.hpp>
-#include <boost/type_traits.hpp>
-#include <boost/process/v2/environment.hpp>
-#include <boost/process/v2/posix/default_launcher.hpp>
-#include <boost/process/v2/process.hpp>
-#include <boost/process/v2/start_dir.hpp>
-#include <boost/process/v2/stdio.hpp>
 
 #include <tool_effects/mcp/errors.hpp>
-
-extern "C" char** environ;  // POSIX
+#include <tool_effects/version.hpp>
 
 namespace tool_effects {
 
+namespace detail {
+class mcp_client_state;
+}  // namespace detail
+
 /// Protocol versions this client speaks, newest first (the first is offered).
+/// The one place they are stated.
 inline const std::vector<std::string>& mcp_protocol_versions() {
   static const std::vector<std::string> v{"2025-11-25", "2025-06-18"};
   return v;
@@ -98,13 +69,23 @@ struct mcp_client_options {
   /// SIGTERM, and again before SIGKILL.
   std::chrono::milliseconds shutdown_grace = std::chrono::seconds(2);
   /// Longest line accepted from the server; longer is a protocol_error.
+  /// Every line is also parsed with the library's depth limit
+  /// (`detail::max_json_depth` levels, json/error.hpp).
   std::size_t max_line_bytes = std::size_t{16} << 20;
+  /// Most bytes waiting to be written to the server's stdin: a server that
+  /// stops reading while more is queued is stopped (protocol_error for every
+  /// pending request). A single larger request is still sent on its own.
+  std::size_t max_write_queue_bytes = std::size_t{16} << 20;
+  /// Caps of one `list_tools()`: pages followed, and the bytes of the tools
+  /// gathered (compact JSON); past either it throws protocol_error.
+  std::size_t max_list_tools_pages = 1000;
+  std::size_t max_list_tools_bytes = std::size_t{16} << 20;
   /// How many of the server's last stderr lines are kept (and quoted).
   std::size_t stderr_lines = 20;
   /// Versions accepted, the first offered (default `mcp_protocol_versions()`).
   std::vector<std::string> protocol_versions = mcp_protocol_versions();
-  /// `clientInfo` of initialize.
-  nlohmann::json client_info = {{"name", "tool_effects"}, {"version", "0.1.0"}};
+  /// `clientInfo` of initialize (the version is the library's, version.hpp).
+  nlohmann::json client_info = {{"name", "tool_effects"}, {"version", TOOL_EFFECTS_VERSION_STRING}};
   /// Restart a server that exited (or was stopped after a protocol error)
   /// on the next request, at most `max_restarts` times in the client's life.
   bool restart_on_exit = true;
@@ -118,679 +99,6 @@ struct mcp_client_options {
   std::function<void(const std::string& method, const nlohmann::json& params)> on_notification{};
 };
 
-/// The full path of `program` found in PATH (as `launch` looks up a bare
-/// argv[0]); empty when it is not there.
-inline std::filesystem::path mcp_find_program(const std::string& program) {
-  return boost::process::v2::environment::find_executable(program);
-}
-
-/// The text of a tools/call result: its `text` content items joined by "\n"
-/// (other content as compact JSON).
-inline std::string mcp_text(const nlohmann::json& result) {
-  std::string out;
-  const auto c = result.is_object() ? result.find("content") : result.end();
-  if (!result.is_object() || c == result.end() || !c->is_array()) return out;
-  for (const auto& item : *c) {
-    if (!out.empty()) out += '\n';
-    if (item.is_object() && item.value("type", "") == "text" && item.contains("text") && item["text"].is_string())
-      out += item["text"].get<std::string>();
-    else
-      out += item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  }
-  return out;
-}
-
-namespace detail {
-
-namespace asio = boost::asio;
-namespace bp = boost::process::v2;
-using mcp_strand = asio::strand<asio::any_io_executor>;
-
-// A line for an error message: at most 300 bytes, control characters escaped.
-inline std::string mcp_preview(std::string_view s, std::size_t max = 300) {
-  std::string out;
-  for (const char ch : s.substr(0, max)) {
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      out += "\\x";
-      constexpr char hex[] = "0123456789abcdef";
-      out += hex[(static_cast<unsigned char>(ch) >> 4) & 0xF];
-      out += hex[static_cast<unsigned char>(ch) & 0xF];
-    } else {
-      out += ch;
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
-
-inline std::string mcp_dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
-
-// Writing to a pipe whose reader exited must be an error, not SIGPIPE. Only
-// the default disposition is changed (a program's own handler is kept).
-inline void ignore_sigpipe_once() {
-  static const bool done = [] {
-    struct sigaction old {};
-    if (::sigaction(SIGPIPE, nullptr, &old) == 0 && old.sa_handler == SIG_DFL) std::signal(SIGPIPE, SIG_IGN);
-    return true;
-  }();
-  (void)done;
-}
-
-// The environment of the child (Boost 1.81's process_environment is not
-// header-only: its on_setup lives in a source file).
-struct mcp_environment_init {
-  const char* const* env;
-  bp::error_code on_setup(bp::posix::default_launcher& launcher, const std::filesystem::path&,
-                          const char* const*) const {
-    launcher.env = env;
-    return {};
-  }
-};
-
-// The last lines of the server's stderr; shared by the connections of a client.
-class mcp_stderr_ring {
- public:
-  explicit mcp_stderr_ring(std::size_t cap) : cap_(cap) {}
-  void push(std::string line) {
-    const std::lock_guard lock(m_);
-    if (cap_ == 0) return;
-    if (lines_.size() == cap_) lines_.pop_front();
-    lines_.push_back(std::move(line));
-  }
-  [[nodiscard]] std::vector<std::string> lines() const {
-    const std::lock_guard lock(m_);
-    return {lines_.begin(), lines_.end()};
-  }
-  // "; last stderr lines: | a | b", or "" when there are none.
-  [[nodiscard]] std::string quote(std::size_t n = 5) const {
-    const auto all = lines();
-    if (all.empty()) return {};
-    std::string out = "; last stderr lines:";
-    for (std::size_t i = all.size() > n ? all.size() - n : 0; i < all.size(); ++i) {
-      out += " | ";
-      out += mcp_preview(all[i], 200);
-    }
-    return out;
-  }
-
- private:
-  mutable std::mutex m_;
-  std::size_t cap_;
-  std::deque<std::string> lines_;
-};
-
-// Settings a connection needs, shared with the client.
-struct mcp_shared {
-  std::vector<std::string> argv;
-  mcp_client_options options;
-  std::string name;
-  mcp_stderr_ring stderr_ring;
-  std::atomic<std::uint64_t> unknown_responses{0};
-  std::atomic<std::uint64_t> timeouts{0};
-  std::atomic<int> pid{-1};
-
-  mcp_shared(std::vector<std::string> a, mcp_client_options o, std::string n)
-      : argv(std::move(a)), options(std::move(o)), name(std::move(n)), stderr_ring(options.stderr_lines) {}
-};
-
-// One request waiting for its response.
-struct mcp_pending {
-  explicit mcp_pending(const mcp_strand& s) : timer(s) {}
-  asio::steady_timer timer;
-  std::optional<nlohmann::json> result;
-  std::exception_ptr error;
-  bool done = false;
-};
-
-// One child process and its pipes. Everything but the constructor runs on
-// the client's strand.
-class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
- public:
-  mcp_connection(mcp_strand strand, std::shared_ptr<mcp_shared> shared)
-      : strand_(std::move(strand)),
-        shared_(std::move(shared)),
-        in_(asio::any_io_executor(strand_)),
-        out_(asio::any_io_executor(strand_)),
-        err_(asio::any_io_executor(strand_)) {}
-
-  // Starts the process and the read loops. Throws mcp_error(launch_failed).
-  void launch() {
-    ignore_sigpipe_once();
-    const auto& argv = shared_->argv;
-    const auto& o = shared_->options;
-    if (argv.empty()) throw mcp_error(mcp_error_kind::launch_failed, shared_->name, "empty argv");
-    std::filesystem::path exe = argv[0];
-    if (argv[0].find('/') == std::string::npos) {
-      exe = bp::environment::find_executable(argv[0]);
-      if (exe.empty()) {
-        std::string m = "program \"";
-        m += argv[0];
-        m += "\" not found in PATH";
-        throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
-      }
-    }
-    std::vector<std::string> env;
-    if (o.inherit_environment)
-      for (char** e = environ; e && *e; ++e) {
-        const std::string_view kv(*e);
-        const auto eq = kv.find('=');
-        if (eq != std::string_view::npos && o.environment.count(std::string(kv.substr(0, eq)))) continue;
-        env.emplace_back(kv);
-      }
-    for (const auto& [k, v] : o.environment) {
-      std::string kv = k;
-      kv += '=';
-      kv += v;
-      env.push_back(std::move(kv));
-    }
-    std::vector<const char*> envp;
-    envp.reserve(env.size() + 1);
-    for (const auto& kv : env) envp.push_back(kv.c_str());
-    envp.push_back(nullptr);
-    const std::filesystem::path cwd = o.working_directory.value_or(std::filesystem::current_path());
-    try {
-      process_.emplace(asio::any_io_executor(strand_), exe, std::vector<std::string>(argv.begin() + 1, argv.end()),
-                       bp::process_stdio{in_, out_, err_}, bp::process_start_dir{cwd},
-                       mcp_environment_init{envp.data()});
-    } catch (const std::exception& e) {
-      std::string m = "cannot start ";
-      m += exe.string();
-      m += ": ";
-      m += e.what();
-      throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
-    }
-    shared_->pid.store(process_->id());
-    auto self = shared_from_this();
-    asio::co_spawn(strand_, read_stdout(self), asio::detached);
-    asio::co_spawn(strand_, read_stderr(self), asio::detached);
-  }
-
-  [[nodiscard]] bool alive() const noexcept { return !dead_; }
-  [[nodiscard]] std::exception_ptr error() const noexcept { return dead_error_; }
-
-  // Sends a request and waits for its response (result), an error response
-  // (mcp_rpc_error), the timeout (cancellation sent, mcp_transient_error) or
-  // the end of the connection (its error).
-  static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_connection> self, std::string method,
-                                                 nlohmann::json params, std::chrono::milliseconds timeout) {
-    if (self->dead_) std::rethrow_exception(self->dead_error_);
-    const std::int64_t id = self->next_id_++;
-    auto p = std::make_shared<mcp_pending>(self->strand_);
-    self->pending_.emplace(id, p);
-    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-    if (!params.is_null()) msg["params"] = std::move(params);
-    self->send(mcp_dump(msg));
-    if (!p->done) {
-      p->timer.expires_after(timeout);
-      (void)co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-    if (!p->done) {
-      self->pending_.erase(id);
-      ++self->shared_->timeouts;
-      if (!self->dead_ && method != "initialize")  // initialize must not be cancelled (specification)
-        self->notify("notifications/cancelled", {{"requestId", id}, {"reason", "timeout"}});
-      std::string m = method;
-      m += " (request ";
-      m += std::to_string(id);
-      m += ") got no response within ";
-      m += std::to_string(timeout.count());
-      m += " ms; cancellation sent";
-      m += self->shared_->stderr_ring.quote();
-      throw mcp_transient_error(mcp_error_kind::timeout, self->shared_->name, m);
-    }
-    if (p->error) std::rethrow_exception(p->error);
-    co_return std::move(*p->result);
-  }
-
-  // Sends a notification (no response).
-  void notify(const std::string& method, nlohmann::json params) {
-    if (dead_) return;
-    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
-    if (!params.is_null()) msg["params"] = std::move(params);
-    send(mcp_dump(msg));
-  }
-
-  // Fails every pending request with `e` and stops the process at once.
-  void fail(std::exception_ptr e) {
-    if (!mark_dead(std::move(e))) return;
-    kill();
-  }
-
-  // Clean shutdown (specification): close stdin, wait, SIGTERM, wait, SIGKILL.
-  static asio::awaitable<void> shutdown(std::shared_ptr<mcp_connection> self, std::exception_ptr why) {
-    if (!self->mark_dead(std::move(why))) co_return;
-    boost::system::error_code ec;
-    self->in_.close(ec);
-    if (!co_await self->wait_exit(self->shared_->options.shutdown_grace) && self->process_) {
-      self->process_->request_exit(ec);  // SIGTERM
-      if (!co_await self->wait_exit(self->shared_->options.shutdown_grace)) self->kill();
-    }
-    self->close_pipes();
-  }
-
- private:
-  // Marks the connection dead and fails every pending request; false if it already was.
-  bool mark_dead(std::exception_ptr e) {
-    if (dead_) return false;
-    dead_ = true;
-    dead_error_ = std::move(e);
-    auto pending = std::move(pending_);
-    pending_.clear();
-    for (auto& [id, p] : pending) {
-      p->error = dead_error_;
-      p->done = true;
-      p->timer.cancel();
-    }
-    return true;
-  }
-
-  void kill() {
-    if (process_ && !exited_) {
-      boost::system::error_code ec;
-      process_->terminate(ec);  // SIGKILL
-      ::waitpid(process_->id(), nullptr, 0);
-      exited_ = true;
-    }
-    close_pipes();
-  }
-
-  void close_pipes() {
-    boost::system::error_code ec;
-    in_.close(ec);
-    out_.close(ec);
-    err_.close(ec);
-  }
-
-  // Polls for the exit of the process for at most `limit`; true if it exited.
-  asio::awaitable<bool> wait_exit(std::chrono::milliseconds limit) {
-    if (!process_) co_return true;
-    asio::steady_timer t(strand_);
-    const auto deadline = std::chrono::steady_clock::now() + limit;
-    for (;;) {
-      if (!exited_) {
-        boost::system::error_code ec;
-        if (!process_->running(ec)) {
-          exited_ = true;
-          status_ = process_->native_exit_code();
-        }
-      }
-      if (exited_) co_return true;
-      if (std::chrono::steady_clock::now() >= deadline) co_return false;
-      t.expires_after(std::chrono::milliseconds(5));
-      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-  }
-
-  void send(std::string line) {
-    line += '\n';
-    out_buf_ += line;
-    if (!writing_) {
-      writing_ = true;
-      asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
-    }
-  }
-
-  static asio::awaitable<void> write_loop(std::shared_ptr<mcp_connection> self) {
-    std::string buf;
-    while (!self->out_buf_.empty() && !self->dead_) {
-      buf.clear();
-      buf.swap(self->out_buf_);
-      auto [ec, n] = co_await asio::async_write(self->in_, asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
-      (void)n;
-      if (ec) {
-        if (!self->dead_) {
-          std::string m = "writing to its stdin failed: ";
-          m += ec.message();
-          m += self->shared_->stderr_ring.quote();
-          self->fail(std::make_exception_ptr(
-              mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
-        }
-        break;
-      }
-    }
-    self->out_buf_.clear();
-    self->writing_ = false;
-  }
-
-  static asio::awaitable<void> read_stdout(std::shared_ptr<mcp_connection> self) {
-    std::array<char, 65536> chunk{};
-    std::string line;
-    const std::size_t limit = self->shared_->options.max_line_bytes;
-    for (;;) {
-      auto [ec, n] = co_await self->out_.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
-      if (self->dead_) co_return;
-      std::string_view data(chunk.data(), n);
-      while (!data.empty()) {
-        const auto nl = data.find('\n');
-        const auto part = data.substr(0, nl);
-        if (line.size() + part.size() > limit) {
-          std::string m = "a line of its output exceeds the limit of ";
-          m += std::to_string(limit);
-          m += " bytes";
-          m += self->shared_->stderr_ring.quote();
-          self->fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, self->shared_->name, m)));
-          co_return;
-        }
-        line.append(part);
-        if (nl == std::string_view::npos) break;
-        data.remove_prefix(nl + 1);
-        self->handle_line(line);
-        line.clear();
-        if (self->dead_) co_return;
-      }
-      if (ec) break;
-    }
-    co_await self->on_stdout_closed();
-  }
-
-  asio::awaitable<void> on_stdout_closed() {
-    // Let stderr drain and the process exit (up to 2 s each, on a loaded
-    // machine a dying interpreter takes that long) so that the error quotes
-    // its last words and its status.
-    asio::steady_timer t(strand_);
-    for (int i = 0; i < 400 && !stderr_closed_ && !dead_; ++i) {
-      t.expires_after(std::chrono::milliseconds(5));
-      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-    }
-    if (dead_) co_return;
-    const bool exited = co_await wait_exit(std::chrono::milliseconds(2000));
-    if (dead_) co_return;
-    std::string m;
-    if (!exited) {
-      m = "closed its stdout";
-    } else if (WIFEXITED(status_)) {
-      m = "exited with status ";
-      m += std::to_string(WEXITSTATUS(status_));
-    } else if (WIFSIGNALED(status_)) {
-      m = "was killed by signal ";
-      m += std::to_string(WTERMSIG(status_));
-    } else {
-      m = "exited";
-    }
-    m += shared_->stderr_ring.quote();
-    fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, shared_->name, m)));
-  }
-
-  static asio::awaitable<void> read_stderr(std::shared_ptr<mcp_connection> self) {
-    std::array<char, 8192> chunk{};
-    std::string line;
-    for (;;) {
-      auto [ec, n] = co_await self->err_.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
-      std::string_view data(chunk.data(), n);
-      while (!data.empty()) {
-        const auto nl = data.find('\n');
-        const auto part = data.substr(0, nl);
-        if (line.size() < 4096) line.append(part.substr(0, 4096 - line.size()));
-        if (nl == std::string_view::npos) break;
-        data.remove_prefix(nl + 1);
-        self->shared_->stderr_ring.push(std::move(line));
-        line.clear();
-      }
-      if (ec) break;
-    }
-    if (!line.empty()) self->shared_->stderr_ring.push(std::move(line));
-    self->stderr_closed_ = true;
-  }
-
-  void protocol_error(const std::string& what, std::string_view line) {
-    std::string m = what;
-    m += ": \"";
-    m += mcp_preview(line);
-    m += '"';
-    m += shared_->stderr_ring.quote();
-    fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));
-  }
-
-  void handle_line(std::string_view line) {
-    while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
-    if (line.empty()) return;
-    auto j = nlohmann::json::parse(line, nullptr, false);
-    if (j.is_discarded()) return protocol_error("its output is not JSON", line);
-    if (j.is_array()) {  // a batch (2025-03-26)
-      for (auto& m : j) {
-        if (!handle_message(m, line)) return;
-      }
-      return;
-    }
-    handle_message(j, line);
-  }
-
-  // False when the message was a protocol error (the connection is then dead).
-  bool handle_message(nlohmann::json& j, std::string_view line) {
-    if (!j.is_object() || j.value("jsonrpc", "") != "2.0") {
-      protocol_error("its output is not a JSON-RPC 2.0 message", line);
-      return false;
-    }
-    const auto method = j.find("method");
-    const auto id = j.find("id");
-    if (method != j.end()) {
-      if (!method->is_string()) {
-        protocol_error("a message's method is not a string", line);
-        return false;
-      }
-      const auto params = j.contains("params") ? j["params"] : nlohmann::json(nullptr);
-      if (id != j.end())
-        on_request(*id, method->get<std::string>());
-      else
-        on_notification(method->get<std::string>(), params);
-      return true;
-    }
-    if (id != j.end() && (j.contains("result") || j.contains("error"))) {
-      on_response(*id, j);
-      return true;
-    }
-    protocol_error("a message is neither a request, a notification nor a response", line);
-    return false;
-  }
-
-  void on_request(const nlohmann::json& id, const std::string& method) {
-    nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}};
-    if (method == "ping") {
-      reply["result"] = nlohmann::json::object();
-    } else {
-      std::string m = "Method not found: ";
-      m += method;
-      reply["error"] = {{"code", -32601}, {"message", m}};
-    }
-    send(mcp_dump(reply));
-  }
-
-  void on_notification(const std::string& method, const nlohmann::json& params) {
-    const auto& o = shared_->options;
-    try {
-      if (method == "notifications/tools/list_changed" && o.on_tools_list_changed) o.on_tools_list_changed();
-      else if (method == "notifications/message" && o.on_log) o.on_log(params);
-      else if (method == "notifications/progress" && o.on_progress) o.on_progress(params);
-      else if (o.on_notification) o.on_notification(method, params);
-    } catch (...) {  // a handler's failure is not the connection's
-    }
-  }
-
-  void on_response(const nlohmann::json& id, nlohmann::json& j) {
-    if (!id.is_number_integer()) {
-      ++shared_->unknown_responses;
-      return;
-    }
-    const auto it = pending_.find(id.get<std::int64_t>());
-    if (it == pending_.end()) {  // late (timed out) or invented: ignored
-      ++shared_->unknown_responses;
-      return;
-    }
-    auto p = it->second;
-    pending_.erase(it);
-    if (const auto e = j.find("error"); e != j.end()) {
-      int code = 0;
-      std::string message = "(no message)";
-      nlohmann::json data = nullptr;
-      if (e->is_object()) {
-        if (const auto c = e->find("code"); c != e->end() && c->is_number_integer()) code = c->get<int>();
-        if (const auto m = e->find("message"); m != e->end() && m->is_string()) message = m->get<std::string>();
-        if (const auto d = e->find("data"); d != e->end()) data = *d;
-      }
-      p->error = std::make_exception_ptr(mcp_rpc_error(shared_->name, code, message, std::move(data)));
-    } else {
-      p->result = std::move(j["result"]);
-    }
-    p->done = true;
-    p->timer.cancel();
-  }
-
-  mcp_strand strand_;
-  std::shared_ptr<mcp_shared> shared_;
-  asio::writable_pipe in_;
-  asio::readable_pipe out_;
-  asio::readable_pipe err_;
-  std::optional<bp::process> process_;
-  bool exited_ = false;
-  int status_ = 0;
-  bool dead_ = false;
-  bool writing_ = false;
-  bool stderr_closed_ = false;
-  std::exception_ptr dead_error_;
-  std::string out_buf_;
-  std::int64_t next_id_ = 1;
-  std::unordered_map<std::int64_t, std::shared_ptr<mcp_pending>> pending_;
-};
-
-// The state of a client: its strand, settings and current connection.
-class mcp_client_state {
- public:
-  mcp_client_state(asio::any_io_executor ex, std::shared_ptr<mcp_shared> shared)
-      : strand_(asio::make_strand(std::move(ex))), shared_(std::move(shared)) {}
-
-  // The live connection: started, or restarted when it died.
-  static asio::awaitable<std::shared_ptr<mcp_connection>> connection(std::shared_ptr<mcp_client_state> self) {
-    for (;;) {
-      if (self->closed_) throw mcp_error(mcp_error_kind::closed, self->shared_->name, "the client was shut down");
-      if (self->conn_ && self->conn_->alive()) co_return self->conn_;
-      if (auto a = self->starting_) {
-        if (!a->done) (void)co_await a->timer.async_wait(asio::as_tuple(asio::use_awaitable));
-        if (a->error) std::rethrow_exception(a->error);
-        continue;
-      }
-      if (self->conn_) {  // died
-        if (!self->shared_->options.restart_on_exit || self->restarts_ >= self->shared_->options.max_restarts)
-          std::rethrow_exception(self->conn_->error());
-        ++self->restarts_;
-      }
-      co_await start(self);
-    }
-  }
-
-  static asio::awaitable<void> start(std::shared_ptr<mcp_client_state> self) {
-    auto attempt = std::make_shared<start_attempt>(self->strand_);
-    self->starting_ = attempt;
-    std::shared_ptr<mcp_connection> c;
-    try {
-      c = std::make_shared<mcp_connection>(self->strand_, self->shared_);
-      c->launch();
-    } catch (...) {
-      attempt->error = std::current_exception();
-    }
-    if (!attempt->error) {
-      const auto& o = self->shared_->options;
-      nlohmann::json params = {{"protocolVersion", o.protocol_versions.empty() ? std::string("2025-11-25")
-                                                                               : o.protocol_versions.front()},
-                               {"capabilities", nlohmann::json::object()},
-                               {"clientInfo", o.client_info}};
-      try {
-        nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), o.initialize_timeout);
-        const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
-                                        ? r["protocolVersion"].get<std::string>()
-                                        : std::string();
-        if (std::find(o.protocol_versions.begin(), o.protocol_versions.end(), version) == o.protocol_versions.end()) {
-          std::string m = "the server answered initialize with protocol version \"";
-          m += mcp_preview(version.empty() && r.is_object() && r.contains("protocolVersion")
-                               ? mcp_dump(r["protocolVersion"])
-                               : version);
-          m += "\"; this client speaks";
-          for (const auto& v : o.protocol_versions) {
-            m += ' ';
-            m += v;
-          }
-          throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared_->name, m);
-        }
-        c->notify("notifications/initialized", nullptr);
-        self->protocol_version_ = version;
-        self->server_info_ = r;
-        self->conn_ = c;
-      } catch (...) {
-        attempt->error = std::current_exception();
-      }
-    }
-    if (attempt->error && c) {
-      try {
-        std::rethrow_exception(attempt->error);
-      } catch (const mcp_error& e) {
-        c->fail(attempt->error);
-        if (!self->conn_) self->conn_ = c;  // keeps the restart accounting
-      } catch (...) {
-        c->fail(attempt->error);
-      }
-    }
-    self->starting_.reset();
-    attempt->done = true;
-    attempt->timer.cancel();
-    if (attempt->error) std::rethrow_exception(attempt->error);
-  }
-
-  static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_client_state> self, std::string method,
-                                                 nlohmann::json params, std::chrono::milliseconds timeout) {
-    auto c = co_await connection(self);
-    co_return co_await mcp_connection::request(std::move(c), std::move(method), std::move(params), timeout);
-  }
-
-  static asio::awaitable<void> close(std::shared_ptr<mcp_client_state> self) {
-    if (self->closed_) co_return;
-    self->closed_ = true;
-    if (self->conn_)
-      co_await mcp_connection::shutdown(
-          self->conn_, std::make_exception_ptr(mcp_error(mcp_error_kind::closed, self->shared_->name,
-                                                         "the client was shut down with the request pending")));
-  }
-
-  static asio::awaitable<void> restart(std::shared_ptr<mcp_client_state> self) {
-    if (self->closed_) throw mcp_error(mcp_error_kind::closed, self->shared_->name, "the client was shut down");
-    if (self->conn_ && self->conn_->alive())
-      co_await mcp_connection::shutdown(
-          self->conn_, std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name,
-                                                                   "the server was restarted with the request pending")));
-    co_await start(self);
-  }
-
-  mcp_strand strand_;
-  std::shared_ptr<mcp_shared> shared_;
-  std::shared_ptr<mcp_connection> conn_;
-  bool closed_ = false;
-  std::size_t restarts_ = 0;
-  std::string protocol_version_;
-  nlohmann::json server_info_;
-
- private:
-  struct start_attempt {
-    explicit start_attempt(const mcp_strand& s) : timer(s, asio::steady_timer::time_point::max()) {}
-    asio::steady_timer timer;
-    std::exception_ptr error;
-    bool done = false;
-  };
-  std::shared_ptr<start_attempt> starting_;
-};
-
-inline std::string mcp_default_name(const std::vector<std::string>& argv) {
-  auto base = [](const std::string& s) { return std::filesystem::path(s).filename().string(); };
-  if (argv.empty()) return "mcp-server";
-  const std::string prog = base(argv[0]);
-  for (const char* launcher : {"node", "nodejs", "python", "python3", "deno", "bun", "npx", "uvx"})
-    if (prog == launcher) {
-      for (std::size_t i = 1; i < argv.size(); ++i)
-        if (!argv[i].empty() && argv[i][0] != '-') return base(argv[i]);
-      break;
-    }
-  return prog;
-}
-
-}  // namespace detail
-
 /// A client of one MCP server over stdio. Copies share the server; the last
 /// copy's destruction shuts it down (posted to the executor; the child is
 /// killed at the latest when the client's state is destroyed). Guarantees:
@@ -800,190 +108,108 @@ inline std::string mcp_default_name(const std::vector<std::string>& argv) {
 ///
 /// Blocking members (`list_tools`, `call`, `request`, `ping`, `restart`,
 /// `close`, `launch`) need the executor to be run by other threads (a
-/// thread_pool is); awaitable members (`async_*`) may run anywhere.
+/// thread_pool is); called from a thread that runs it they throw
+/// std::logic_error. Awaitable members (`async_*`) may run anywhere.
 class mcp_client {
  public:
   /// A client of the server started by `argv` (not started yet: see
-  /// `start`, or use `launch`).
+  /// `start`, or use `launch`). `executor`: an Asio executor or an execution
+  /// context (thread_pool, io_context).
   template <class Executor>
-  mcp_client(Executor&& executor, std::vector<std::string> argv, mcp_client_options options = {}) {
-    std::string name = options.name.empty() ? detail::mcp_default_name(argv) : options.name;
-    auto shared = std::make_shared<detail::mcp_shared>(std::move(argv), std::move(options), std::move(name));
-    state_ = std::shared_ptr<detail::mcp_client_state>(
-        new detail::mcp_client_state(to_executor(std::forward<Executor>(executor)), std::move(shared)),
-        closer{});
-  }
+  mcp_client(Executor&& executor, std::vector<std::string> argv, mcp_client_options options = {});
 
   /// Starts the server and completes the initialize handshake; throws
   /// `mcp_error` (launch_failed, unsupported_protocol_version, timeout, ...).
   template <class Executor>
-  static mcp_client launch(Executor&& executor, std::vector<std::string> argv, mcp_client_options options = {}) {
-    mcp_client c(std::forward<Executor>(executor), std::move(argv), std::move(options));
-    c.start();
-    return c;
-  }
+  static mcp_client launch(Executor&& executor, std::vector<std::string> argv, mcp_client_options options = {});
 
   /// Starts (or restarts) the server and initializes it.
-  void start() { blocking(async_restart()); }
-  boost::asio::awaitable<void> async_start() { return async_restart(); }
+  void start();
+  boost::asio::awaitable<void> async_start();
 
   /// Stops the server cleanly (closes stdin, waits, SIGTERM, SIGKILL) and
   /// starts it again; pending requests fail with `server_exited`.
-  void restart() { blocking(async_restart()); }
-  boost::asio::awaitable<void> async_restart() {
-    return boost::asio::co_spawn(state_->strand_, detail::mcp_client_state::restart(state_),
-                                 boost::asio::use_awaitable);
-  }
+  void restart();
+  boost::asio::awaitable<void> async_restart();
 
   /// Shuts the server down cleanly; later requests fail with `closed`.
-  void close() { blocking(async_close()); }
-  boost::asio::awaitable<void> async_close() {
-    return boost::asio::co_spawn(state_->strand_, detail::mcp_client_state::close(state_), boost::asio::use_awaitable);
-  }
+  void close();
+  boost::asio::awaitable<void> async_close();
 
   /// One JSON-RPC request (restarting a dead server first when allowed).
   /// Returns its result; throws `mcp_rpc_error`, `mcp_transient_error`, ...
   boost::asio::awaitable<nlohmann::json> async_request(std::string method, nlohmann::json params = nullptr,
-                                                       std::optional<std::chrono::milliseconds> timeout = {}) {
-    return request_op(state_, std::move(method), std::move(params), timeout);
-  }
+                                                       std::optional<std::chrono::milliseconds> timeout = {});
   nlohmann::json request(std::string method, nlohmann::json params = nullptr,
-                         std::optional<std::chrono::milliseconds> timeout = {}) {
-    return blocking(async_request(std::move(method), std::move(params), timeout));
-  }
+                         std::optional<std::chrono::milliseconds> timeout = {});
 
   /// `ping`; throws on failure.
-  boost::asio::awaitable<void> async_ping() { return ping_op(state_); }
-  void ping() { blocking(async_ping()); }
+  boost::asio::awaitable<void> async_ping();
+  void ping();
 
   /// Every tool of the server, all pages of tools/list followed:
   /// `{"tools": [...]}` (the shape `import_mcp_tools` reads).
-  boost::asio::awaitable<nlohmann::json> async_list_tools() { return list_tools_op(state_); }
-  nlohmann::json list_tools() { return blocking(async_list_tools()); }
+  boost::asio::awaitable<nlohmann::json> async_list_tools();
+  nlohmann::json list_tools();
 
   /// tools/call: the result object (`content`, `structuredContent`, ...).
   /// `isError: true` throws `mcp_tool_error` quoting the text content.
   boost::asio::awaitable<nlohmann::json> async_call(std::string tool, nlohmann::json arguments = nlohmann::json::object(),
-                                                    std::optional<std::chrono::milliseconds> timeout = {}) {
-    return call_op(state_, std::move(tool), std::move(arguments), timeout);
-  }
+                                                    std::optional<std::chrono::milliseconds> timeout = {});
   nlohmann::json call(std::string tool, nlohmann::json arguments = nlohmann::json::object(),
-                      std::optional<std::chrono::milliseconds> timeout = {}) {
-    return blocking(async_call(std::move(tool), std::move(arguments), timeout));
-  }
+                      std::optional<std::chrono::milliseconds> timeout = {});
 
   /// The server's name (errors quote it).
-  [[nodiscard]] const std::string& name() const noexcept { return state_->shared_->name; }
+  [[nodiscard]] const std::string& name() const noexcept;
   /// The process id of the current (or last) server process; -1 before start.
-  [[nodiscard]] int pid() const noexcept { return state_->shared_->pid.load(); }
+  [[nodiscard]] int pid() const noexcept;
   /// The last lines the server wrote to stderr (oldest first).
-  [[nodiscard]] std::vector<std::string> stderr_tail() const { return state_->shared_->stderr_ring.lines(); }
+  [[nodiscard]] std::vector<std::string> stderr_tail() const;
   /// Responses whose id matched no pending request (late or invented).
-  [[nodiscard]] std::uint64_t unknown_responses() const noexcept { return state_->shared_->unknown_responses.load(); }
+  [[nodiscard]] std::uint64_t unknown_responses() const noexcept;
   /// Requests that timed out.
-  [[nodiscard]] std::uint64_t timeouts() const noexcept { return state_->shared_->timeouts.load(); }
-  /// The initialize result (`protocolVersion`, `capabilities`, `serverInfo`) and the negotiated version.
-  [[nodiscard]] nlohmann::json server_info() {
-    return blocking(boost::asio::co_spawn(state_->strand_, get_info(state_), boost::asio::use_awaitable))[0];
-  }
-  [[nodiscard]] std::string protocol_version() {
-    return blocking(boost::asio::co_spawn(state_->strand_, get_info(state_), boost::asio::use_awaitable))[1];
-  }
+  [[nodiscard]] std::uint64_t timeouts() const noexcept;
+  /// Messages without an id that the bounded parse refused (too deep,
+  /// duplicate keys) and that were therefore ignored.
+  [[nodiscard]] std::uint64_t ignored_messages() const noexcept;
+  /// The last initialize result (`protocolVersion`, `capabilities`,
+  /// `serverInfo`); null before the first. A cheap read from any thread.
+  [[nodiscard]] nlohmann::json server_info() const;
+  /// The negotiated protocol version; empty before the first initialize.
+  [[nodiscard]] std::string protocol_version() const;
   /// How many times the server was restarted after it died.
-  [[nodiscard]] std::size_t restarts() {
-    return blocking(boost::asio::co_spawn(state_->strand_, get_info(state_), boost::asio::use_awaitable))[2];
-  }
+  [[nodiscard]] std::size_t restarts() const;
 
  private:
-  // The coroutines own the state (not `this`): an awaitable outlives the handle that made it.
   using state_ptr = std::shared_ptr<detail::mcp_client_state>;
+  // The coroutines own the state (not `this`): an awaitable outlives the handle that made it.
   static boost::asio::awaitable<nlohmann::json> request_op(const state_ptr& s, std::string method,
                                                            nlohmann::json params,
-                                                           std::optional<std::chrono::milliseconds> timeout) {
-    return boost::asio::co_spawn(
-        s->strand_,
-        detail::mcp_client_state::request(s, std::move(method), std::move(params),
-                                          timeout.value_or(s->shared_->options.request_timeout)),
-        boost::asio::use_awaitable);
-  }
-  static boost::asio::awaitable<void> ping_op(state_ptr s) {
-    (void)co_await request_op(s, "ping", nlohmann::json::object(), std::nullopt);
-  }
-  static boost::asio::awaitable<nlohmann::json> list_tools_op(state_ptr s) {
-    const std::string& name = s->shared_->name;
-    nlohmann::json tools = nlohmann::json::array();
-    std::optional<std::string> cursor;
-    for (std::size_t page = 0;; ++page) {
-      if (page == 10000) throw mcp_error(mcp_error_kind::protocol_error, name, "tools/list: more than 10000 pages");
-      nlohmann::json params = nlohmann::json::object();
-      if (cursor) params["cursor"] = *cursor;
-      nlohmann::json r = co_await request_op(s, "tools/list", std::move(params), std::nullopt);
-      if (!r.is_object() || !r.contains("tools") || !r["tools"].is_array()) {
-        std::string m = "tools/list result has no \"tools\" array: ";
-        m += detail::mcp_preview(detail::mcp_dump(r));
-        throw mcp_error(mcp_error_kind::protocol_error, name, m);
-      }
-      for (auto& t : r["tools"]) tools.push_back(std::move(t));
-      const auto next = r.find("nextCursor");
-      if (next == r.end() || !next->is_string()) break;
-      cursor = next->get<std::string>();
-    }
-    co_return nlohmann::json{{"tools", std::move(tools)}};
-  }
+                                                           std::optional<std::chrono::milliseconds> timeout);
+  static boost::asio::awaitable<void> ping_op(state_ptr s);
+  static boost::asio::awaitable<nlohmann::json> list_tools_op(state_ptr s);
   static boost::asio::awaitable<nlohmann::json> call_op(state_ptr s, std::string tool, nlohmann::json arguments,
-                                                        std::optional<std::chrono::milliseconds> timeout) {
-    nlohmann::json params = {{"name", tool}, {"arguments", std::move(arguments)}};
-    nlohmann::json r = co_await request_op(s, "tools/call", std::move(params), timeout);
-    if (!r.is_object()) {
-      std::string m = "tools/call result is not an object: ";
-      m += detail::mcp_preview(detail::mcp_dump(r));
-      throw mcp_error(mcp_error_kind::protocol_error, s->shared_->name, m);
-    }
-    if (const auto e = r.find("isError"); e != r.end() && e->is_boolean() && e->get<bool>()) {
-      std::string text = mcp_text(r);  // what() quotes at most 2000 bytes; result() has it all
-      if (text.size() > 2000) {
-        text.resize(2000);
-        text += "...";
-      }
-      throw mcp_tool_error(s->shared_->name, tool, text, std::move(r));
-    }
-    co_return r;
-  }
-
+                                                        std::optional<std::chrono::milliseconds> timeout);
   // Shuts the server down when the last copy goes (without blocking).
   struct closer {
-    void operator()(detail::mcp_client_state* p) const {
-      std::shared_ptr<detail::mcp_client_state> s(p);
-      auto strand = s->strand_;
-      try {
-        boost::asio::co_spawn(strand, detail::mcp_client_state::close(std::move(s)), boost::asio::detached);
-      } catch (...) {  // the state, and with it the child, dies here
-      }
-    }
+    void operator()(detail::mcp_client_state* p) const;
   };
-
-  static boost::asio::awaitable<nlohmann::json> get_info(std::shared_ptr<detail::mcp_client_state> s) {
-    co_return nlohmann::json::array({s->server_info_, s->protocol_version_, s->restarts_});
-  }
-
-  template <class E>
-  static boost::asio::any_io_executor to_executor(E&& e) {
-    if constexpr (requires { e.get_executor(); })
-      return boost::asio::any_io_executor(e.get_executor());
-    else
-      return boost::asio::any_io_executor(std::forward<E>(e));
-  }
-
   template <class T>
-  T blocking(boost::asio::awaitable<T> op) {
-    if (state_->strand_.running_in_this_thread())
-      throw std::logic_error("mcp_client: a blocking member was called on the client's own strand");
-    return boost::asio::co_spawn(state_->strand_.get_inner_executor(), std::move(op), boost::asio::use_future).get();
-  }
+  T blocking(boost::asio::awaitable<T> op);
 
-  std::shared_ptr<detail::mcp_client_state> state_;
+  state_ptr state_;
 };
 
+/// The full path of `program` found in PATH (as `launch` looks up a bare
+/// argv[0]); empty when it is not there.
+inline std::filesystem::path mcp_find_program(const std::string& program);
+
+/// The text of a tools/call result: its `text` content items joined by "\n"
+/// (other content as compact JSON).
+inline std::string mcp_text(const nlohmann::json& result);
+
 }  // namespace tool_effects
+
+#include <tool_effects/mcp/detail/client_impl.hpp>
 
 #endif  // TOOL_EFFECTS_MCP_CLIENT_HPP

@@ -1,0 +1,210 @@
+// tool_effects/mcp/detail/client_impl.hpp — internal to <tool_effects/mcp/client.hpp>
+// (included at its end): the definitions of `mcp_client`'s members and of the
+// free helpers declared there.
+#ifndef TOOL_EFFECTS_MCP_DETAIL_CLIENT_IMPL_HPP
+#define TOOL_EFFECTS_MCP_DETAIL_CLIENT_IMPL_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <tool_effects/detail/executor.hpp>
+#include <tool_effects/mcp/detail/client_state.hpp>
+#include <tool_effects/mcp/detail/connection.hpp>
+#include <tool_effects/mcp/errors.hpp>
+
+namespace tool_effects {
+
+template <class Executor>
+mcp_client::mcp_client(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
+  std::string name = options.name.empty() ? detail::mcp_default_name(argv) : options.name;
+  auto shared = std::make_shared<detail::mcp_shared>(std::move(argv), std::move(options), std::move(name));
+  state_ = state_ptr(new detail::mcp_client_state(
+                         boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
+                         std::move(shared)),
+                     closer{});
+}
+
+template <class Executor>
+mcp_client mcp_client::launch(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
+  mcp_client c(std::forward<Executor>(executor), std::move(argv), std::move(options));
+  c.start();
+  return c;
+}
+
+inline void mcp_client::start() { blocking(async_restart()); }
+inline boost::asio::awaitable<void> mcp_client::async_start() { return async_restart(); }
+
+inline void mcp_client::restart() { blocking(async_restart()); }
+inline boost::asio::awaitable<void> mcp_client::async_restart() {
+  return boost::asio::co_spawn(state_->strand, detail::mcp_client_state::restart(state_), boost::asio::use_awaitable);
+}
+
+inline void mcp_client::close() { blocking(async_close()); }
+inline boost::asio::awaitable<void> mcp_client::async_close() {
+  return boost::asio::co_spawn(state_->strand, detail::mcp_client_state::close(state_), boost::asio::use_awaitable);
+}
+
+inline boost::asio::awaitable<nlohmann::json> mcp_client::async_request(std::string method, nlohmann::json params,
+                                                                        std::optional<std::chrono::milliseconds> timeout) {
+  return request_op(state_, std::move(method), std::move(params), timeout);
+}
+inline nlohmann::json mcp_client::request(std::string method, nlohmann::json params,
+                                          std::optional<std::chrono::milliseconds> timeout) {
+  return blocking(async_request(std::move(method), std::move(params), timeout));
+}
+
+inline boost::asio::awaitable<void> mcp_client::async_ping() { return ping_op(state_); }
+inline void mcp_client::ping() { blocking(async_ping()); }
+
+inline boost::asio::awaitable<nlohmann::json> mcp_client::async_list_tools() { return list_tools_op(state_); }
+inline nlohmann::json mcp_client::list_tools() { return blocking(async_list_tools()); }
+
+inline boost::asio::awaitable<nlohmann::json> mcp_client::async_call(std::string tool, nlohmann::json arguments,
+                                                                     std::optional<std::chrono::milliseconds> timeout) {
+  return call_op(state_, std::move(tool), std::move(arguments), timeout);
+}
+inline nlohmann::json mcp_client::call(std::string tool, nlohmann::json arguments,
+                                       std::optional<std::chrono::milliseconds> timeout) {
+  return blocking(async_call(std::move(tool), std::move(arguments), timeout));
+}
+
+inline const std::string& mcp_client::name() const noexcept { return state_->shared->name; }
+inline int mcp_client::pid() const noexcept { return state_->shared->pid.load(); }
+inline std::vector<std::string> mcp_client::stderr_tail() const { return state_->shared->stderr_ring.lines(); }
+inline std::uint64_t mcp_client::unknown_responses() const noexcept {
+  return state_->shared->unknown_responses.load();
+}
+inline std::uint64_t mcp_client::timeouts() const noexcept { return state_->shared->timeouts.load(); }
+inline std::uint64_t mcp_client::ignored_messages() const noexcept { return state_->shared->ignored_messages.load(); }
+inline nlohmann::json mcp_client::server_info() const { return state_->shared->info.server_info(); }
+inline std::string mcp_client::protocol_version() const { return state_->shared->info.protocol_version(); }
+inline std::size_t mcp_client::restarts() const { return state_->shared->info.restarts(); }
+
+inline boost::asio::awaitable<nlohmann::json> mcp_client::request_op(const state_ptr& s, std::string method,
+                                                                     nlohmann::json params,
+                                                                     std::optional<std::chrono::milliseconds> timeout) {
+  return boost::asio::co_spawn(s->strand,
+                               detail::mcp_client_state::request(s, std::move(method), std::move(params),
+                                                                 timeout.value_or(s->shared->options.request_timeout)),
+                               boost::asio::use_awaitable);
+}
+
+inline boost::asio::awaitable<void> mcp_client::ping_op(state_ptr s) {
+  (void)co_await request_op(s, "ping", nlohmann::json::object(), std::nullopt);
+}
+
+inline boost::asio::awaitable<nlohmann::json> mcp_client::list_tools_op(state_ptr s) {
+  const std::string& name = s->shared->name;
+  const std::size_t max_pages = s->shared->options.max_list_tools_pages;
+  const std::size_t max_bytes = s->shared->options.max_list_tools_bytes;
+  nlohmann::json tools = nlohmann::json::array();
+  std::size_t bytes = 0;
+  std::optional<std::string> cursor;
+  for (std::size_t page = 0;; ++page) {
+    if (page == max_pages) {
+      std::string m = "tools/list: more than ";
+      m += std::to_string(max_pages);
+      m += " pages (options.max_list_tools_pages)";
+      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+    }
+    nlohmann::json params = nlohmann::json::object();
+    if (cursor) params["cursor"] = *cursor;
+    nlohmann::json r = co_await request_op(s, "tools/list", std::move(params), std::nullopt);
+    if (!r.is_object() || !r.contains("tools") || !r["tools"].is_array()) {
+      std::string m = "tools/list result has no \"tools\" array: ";
+      m += detail::mcp_preview(detail::mcp_dump(r));
+      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+    }
+    bytes += detail::mcp_dump(r["tools"]).size();
+    if (bytes > max_bytes) {
+      std::string m = "tools/list: the tools of ";
+      m += std::to_string(page + 1);
+      m += " pages take ";
+      m += std::to_string(bytes);
+      m += " bytes, more than ";
+      m += std::to_string(max_bytes);
+      m += " (options.max_list_tools_bytes)";
+      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+    }
+    for (auto& t : r["tools"]) tools.push_back(std::move(t));
+    const auto next = r.find("nextCursor");
+    if (next == r.end() || !next->is_string()) break;
+    cursor = next->get<std::string>();
+  }
+  co_return nlohmann::json{{"tools", std::move(tools)}};
+}
+
+inline boost::asio::awaitable<nlohmann::json> mcp_client::call_op(state_ptr s, std::string tool,
+                                                                  nlohmann::json arguments,
+                                                                  std::optional<std::chrono::milliseconds> timeout) {
+  nlohmann::json params = {{"name", tool}, {"arguments", std::move(arguments)}};
+  nlohmann::json r = co_await request_op(s, "tools/call", std::move(params), timeout);
+  if (!r.is_object()) {
+    std::string m = "tools/call result is not an object: ";
+    m += detail::mcp_preview(detail::mcp_dump(r));
+    throw mcp_error(mcp_error_kind::protocol_error, s->shared->name, m);
+  }
+  if (const auto e = r.find("isError"); e != r.end() && e->is_boolean() && e->get<bool>()) {
+    std::string text = mcp_text(r);  // what() quotes at most 2000 bytes; result() has it all
+    if (text.size() > 2000) {
+      text.resize(2000);
+      text += "...";
+    }
+    throw mcp_tool_error(s->shared->name, tool, text, std::move(r));
+  }
+  co_return r;
+}
+
+inline void mcp_client::closer::operator()(detail::mcp_client_state* p) const {
+  std::shared_ptr<detail::mcp_client_state> s(p);
+  auto strand = s->strand;
+  try {
+    boost::asio::co_spawn(strand, detail::mcp_client_state::close(std::move(s)), boost::asio::detached);
+  } catch (...) {  // the state, and with it the child, dies here
+  }
+}
+
+template <class T>
+T mcp_client::blocking(boost::asio::awaitable<T> op) {
+  detail::check_not_inside(state_->strand, "mcp_client",
+                           "use the async_* members on the client's own strand");
+  return boost::asio::co_spawn(state_->strand.get_inner_executor(), std::move(op), boost::asio::use_future).get();
+}
+
+inline std::filesystem::path mcp_find_program(const std::string& program) {
+  return boost::process::v2::environment::find_executable(program);
+}
+
+inline std::string mcp_text(const nlohmann::json& result) {
+  std::string out;
+  const auto c = result.is_object() ? result.find("content") : result.end();
+  if (!result.is_object() || c == result.end() || !c->is_array()) return out;
+  for (const auto& item : *c) {
+    if (!out.empty()) out += '\n';
+    if (item.is_object() && item.value("type", "") == "text" && item.contains("text") && item["text"].is_string())
+      out += item["text"].get<std::string>();
+    else
+      out += item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  return out;
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_MCP_DETAIL_CLIENT_IMPL_HPP
