@@ -345,6 +345,7 @@ struct call_settings {
   std::string name{};
   std::string idempotency_key{};
   bool allow_destructive_retry = false;
+  std::uint64_t fencing_token = detail::current_fencing_token();  ///< the call's coordinator grant (coordination.hpp)
 };
 
 namespace detail {
@@ -387,6 +388,7 @@ class recovery_state {
         settings_.idempotency_key.empty() ? make_idempotency_key() : std::move(settings_.idempotency_key);
     settings_.idempotency_key.clear();  // the key lives in ctx_ (see key())
     ctx_.attempt = 0;
+    ctx_.fencing_token = settings_.fencing_token;
   }
 
   [[nodiscard]] const call_settings& settings() const noexcept { return settings_; }

@@ -30,6 +30,8 @@
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/retry.hpp>
+// coordination across turns
+#include <tool_effects/coordination.hpp>
 // registry and identity
 #include <tool_effects/identity.hpp>
 #include <tool_effects/registry.hpp>
