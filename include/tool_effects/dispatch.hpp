@@ -70,6 +70,7 @@
 #include <tool_effects/detail/engine.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
+#include <tool_effects/journal.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/plan.hpp>
 #include <tool_effects/side_effects.hpp>
@@ -244,6 +245,21 @@ void execute_plain(Fn& fn, const Executor& ex, Done&& done) {
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done);
 
+// Turn journal (journal.hpp): with a journal in the options, an ended call is
+// replayed, an in-doubt one runs again only if retry-safe, and *started* is
+// recorded durably before the call runs.
+template <class R, class Options, class Fn, class Executor, class Done>
+void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
+  if constexpr (options_have_journal<Options>) {
+    journal_call<R>(opts.template get<options_journal_t<Options>>(), chosen_idempotency_key(fn), info.name,
+                    info.effects, std::forward<Done>(done), [&opts, &fn, &info, &ex](auto&& journaled_done) {
+                      execute_admitted<R>(opts, fn, info, ex, std::move(journaled_done));
+                    });
+  } else {
+    execute_admitted<R>(opts, fn, info, ex, std::forward<Done>(done));
+  }
+}
+
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
   // Coordination across turns (coordination.hpp): with a coordinator in the
@@ -253,12 +269,12 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
     using coordinator_t = options_coordinator_t<Options>;
     const call_description* d = info.description;
     if constexpr (is_static_call<Fn>) d = &static_description<typename Fn::tool_type>();
-    coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects,
-                       ex, std::forward<Done>(done), [&opts, &fn, info, ex](auto&& granted_done) {
-                         execute_admitted<R>(opts, fn, info, ex, std::move(granted_done));
+    coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, std::forward<Done>(done),
+                       [&opts, &fn, info, ex](auto&& granted_done) {
+                         execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
                        });
   } else {
-    execute_admitted<R>(opts, fn, info, ex, std::forward<Done>(done));
+    execute_journaled<R>(opts, fn, info, ex, std::forward<Done>(done));
   }
 }
 
