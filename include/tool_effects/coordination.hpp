@@ -548,6 +548,14 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
                         dn(coordination_failure<R>(name, effects, ec));
                         return;
                       }
+                      // The turn aborted while this call waited (abort_on_error): it never starts.
+                      if constexpr (requires { dn.engine->abort_requested(); }) {
+                        if (dn.engine->abort_requested()) {
+                          g.release();
+                          dn(outcome<R>::abort());
+                          return;
+                        }
+                      }
                       const fencing_scope scope(g.fencing_token());
                       run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
                     }));

@@ -379,4 +379,40 @@ TEST(CoordinatedDispatch, AGrantIsReleasedWhenTheToolThrows) {
   EXPECT_EQ(coord.queued(), 0u);
 }
 
+TEST(CoordinatedDispatch, ACallWaitingWhenItsTurnAbortsNeverRuns) {
+  te::local_coordinator coord;
+  const auto other_session = te::describe<write_account>("other session");
+  auto held = coord.try_acquire(other_session);
+  ASSERT_TRUE(held);
+  struct other : te::resource<> {};
+  std::atomic<bool> thrown{false};
+  struct thrower {
+    using side_effects = te::effects<te::writes<other>>;
+    std::atomic<bool>* thrown;
+    int operator()() const {
+      *thrown = true;
+      throw std::runtime_error("boom");
+    }
+  };
+  std::atomic<int> writes{0};
+  struct counted_write {
+    using side_effects = te::effects<te::writes<account>>;
+    std::atomic<int>* writes;
+    int operator()() const { return ++*writes; }
+  };
+  asio::thread_pool pool(2);
+  std::thread releaser([&] {
+    while (!thrown) std::this_thread::yield();
+    std::this_thread::sleep_for(50ms);  // the failure is delivered (abort requested) while the write still waits
+    held.reset();
+  });
+  auto [a, b] = te::run_plan(pool, te::run_options{.abort_on_error = true}.with(coord), te::call(thrower{&thrown}),
+                             te::call(counted_write{&writes}));
+  releaser.join();
+  EXPECT_TRUE(a.has_error());
+  EXPECT_TRUE(b.aborted());
+  EXPECT_EQ(writes.load(), 0);
+  EXPECT_EQ(coord.queued(), 0u);
+}
+
 }  // namespace coordination_test_ns
