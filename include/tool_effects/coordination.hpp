@@ -382,7 +382,7 @@ class local_coordinator {
   template <class Token>
   auto async_acquire(const call_description& d, acquire_options o, Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, local_grant)>(
-        [this, &d, o](auto handler) { initiate(d, o, std::move(handler)); }, token);
+        [this, &d, o](auto handler) { this->initiate(d, o, std::move(handler)); }, token);
   }
 
   /// Blocking acquisition: the grant, or throws `boost::system::system_error`

@@ -236,12 +236,6 @@ void execute_plain(Fn& fn, const Executor& ex, Done&& done) {
   }
 }
 
-// THE one function through which every dispatched call runs (static and
-// runtime, sync and awaitable, pooled and inline). `fn()` invokes the call
-// (a `bound_call`, or a runtime task); `R` is its result type. Sync calls run
-// here, in the current thread; awaitable calls are spawned on `ex`. `done`
-// receives the call's outcome exactly once. The recovery layer (retry
-// policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done);
 
@@ -260,6 +254,12 @@ void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const
   }
 }
 
+// THE one function through which every dispatched call runs (static and
+// runtime, sync and awaitable, pooled and inline). `fn()` invokes the call
+// (a `bound_call`, or a runtime task); `R` is its result type. Sync calls run
+// here, in the current thread; awaitable calls are spawned on `ex`. `done`
+// receives the call's outcome exactly once. The recovery layer (retry
+// policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
   // Coordination across turns (coordination.hpp): with a coordinator in the
