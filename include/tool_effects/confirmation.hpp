@@ -43,6 +43,7 @@ struct confirmation_request {
   effect_set effects{};                ///< its declared effects
   side_effect_class effect_class{};  ///< classify(effects)
   std::string_view idempotency_key{};  ///< the key its attempts will carry
+  bool may_already_have_happened = false;  ///< a journal shows the call started in an earlier run that did not end (journal.hpp)
 };
 
 /// A synchronous approver: `confirmation a(const confirmation_request&)`.

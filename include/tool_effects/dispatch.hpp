@@ -245,8 +245,11 @@ void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const 
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
   if constexpr (options_have_journal<Options>) {
+    const tool_effects::approver* in_doubt_approver = nullptr;
+    if constexpr (options_have_approver<Options>) in_doubt_approver = &opts.template get<tool_effects::approver>();
     journal_call<R>(opts.template get<options_journal_t<Options>>(), chosen_idempotency_key(fn), info.name,
-                    info.effects, std::forward<Done>(done), [&opts, &fn, &info, &ex](auto&& journaled_done) {
+                    info.effects, in_doubt_approver, std::forward<Done>(done),
+                    [&opts, &fn, &info, &ex](auto&& journaled_done) {
                       execute_admitted<R>(opts, fn, info, ex, std::move(journaled_done));
                     });
   } else {

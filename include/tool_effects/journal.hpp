@@ -13,8 +13,9 @@
 // - *ended*: the call is not run again; its recorded outcome is returned,
 //   `replayed()`;
 // - *started* but not ended (the process died): in doubt. It runs again only
-//   if it is retry-safe (`may_retry`), else it fails with
-//   `call_failure{in_doubt}`: never silently a second time.
+//   if it is retry-safe (`may_retry`), or if the options' approver approves
+//   it when asked with `may_already_have_happened` set (asked synchronously);
+//   else it fails with `call_failure{in_doubt}`: never silently a second time.
 // States and limits: docs/coordination.md.
 #ifndef TOOL_EFFECTS_JOURNAL_HPP
 #define TOOL_EFFECTS_JOURNAL_HPP
@@ -31,6 +32,7 @@
 #include <type_traits>
 #include <utility>
 
+#include <tool_effects/confirmation.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
@@ -214,8 +216,8 @@ struct record_then {
 // `run(done')` with `done'` recording the end. Journal faults: the call does
 // not run and its outcome is a `journal_error`.
 template <class R, class J, class Done, class Run>
-void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects, Done&& done,
-                  Run run) {
+void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects,
+                  const approver* in_doubt_approver, Done&& done, Run run) {
   static_assert(JournalEncodable<R>,
                 "tool_effects: a journaled call's result type has no journal_codec<R>; specialise "
                 "tool_effects::journal_codec for it");
@@ -231,9 +233,24 @@ void journal_call(const J& journal, const std::string& key, std::string_view nam
         return;
       }
       if (!may_retry(effects, false)) {
-        auto rec = make_failure_record(std::string(name), 0, classify(effects), failure_reason::in_doubt);
+        bool approved = false;
+        std::exception_ptr approver_error;
+        if (in_doubt_approver != nullptr) {
+          try {
+            approved = in_doubt_approver->ask({name, effects, classify(effects), key, true}) == confirmation::approve;
+          } catch (...) {
+            approver_error = std::current_exception();
+          }
+        }
+        if (approved) {
+          journal.record_started(key, name);
+          run(record_then<R, J, std::decay_t<Done>>{journal, key, std::forward<Done>(done)});
+          return;
+        }
+        auto rec = make_failure_record(std::string(name), 0, classify(effects), failure_reason::in_doubt, approver_error);
         rec.last_error_message = str_cat("started in an earlier run that did not end (key ", key,
-                                         "): it may already have happened");
+                                         "): it may already have happened",
+                                         in_doubt_approver ? "; the approver did not approve running it again" : "");
         done(outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec)))));
         return;
       }

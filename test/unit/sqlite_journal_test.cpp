@@ -150,6 +150,33 @@ TEST(SqliteJournal, AnInDoubtCallRunsAgainOnlyIfRetrySafe) {
   EXPECT_EQ(charges.load(), 1);
 }
 
+TEST(SqliteJournal, AnInDoubtCallGoesToTheApproverToldItMayHaveHappened) {
+  const auto dir = fresh_dir("doubt_approver");
+  te::sqlite_journal journal((dir / "j.db").string());
+  journal.record_started("a/charge", "charge_card");
+  journal.record_started("b/charge", "charge_card");
+  std::atomic<int> charges{0};
+  std::vector<bool> told;
+  boost::asio::thread_pool pool(1);
+  for (const bool approve : {true, false}) {
+    const auto opts = te::run_options{}.with(journal).with(te::approver([&, approve](const te::confirmation_request& r) {
+      told.push_back(r.may_already_have_happened);
+      return approve ? te::confirmation::approve : te::confirmation::deny;
+    }));
+    auto [c] = te::run_plan(pool, opts, te::call(charge_card{&charges}, 5).with_idempotency_key(approve ? "a/charge" : "b/charge"));
+    if (approve) {
+      ASSERT_TRUE(c.has_value()) << reason_of(c.error());
+    } else {
+      ASSERT_TRUE(c.has_error());
+      EXPECT_EQ(reason_of(c.error()), "in_doubt");
+    }
+  }
+  EXPECT_EQ(charges.load(), 1) << "run again only when approved";
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_TRUE(told[0] && told[1]) << "the approver was told the call may already have happened";
+  EXPECT_EQ(journal.find("a/charge")->at, te::journal_entry::state::ended);
+}
+
 TEST(SqliteJournal, JsonToolHostKeysDoNotCollideAcrossTurns) {
   const auto dir = fresh_dir("json");
   te::sqlite_journal journal((dir / "j.db").string());
