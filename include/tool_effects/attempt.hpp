@@ -49,12 +49,27 @@ TOOL_EFFECTS_NOINLINE inline std::string make_idempotency_key() {
   return boost::uuids::to_string(u);
 }
 
+namespace detail {
+// The fencing token of the coordinator grant held by the call that is being
+// started in this thread (0: none). Set by the dispatcher around the
+// synchronous start of a coordinated call (coordination.hpp), read when the
+// call's attempt context is made.
+inline std::uint64_t& current_fencing_token() noexcept {
+  thread_local std::uint64_t token = 0;
+  return token;
+}
+}  // namespace detail
+
 /// What a tool learns about the attempt it is running, when it is invocable
 /// as `tool(const attempt_context&, args...)`.
 struct attempt_context {
   std::string idempotency_key{};  ///< the same for every attempt of one logical call (a repair with changed inputs gets "<key>.r<k>")
   std::size_t attempt = 1;      ///< 1-based, counting retries and repairs
   bool is_repair = false;       ///< this attempt runs a repaired request
+  /// The fencing token of the call's coordinator grant (coordination.hpp):
+  /// greater than every token granted before by the same coordinator; 0
+  /// when the call runs without a coordinator.
+  std::uint64_t fencing_token = detail::current_fencing_token();
 };
 
 /// Whether `Tool` is given the attempt context (first parameter).

@@ -84,6 +84,7 @@ struct confirmation_request {
   std::string_view call_id{};          ///< the model's id for the call (empty: none)
   std::optional<std::string_view> arguments{};  ///< canonical JSON (RFC 8785); nullopt: not shown (static calls)
   confirmation_reason reason{};        ///< why approval is needed: confirmation_reason_of(effects)
+  bool may_already_have_happened = false;  ///< a journal shows the call started in an earlier run that did not end (journal.hpp)
 };
 
 /// The request of a call named `name` (used when `subject.tool` is empty)

@@ -65,12 +65,14 @@
 #include <tool_effects/call.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
+#include <tool_effects/coordination.hpp>
 #include <tool_effects/detail/awaitable.hpp>
 #include <tool_effects/detail/dispatch_recovery.hpp>
 #include <tool_effects/detail/engine.hpp>
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
+#include <tool_effects/journal.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/plan.hpp>
 #include <tool_effects/side_effects.hpp>
@@ -166,6 +168,7 @@ struct call_info {
   std::string_view name;  ///< tool type name (static) or description name (runtime)
   effect_set effects;     ///< declared effects (empty: unknown)
   std::size_t index;      ///< position in the turn
+  const call_description* description;  ///< the runtime form's description (static calls: null)
 };
 
 #include <tool_effects/detail/push_options.hpp>
@@ -223,6 +226,27 @@ void execute_plain(Fn& fn, const Executor& ex, Done&& done) {
   }
 }
 
+template <class R, class Options, class Fn, class Executor, class Done>
+void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done);
+
+// Turn journal (journal.hpp): with a journal in the options, an ended call is
+// replayed, an in-doubt one runs again only if retry-safe, and *started* is
+// recorded durably before the call runs.
+template <class R, class Options, class Fn, class Executor, class Done>
+void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
+  if constexpr (options_have_journal<Options>) {
+    const tool_effects::approver* in_doubt_approver = nullptr;
+    if constexpr (options_have_approver<Options>) in_doubt_approver = &opts.template get<tool_effects::approver>();
+    journal_call<R>(opts.template get<options_journal_t<Options>>(), chosen_idempotency_key(fn), info.name,
+                    info.effects, in_doubt_approver, std::forward<Done>(done),
+                    [&opts, &fn, &info, &ex](auto&& journaled_done) {
+                      execute_admitted<R>(opts, fn, info, ex, std::move(journaled_done));
+                    });
+  } else {
+    execute_admitted<R>(opts, fn, info, ex, std::forward<Done>(done));
+  }
+}
+
 // THE one function through which every dispatched call runs (static and
 // runtime, sync and awaitable, pooled and inline). `fn()` invokes the call
 // (a `bound_call`, or a runtime task); `R` is its result type. Sync calls run
@@ -231,6 +255,25 @@ void execute_plain(Fn& fn, const Executor& ex, Done&& done) {
 // policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
+  // Coordination across turns (coordination.hpp): with a coordinator in the
+  // options, the call first holds a grant for all its accesses; the grant is
+  // released before its outcome is delivered. `opts` and `fn` are the engine's.
+  if constexpr (options_have_coordinator<Options>) {
+    using coordinator_t = options_coordinator_t<Options>;
+    const call_description* d = info.description;
+    if constexpr (is_static_call<Fn>) d = &static_description<typename Fn::tool_type>();
+    coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, std::forward<Done>(done),
+                       [&opts, &fn, info, ex](auto&& granted_done) {
+                         execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
+                       });
+  } else {
+    execute_journaled<R>(opts, fn, info, ex, std::forward<Done>(done));
+  }
+}
+
+// A call admitted to run (coordinated or not).
+template <class R, class Options, class Fn, class Executor, class Done>
+void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
   // Recovery layer (detail/dispatch_recovery.hpp): a static call that
   // needs_confirmation (destructive or unknown) without an approver does not
   // compile; with a retry policy or an approver in the options, or for a
@@ -295,7 +338,7 @@ void run_static_call(plan_engine& engine, const Executor& ex, const Options& opt
                      std::size_t index) {
   using R = typename Call::result_type;
   using tool = typename Call::tool_type;
-  const call_info info{type_name_v<tool>, side_effects_v<tool>, index};
+  const call_info info{type_name_v<tool>, side_effects_v<tool>, index, nullptr};
   run_one<R>(engine, opts, *static_cast<Call*>(call), info, ex, static_cast<outcome<R>*>(slot));
 }
 
@@ -394,7 +437,7 @@ class runtime_engine final : private plan_holder, public plan_engine {  // plan_
  private:
   void run(std::size_t i) {
     // An exclusive description is unknown, whatever flags it carries (as in run_with_recovery).
-    const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i};
+    const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i, &calls_[i]};
     run_one<R>(*this, opts_, tasks_[i], info, ex_, &results_[i]);
   }
   void launch(std::size_t i) override {

@@ -5,7 +5,9 @@
 // (`unsafe_to_retry`, `non_idempotent_side_effect`,
 // `rollback_not_supported_for_side_effects`) plus those of this library
 // (`confirmation_denied`, `retries_exhausted`, and for model-chosen calls
-// `invalid_arguments`, `unknown_tool`, `repeated_call`, `turn_too_large`). See docs/recovery.md.
+// `invalid_arguments`, `unknown_tool`, `repeated_call`, `turn_too_large`; for
+// coordinated and journaled calls `coordination_timeout`, `in_doubt`). See
+// docs/recovery.md and docs/coordination.md.
 #ifndef TOOL_EFFECTS_FAILURE_HPP
 #define TOOL_EFFECTS_FAILURE_HPP
 
@@ -36,18 +38,20 @@ enum class failure_reason : std::uint8_t {
   invalid_arguments,                        ///< a model-chosen call's arguments do not parse or are not an object (never ran)
   unknown_tool,                             ///< a model-chosen call names a tool that is not registered (never ran)
   repeated_call,                            ///< a loop guard refused a call repeated too often (never ran)
-  turn_too_large                            ///< a model turn had more calls than `plan_limits::max_calls` (never ran)
+  turn_too_large,                           ///< a model turn had more calls than `plan_limits::max_calls` (never ran)
+  coordination_timeout,                     ///< the call waited for its coordinator grant past its wait limit, or was cancelled while waiting (never ran)
+  in_doubt                                  ///< a journal shows the call started but never ended, and it is not retry-safe (not run again)
 };
 
 /// Number of enumerators of `failure_reason`.
-inline constexpr std::size_t failure_reason_count = 9;
+inline constexpr std::size_t failure_reason_count = 11;
 
 /// The stable slug of `r` (the enumerator's name). Never changes between versions.
 constexpr std::string_view to_string(failure_reason r) noexcept {
   constexpr std::array<std::string_view, failure_reason_count> slugs{
       "unsafe_to_retry", "non_idempotent_side_effect", "rollback_not_supported_for_side_effects",
       "confirmation_denied", "retries_exhausted", "invalid_arguments", "unknown_tool", "repeated_call",
-      "turn_too_large"};
+      "turn_too_large", "coordination_timeout", "in_doubt"};
   const auto i = static_cast<std::size_t>(r);
   return i < failure_reason_count ? slugs[i] : std::string_view{};
 }

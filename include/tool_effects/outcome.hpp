@@ -79,6 +79,14 @@ class outcome {
   [[nodiscard]] bool finished() const noexcept { return state_.index() != 0; }
   /// Same as `has_value()`.
   explicit operator bool() const noexcept { return has_value(); }
+  /// Whether the call did not run in this turn: its outcome was replayed from
+  /// a journal (journal.hpp), where an earlier run had recorded its end.
+  [[nodiscard]] bool replayed() const noexcept { return replayed_; }
+  /// Marks this outcome as replayed from a journal.
+  outcome& mark_replayed() & noexcept {
+    replayed_ = true;
+    return *this;
+  }
 
   /// The value. Rethrows the call's exception; throws `call_aborted` if
   /// aborted, `outcome_empty` if empty.
@@ -110,6 +118,7 @@ class outcome {
   }
 
   std::variant<std::monostate, storage, std::exception_ptr, detail::aborted_state> state_;
+  bool replayed_ = false;
 };
 
 namespace detail {

@@ -6,10 +6,12 @@
 #ifndef TOOL_EFFECTS_RECOVERY_OPTIONS_HPP
 #define TOOL_EFFECTS_RECOVERY_OPTIONS_HPP
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <type_traits>
 
+#include <tool_effects/attempt.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/retry_policy.hpp>
 
@@ -48,6 +50,7 @@ struct call_settings {
   std::string idempotency_key{};
   bool allow_destructive_retry = false;
   call_subject subject{};  ///< what the approver is shown besides (tool, call id, MCP server, arguments)
+  std::uint64_t fencing_token = detail::current_fencing_token();  ///< the call's coordinator grant (coordination.hpp)
 };
 
 }  // namespace tool_effects

@@ -34,6 +34,8 @@
 #include <tool_effects/retry_policy.hpp>
 // compile-time diagnostics
 #include <tool_effects/diagnostics.hpp>
+// coordination across turns
+#include <tool_effects/coordination.hpp>
 // registry and identity
 #include <tool_effects/identity.hpp>
 #include <tool_effects/registry.hpp>

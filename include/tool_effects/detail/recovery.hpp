@@ -134,6 +134,7 @@ class recovery_state {
         settings_.idempotency_key.empty() ? make_idempotency_key() : std::move(settings_.idempotency_key);
     settings_.idempotency_key.clear();  // the key lives in ctx_ (see key())
     ctx_.attempt = 0;
+    ctx_.fencing_token = settings_.fencing_token;
   }
 
   [[nodiscard]] const call_settings& settings() const noexcept { return settings_; }

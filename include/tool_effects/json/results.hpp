@@ -65,6 +65,12 @@ inline std::string explain_failure(const failure_record& r, std::string_view too
       out += with_error(detail::str_cat(tool, " failed after ", std::to_string(r.attempts), " attempt",
                                          r.attempts == 1 ? "" : "s"));
       break;
+    case failure_reason::coordination_timeout:
+      out += with_error(tool + " was not run because another session held what it needed for too long");
+      break;
+    case failure_reason::in_doubt:
+      out += with_error(tool + " was not run again: an earlier run started it and may have done it already");
+      break;
     case failure_reason::invalid_arguments:
     case failure_reason::unknown_tool:
     case failure_reason::repeated_call:

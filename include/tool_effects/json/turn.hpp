@@ -275,14 +275,25 @@ class json_tool_host {
   /// `dispatch_options`, e.g. with a `retry_policy`, an `approver`, a
   /// `loop_guard` and `plan_limits`). Each call's attempts
   /// carry one idempotency key derived from its identity and `scope` + its id
-  /// (`idempotency_key` in identity.hpp), so `scope` should be unique per
-  /// turn. Returns one outcome per call, in call order; a call that cannot
+  /// (`idempotency_key` in identity.hpp), so `scope` must be unique per
+  /// turn (and the same when the turn runs again, for a journal to replay
+  /// it). Empty (the default): a fresh random scope per call of `run`, so two
+  /// turns never share keys; with a journal in the options an empty scope
+  /// throws std::invalid_argument (nothing could ever be replayed). Returns one outcome per call, in call order; a call that cannot
   /// run (see `plan`) or that the loop guard refused is a failure outcome
   /// holding a `call_failure` (attempts 0) and does not affect the others
   /// (not even under `abort_on_error`). Bad model output never throws.
   template <class Executor, class Options>
   std::vector<outcome<nlohmann::json>> run(Executor&& executor, const Options& options,
-                                           std::span<const tool_call> calls, std::string_view scope = "turn") {
+                                           std::span<const tool_call> calls, std::string_view scope = {}) {
+    std::string fresh_scope;
+    if (scope.empty()) {
+      if constexpr (detail::options_have_journal<Options>)
+        throw std::invalid_argument("tool_effects::json_tool_host::run: a journaled turn needs a scope that names "
+                                    "the turn (unique per turn, the same when it runs again)");
+      fresh_scope = make_idempotency_key();
+      scope = fresh_scope;
+    }
     plan_limits limits;
     if constexpr (requires { requires Options::template has<plan_limits>; }) limits = options.template get<plan_limits>();
     turn_plan p = describe_turn(calls, limits);

@@ -1,0 +1,172 @@
+// Coordination and journal costs (Google Benchmark). See docs/benchmarks.md ("Coordination across turns").
+//
+//  - BM_try_acquire_release: local_coordinator::try_acquire + release of a one-access call, uncontended (the
+//    dispatcher's fast path).
+//  - BM_async_acquire_release: async_acquire on an io_context (the handler is posted, then run by poll) + release.
+//  - BM_blocking_acquire_release: acquire() (the inline executor's path) + release.
+//  - BM_turn_runtime/N, BM_turn_runtime_coordinated/N: a turn of N calls through the runtime form on a 2-thread
+//    pool, without and with a coordinator (N = 16 and 256). Each call writes its own target of one resource: no
+//    call of the turn waits for another, so the difference is the coordinator's cost (the queue holds up to N
+//    requests, and each is checked against the older ones).
+//  - BM_turn_static16, BM_turn_static16_coordinated: the same with 16 static calls (one tool type, reads).
+//  - BM_journal_turn/N: a turn of N calls with a sqlite_journal in the temporary directory (new keys each
+//    iteration: every call records started and ended, two fsync'ed commits); per-call time = time / N.
+//  - BM_journal_replay/N: the same turn replayed (every call ended): one lookup per call.
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+
+#include <tool_effects/coordination.hpp>
+#include <tool_effects/dispatch.hpp>
+#include <tool_effects/sqlite_journal.hpp>
+
+namespace te = tool_effects;
+namespace asio = boost::asio;
+
+namespace {
+
+te::call_description one_write(const std::string& target) {
+  return te::describe_runtime("w", {}, {{"db/users", te::access_mode::write, target}});
+}
+
+void BM_try_acquire_release(benchmark::State& state) {
+  te::local_coordinator c;
+  const auto d = one_write("a");
+  for (auto _ : state) {
+    auto g = c.try_acquire(d);
+    benchmark::DoNotOptimize(g->fencing_token());
+    g->release();
+  }
+}
+BENCHMARK(BM_try_acquire_release);
+
+void BM_async_acquire_release(benchmark::State& state) {
+  te::local_coordinator c;
+  asio::io_context io;
+  const auto d = one_write("a");
+  for (auto _ : state) {
+    c.async_acquire(d, {}, asio::bind_executor(io, [](boost::system::error_code, te::local_grant g) {
+                      benchmark::DoNotOptimize(g.fencing_token());
+                    }));
+    io.restart();
+    io.poll();
+  }
+}
+BENCHMARK(BM_async_acquire_release);
+
+void BM_blocking_acquire_release(benchmark::State& state) {
+  te::local_coordinator c;
+  const auto d = one_write("a");
+  for (auto _ : state) {
+    auto g = c.acquire(d, {});
+    benchmark::DoNotOptimize(g.fencing_token());
+  }
+}
+BENCHMARK(BM_blocking_acquire_release);
+
+struct noop_task {
+  int operator()() const { return 1; }
+};
+
+asio::thread_pool& pool() {
+  static asio::thread_pool p(2);
+  return p;
+}
+
+template <bool Coordinated>
+void turn_runtime(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  std::vector<te::call_description> d;
+  for (std::size_t i = 0; i < n; ++i) d.push_back(one_write(std::to_string(i)));
+  std::vector<noop_task> tasks(n);
+  te::local_coordinator c;
+  for (auto _ : state) {
+    if constexpr (Coordinated) {
+      auto out = te::run_plan(pool(), te::run_options{}.with(c), std::span<const te::call_description>(d), tasks);
+      benchmark::DoNotOptimize(out.data());
+    } else {
+      auto out = te::run_plan(pool(), te::run_options{}, std::span<const te::call_description>(d), tasks);
+      benchmark::DoNotOptimize(out.data());
+    }
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+void BM_turn_runtime(benchmark::State& s) { turn_runtime<false>(s); }
+void BM_turn_runtime_coordinated(benchmark::State& s) { turn_runtime<true>(s); }
+BENCHMARK(BM_turn_runtime)->Arg(16)->Arg(256)->UseRealTime();
+BENCHMARK(BM_turn_runtime_coordinated)->Arg(16)->Arg(256)->UseRealTime();
+
+struct users : te::resource<> {};
+struct read_user {
+  using side_effects = te::effects<te::reads<users>, te::idempotent>;
+  int operator()() const { return 1; }
+};
+
+template <class Options>
+void turn_static16(benchmark::State& state, const Options& o) {
+  const read_user r;
+  for (auto _ : state) {
+    auto out = te::run_plan(pool(), o, te::call(r), te::call(r), te::call(r), te::call(r), te::call(r), te::call(r),
+                            te::call(r), te::call(r), te::call(r), te::call(r), te::call(r), te::call(r), te::call(r),
+                            te::call(r), te::call(r), te::call(r));
+    benchmark::DoNotOptimize(&out);
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * 16));
+}
+void BM_turn_static16(benchmark::State& s) { turn_static16(s, te::run_options{}); }
+void BM_turn_static16_coordinated(benchmark::State& s) {
+  te::local_coordinator c;
+  turn_static16(s, te::run_options{}.with(c));
+}
+BENCHMARK(BM_turn_static16)->UseRealTime();
+BENCHMARK(BM_turn_static16_coordinated)->UseRealTime();
+
+struct keyed_task {
+  std::string key;
+  int operator()() const { return 1; }
+  [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
+};
+
+template <bool Replay>
+void journal_turn(benchmark::State& state) {
+  const auto n = static_cast<std::size_t>(state.range(0));
+  const auto path = std::filesystem::temp_directory_path() / "te_bench_journal.db";
+  std::filesystem::remove(path);
+  std::filesystem::remove(path.string() + "-wal");
+  std::filesystem::remove(path.string() + "-shm");
+  te::sqlite_journal j(path.string());
+  std::vector<te::call_description> d;
+  for (std::size_t i = 0; i < n; ++i) d.push_back(one_write(std::to_string(i)));
+  std::vector<keyed_task> tasks(n);
+  long turn = 0;
+  auto set_keys = [&] {
+    for (std::size_t i = 0; i < n; ++i) tasks[i].key = "t" + std::to_string(turn) + "/" + std::to_string(i);
+  };
+  set_keys();
+  if constexpr (Replay) (void)te::run_plan(pool(), te::run_options{}.with(j), std::span<const te::call_description>(d), tasks);
+  for (auto _ : state) {
+    if constexpr (!Replay) {
+      state.PauseTiming();
+      ++turn;
+      set_keys();
+      state.ResumeTiming();
+    }
+    auto out = te::run_plan(pool(), te::run_options{}.with(j), std::span<const te::call_description>(d), tasks);
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * n));
+}
+void BM_journal_turn(benchmark::State& s) { journal_turn<false>(s); }
+void BM_journal_replay(benchmark::State& s) { journal_turn<true>(s); }
+BENCHMARK(BM_journal_turn)->Arg(16)->UseRealTime();
+BENCHMARK(BM_journal_replay)->Arg(16)->UseRealTime();
+
+}  // namespace

@@ -1,0 +1,201 @@
+// tool_effects/sqlite_journal.hpp — the embedded turn journal (journal.hpp)
+// on SQLite 3 (component tool_effects::sqlite; links SQLite::SQLite3).
+//
+//   auto journal = tool_effects::sqlite_journal("turns.db");
+//   auto out = host.run(pool, run_options{}.with(journal), calls, "session-7/turn-3");
+//
+// The file is in WAL mode with `synchronous=FULL`: every record is its own
+// transaction, committed to disk (fsync of the WAL) before `record_started`
+// returns, so a call's *started* record exists before its side effect can
+// happen. No group commit. Several processes may share a file (SQLite's
+// locking; a busy timeout of 5 s). The file carries a schema version; a
+// journal written by another version, a corrupt file, an unwritable
+// directory or a full disk throw `journal_error` naming the file and cause.
+#ifndef TOOL_EFFECTS_SQLITE_JOURNAL_HPP
+#define TOOL_EFFECTS_SQLITE_JOURNAL_HPP
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <sqlite3.h>
+
+#include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/journal.hpp>
+
+namespace tool_effects {
+
+/// The schema this version writes and reads (stored in the file's `meta` table).
+inline constexpr std::string_view sqlite_journal_schema = "tool_effects.journal.v1";
+
+namespace detail {
+
+class sqlite_journal_impl {
+ public:
+  explicit sqlite_journal_impl(std::string path) : path_(std::move(path)) {
+    const int rc = sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX,
+                                   nullptr);
+    if (rc != SQLITE_OK) {
+      const std::string why = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
+      sqlite3_close_v2(db_);
+      db_ = nullptr;
+      throw journal_error(str_cat("tool_effects: cannot open the journal '", path_, "': ", why));
+    }
+    try {
+      sqlite3_busy_timeout(db_, 5000);
+      const std::string mode = query_text("PRAGMA journal_mode=WAL");
+      if (mode != "wal")
+        throw journal_error(str_cat("tool_effects: the journal '", path_, "' cannot use WAL mode (got '", mode,
+                                    "'; is its directory writable?)"));
+      exec("PRAGMA synchronous=FULL");
+      exec("CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY, v TEXT NOT NULL)");
+      exec("CREATE TABLE IF NOT EXISTS calls(key TEXT PRIMARY KEY, name TEXT NOT NULL, state INTEGER NOT NULL, "
+           "failed INTEGER NOT NULL DEFAULT 0, result TEXT, reason TEXT, message TEXT)");
+      exec(str_cat("INSERT OR IGNORE INTO meta(k, v) VALUES('schema', '", sqlite_journal_schema, "')"));
+      const std::string schema = query_text("SELECT v FROM meta WHERE k = 'schema'");
+      if (schema != sqlite_journal_schema)
+        throw journal_error(str_cat("tool_effects: the journal '", path_, "' was written by another version (schema '",
+                                    schema, "'; this version reads '", sqlite_journal_schema, "')"));
+      find_ = prepare("SELECT state, failed, result, reason, message FROM calls WHERE key = ?1");
+      started_ = prepare("INSERT INTO calls(key, name, state) VALUES(?1, ?2, 0) "
+                         "ON CONFLICT(key) DO UPDATE SET state = 0, failed = 0, result = NULL, reason = NULL, "
+                         "message = NULL");
+      ended_ = prepare("UPDATE calls SET state = 1, failed = ?2, result = ?3, reason = ?4, message = ?5 WHERE key = ?1");
+    } catch (...) {
+      close();
+      throw;
+    }
+  }
+  sqlite_journal_impl(const sqlite_journal_impl&) = delete;
+  sqlite_journal_impl& operator=(const sqlite_journal_impl&) = delete;
+  ~sqlite_journal_impl() { close(); }
+
+  std::optional<journal_entry> find(const std::string& key) {
+    std::lock_guard lock(m_);
+    reset guard{find_};
+    bind(find_, 1, key);
+    const int rc = sqlite3_step(find_);
+    if (rc == SQLITE_DONE) return std::nullopt;
+    if (rc != SQLITE_ROW) fail("read", rc);
+    journal_entry e;
+    e.at = sqlite3_column_int(find_, 0) == 1 ? journal_entry::state::ended : journal_entry::state::started;
+    e.failed = sqlite3_column_int(find_, 1) != 0;
+    e.result = column(find_, 2);
+    e.reason = column(find_, 3);
+    e.message = column(find_, 4);
+    return e;
+  }
+
+  void record_started(const std::string& key, std::string_view name) {
+    std::lock_guard lock(m_);
+    reset guard{started_};
+    bind(started_, 1, key);
+    bind(started_, 2, name);
+    const int rc = sqlite3_step(started_);
+    if (rc != SQLITE_DONE) fail("record a call as started in", rc);
+  }
+
+  void record_ended(const std::string& key, const journal_entry& e) {
+    std::lock_guard lock(m_);
+    reset guard{ended_};
+    bind(ended_, 1, key);
+    sqlite3_bind_int(ended_, 2, e.failed ? 1 : 0);
+    bind(ended_, 3, e.result);
+    bind(ended_, 4, e.reason);
+    bind(ended_, 5, e.message);
+    const int rc = sqlite3_step(ended_);
+    if (rc != SQLITE_DONE) fail("record a call's end in", rc);
+  }
+
+  [[nodiscard]] const std::string& path() const noexcept { return path_; }
+
+ private:
+  struct reset {
+    sqlite3_stmt* s;
+    ~reset() {
+      sqlite3_reset(s);
+      sqlite3_clear_bindings(s);
+    }
+  };
+
+  [[noreturn]] void fail(std::string_view what, int rc) const {
+    throw journal_error(str_cat("tool_effects: cannot ", what, " the journal '", path_, "': ", sqlite3_errmsg(db_),
+                                " (", sqlite3_errstr(rc), ")"));
+  }
+  static void bind(sqlite3_stmt* s, int i, std::string_view v) {
+    sqlite3_bind_text(s, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  static std::string column(sqlite3_stmt* s, int i) {
+    const auto* t = reinterpret_cast<const char*>(sqlite3_column_text(s, i));
+    return t ? std::string(t, static_cast<std::size_t>(sqlite3_column_bytes(s, i))) : std::string();
+  }
+  void exec(const std::string& sql) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) {
+      const std::string why = err ? err : sqlite3_errstr(rc);
+      sqlite3_free(err);
+      throw journal_error(str_cat("tool_effects: cannot open the journal '", path_, "': ", why));
+    }
+  }
+  std::string query_text(const std::string& sql) {
+    sqlite3_stmt* s = prepare(sql);
+    std::string out;
+    const int rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) out = column(s, 0);
+    sqlite3_finalize(s);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+      throw journal_error(str_cat("tool_effects: cannot open the journal '", path_, "': ", sqlite3_errmsg(db_)));
+    return out;
+  }
+  sqlite3_stmt* prepare(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    if (sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr) != SQLITE_OK)
+      throw journal_error(str_cat("tool_effects: cannot open the journal '", path_, "': ", sqlite3_errmsg(db_)));
+    return s;
+  }
+  void close() noexcept {
+    for (sqlite3_stmt* s : {find_, started_, ended_}) sqlite3_finalize(s);
+    find_ = started_ = ended_ = nullptr;
+    if (db_) sqlite3_close_v2(db_);
+    db_ = nullptr;
+  }
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* find_ = nullptr;
+  sqlite3_stmt* started_ = nullptr;
+  sqlite3_stmt* ended_ = nullptr;
+  std::mutex m_;
+};
+
+}  // namespace detail
+
+/// A turn journal in a SQLite file (a handle: copies share one connection).
+/// Opening throws `journal_error` when the file cannot be opened or created,
+/// cannot use WAL mode (a read-only directory), is not a database, or was
+/// written by another version (its schema differs).
+class sqlite_journal {
+ public:
+  explicit sqlite_journal(std::string path) : impl_(std::make_shared<detail::sqlite_journal_impl>(std::move(path))) {}
+
+  /// The entry of the call with this key (nothing: never started).
+  [[nodiscard]] std::optional<journal_entry> find(const std::string& key) const { return impl_->find(key); }
+  /// Records the call as started; returns once the record is on disk.
+  void record_started(const std::string& key, std::string_view name) const { impl_->record_started(key, name); }
+  /// Records the call's end.
+  void record_ended(const std::string& key, const journal_entry& e) const { impl_->record_ended(key, e); }
+  /// The file.
+  [[nodiscard]] const std::string& path() const noexcept { return impl_->path(); }
+
+ private:
+  std::shared_ptr<detail::sqlite_journal_impl> impl_;
+};
+
+static_assert(Journal<sqlite_journal>);
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_SQLITE_JOURNAL_HPP

@@ -1,0 +1,418 @@
+// The coordinator (coordination.hpp): grants against a brute-force model of its rule over random request
+// sequences (the conflict rule is access.hpp's, the order first come first served), fencing tokens, wait limits,
+// cancellation, release on every path, and the dispatcher's use of it in every entry point.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <gtest/gtest.h>
+
+#include <tool_effects/coordination.hpp>
+#include <tool_effects/dispatch.hpp>
+
+namespace coordination_test_ns {
+
+namespace te = tool_effects;
+namespace asio = boost::asio;
+using namespace std::chrono_literals;
+
+namespace {
+
+te::call_description desc(std::string name, std::vector<te::runtime_access> a, bool exclusive = false) {
+  te::call_description d;
+  d.name = std::move(name);
+  d.accesses = std::move(a);
+  d.exclusive = exclusive;
+  d.effects = exclusive ? te::effect_set{} : te::effect_set{te::effect::read};
+  return d;
+}
+
+// A random call: 0-3 accesses over a small resource tree, some with targets; sometimes exclusive.
+te::call_description random_call(std::mt19937& rng, std::size_t i) {
+  static const char* const paths[] = {"", "db", "db/users", "db/orders", "fs", "fs/notes"};
+  static const char* const targets[] = {"a", "b"};
+  std::uniform_int_distribution<int> pct(0, 99);
+  if (pct(rng) < 5) return desc("c" + std::to_string(i), {}, true);
+  std::vector<te::runtime_access> a;
+  const int n = std::uniform_int_distribution<int>(0, 3)(rng);
+  for (int k = 0; k < n; ++k) {
+    te::runtime_access x;
+    x.resource = paths[std::uniform_int_distribution<int>(0, 5)(rng)];
+    x.mode = static_cast<te::access_mode>(std::uniform_int_distribution<int>(0, 2)(rng));
+    if (pct(rng) < 40) x.target = targets[std::uniform_int_distribution<int>(0, 1)(rng)];
+    a.push_back(std::move(x));
+  }
+  return desc("c" + std::to_string(i), std::move(a));
+}
+
+struct model_request {
+  std::size_t id;
+  bool granted = false;
+};
+
+}  // namespace
+
+// Property: after every step of a random sequence of acquisitions, releases and abandonments, the coordinator's
+// granted set is exactly the brute-force model's: a live request is granted iff no OLDER live request conflicts
+// with it (conflicts = access.hpp's rule, `te::conflicts`). Hence also: no two granted requests conflict; a
+// request never waits for a younger one; tokens grow in grant order.
+TEST(LocalCoordinatorProperty, MatchesTheBruteForceModelOverRandomSequences) {
+  std::size_t total_grants = 0, total_waits = 0;
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    std::mt19937 rng(seed);
+    asio::io_context io;
+    te::local_coordinator coord;
+    std::vector<te::call_description> calls;
+    calls.reserve(64);
+    std::vector<model_request> live;                       // arrival order
+    std::map<std::size_t, te::local_grant> grants;         // id -> grant delivered
+    std::map<std::size_t, asio::cancellation_signal> cancel;  // id -> its signal (waiting requests)
+    std::uint64_t last_token = 0;
+    auto model_sync = [&] {
+      for (auto& r : live) {
+        bool ok = true;
+        for (auto& o : live) {
+          if (o.id == r.id) break;
+          if (te::conflicts(calls[o.id], calls[r.id])) ok = false;
+        }
+        if (ok) r.granted = true;  // once grantable, a request stays granted
+      }
+    };
+    for (int step = 0; step < 60; ++step) {
+      const int op = std::uniform_int_distribution<int>(0, 9)(rng);
+      if (op < 5 && calls.size() < 64) {
+        const std::size_t id = calls.size();
+        calls.push_back(random_call(rng, id));
+        live.push_back({id});
+        coord.async_acquire(calls[id], {},
+                            asio::bind_cancellation_slot(
+                                cancel[id].slot(), asio::bind_executor(io, [&, id](boost::system::error_code ec,
+                                                                                   te::local_grant g) {
+                                  if (ec) return;
+                                  EXPECT_GT(g.fencing_token(), last_token) << "tokens grow in grant order";
+                                  last_token = g.fencing_token();
+                                  grants.emplace(id, std::move(g));
+                                })));
+      } else if (op < 9 && !grants.empty()) {
+        auto it = grants.begin();
+        std::advance(it, std::uniform_int_distribution<std::size_t>(0, grants.size() - 1)(rng));
+        const std::size_t id = it->first;
+        grants.erase(it);  // the grant's destructor releases it
+        live.erase(std::find_if(live.begin(), live.end(), [&](auto& r) { return r.id == id; }));
+      } else {
+        // Abandon a waiting request (cancellation).
+        std::vector<std::size_t> waiting;
+        for (auto& r : live)
+          if (!r.granted) waiting.push_back(r.id);
+        if (!waiting.empty()) {
+          const std::size_t id = waiting[std::uniform_int_distribution<std::size_t>(0, waiting.size() - 1)(rng)];
+          cancel[id].emit(asio::cancellation_type::terminal);
+          live.erase(std::find_if(live.begin(), live.end(), [&](auto& r) { return r.id == id; }));
+        }
+      }
+      model_sync();
+      io.restart();
+      io.poll();
+      for (auto& r : live) {
+        ASSERT_EQ(grants.count(r.id) == 1, r.granted) << "seed " << seed << " step " << step << " request " << r.id;
+        (r.granted ? total_grants : total_waits) += 1;
+      }
+      ASSERT_EQ(coord.queued(), live.size());
+      for (auto& [a, ga] : grants) {
+        for (auto& [b, gb] : grants) {
+          if (a < b) {
+            ASSERT_FALSE(te::conflicts(calls[a], calls[b])) << "conflicting grants held at once";
+          }
+        }
+      }
+    }
+    grants.clear();
+    io.restart();
+    io.poll();
+    // Whatever is still waiting becomes grantable as everything older leaves; release until empty.
+    for (int round = 0; round < 100 && coord.queued() > 0; ++round) {
+      grants.clear();
+      io.restart();
+      io.poll();
+    }
+    EXPECT_EQ(coord.queued(), 0u) << "every request is eventually granted (seed " << seed << ")";
+  }
+  // The sequences exercised both outcomes (a test that never waits proves nothing).
+  EXPECT_GT(total_grants, 1000u);
+  EXPECT_GT(total_waits, 1000u);
+}
+
+// The control: a coordinator that granted every request at once would break the model (shows the property
+// test can fail: the same sequence has conflicting pairs alive at once).
+TEST(LocalCoordinatorProperty, RandomSequencesDoContainConflictingPairs) {
+  std::mt19937 rng(7);
+  std::size_t conflicting = 0;
+  std::vector<te::call_description> calls;
+  for (std::size_t i = 0; i < 200; ++i) calls.push_back(random_call(rng, i));
+  for (std::size_t i = 0; i + 1 < calls.size(); ++i) conflicting += te::conflicts(calls[i], calls[i + 1]) ? 1 : 0;
+  EXPECT_GT(conflicting, 50u);
+}
+
+TEST(LocalCoordinator, AWriteIsNotStarvedByAStreamOfReads) {
+  asio::io_context io;
+  te::local_coordinator coord;
+  const auto r1 = desc("r1", {{"db", te::access_mode::read, {}}});
+  const auto w = desc("w", {{"db/users", te::access_mode::write, {}}});
+  const auto r2 = desc("r2", {{"db", te::access_mode::read, {}}});
+  auto g1 = coord.try_acquire(r1);
+  ASSERT_TRUE(g1);
+  std::optional<te::local_grant> gw, g2;
+  coord.async_acquire(w, {}, asio::bind_executor(io, [&](boost::system::error_code ec, te::local_grant g) {
+    ASSERT_FALSE(ec);
+    gw = std::move(g);
+  }));
+  EXPECT_FALSE(coord.try_acquire(r2)) << "a read behind a waiting write waits (FIFO)";
+  coord.async_acquire(r2, {}, asio::bind_executor(io, [&](boost::system::error_code ec, te::local_grant g) {
+    ASSERT_FALSE(ec);
+    g2 = std::move(g);
+  }));
+  io.poll();
+  EXPECT_FALSE(gw);
+  EXPECT_FALSE(g2);
+  g1->release();
+  io.restart();
+  io.poll();
+  ASSERT_TRUE(gw);
+  EXPECT_FALSE(g2);
+  EXPECT_GT(gw->fencing_token(), 1u);
+  gw->release();
+  gw->release();  // idempotent
+  io.restart();
+  io.poll();
+  ASSERT_TRUE(g2);
+  EXPECT_EQ(coord.queued(), 1u);
+}
+
+TEST(LocalCoordinator, TargetsAndAppendsFollowTheAccessRule) {
+  te::local_coordinator coord;
+  const auto fa = desc("fa", {{"fs", te::access_mode::write, std::string("a")}});
+  const auto fb = desc("fb", {{"fs", te::access_mode::write, std::string("b")}});
+  const auto l1 = desc("l1", {{"log", te::access_mode::append, {}}});
+  const auto l2 = desc("l2", {{"log", te::access_mode::append, {}}});
+  const auto unknown = desc("u", {}, true);
+  auto a = coord.try_acquire(fa), b = coord.try_acquire(fb), x = coord.try_acquire(l1), y = coord.try_acquire(l2);
+  EXPECT_TRUE(a && b) << "different targets of one resource";
+  EXPECT_TRUE(x && y) << "appends commute";
+  EXPECT_FALSE(coord.try_acquire(unknown)) << "an unknown call conflicts with everything";
+  const auto all = desc("all", {{"fs", te::access_mode::read, {}}});
+  EXPECT_FALSE(coord.try_acquire(all)) << "no target: whole resource";
+}
+
+TEST(LocalCoordinator, WaitLimitEndsTheWaitAndUnblocksYoungerRequests) {
+  asio::io_context io;
+  te::local_coordinator coord;
+  const auto w = desc("w", {{"db", te::access_mode::write, {}}});
+  const auto r = desc("r", {{"db", te::access_mode::read, {}}});
+  const auto other = desc("o", {{"db/users", te::access_mode::read, {}}});
+  const auto h = desc("h", {{"db/users", te::access_mode::read, {}}});
+  auto held = coord.try_acquire(h);
+  ASSERT_TRUE(held);
+  std::optional<boost::system::error_code> w_ec, o_ec;
+  coord.async_acquire(w, {20ms}, asio::bind_executor(io, [&](boost::system::error_code ec, te::local_grant) { w_ec = ec; }));
+  coord.async_acquire(other, {}, asio::bind_executor(io, [&](boost::system::error_code ec, te::local_grant g) {
+    o_ec = ec;
+    EXPECT_TRUE(g.held());
+  }));
+  io.run();  // the timer fires; the younger read, blocked only by the write, is granted
+  ASSERT_TRUE(w_ec && o_ec);
+  EXPECT_EQ(*w_ec, asio::error::timed_out);
+  EXPECT_FALSE(*o_ec);
+  // Blocking form: throws after the limit.
+  auto wg = coord.try_acquire(w);
+  EXPECT_FALSE(wg) << "a read is still held";
+  held.reset();
+  auto wg2 = coord.acquire(w, {});
+  try {
+    (void)coord.acquire(r, {10ms});
+    FAIL() << "acquired a read under a held write";
+  } catch (const boost::system::system_error& e) {
+    EXPECT_EQ(e.code(), asio::error::timed_out);
+  }
+  EXPECT_EQ(coord.queued(), 1u) << "the timed-out request left the queue";
+}
+
+TEST(LocalCoordinator, BlockingAcquireIsWokenByARelease) {
+  te::local_coordinator coord;
+  const auto w = desc("w", {{"db", te::access_mode::write, {}}});
+  auto g = coord.acquire(w, {});
+  std::atomic<bool> got{false};
+  std::thread t([&] {
+    auto g2 = coord.acquire(w, {});
+    got = true;
+  });
+  std::this_thread::sleep_for(5ms);
+  EXPECT_FALSE(got.load());
+  g.release();
+  t.join();
+  EXPECT_TRUE(got.load());
+  EXPECT_EQ(coord.queued(), 0u);
+}
+
+// ---------------------------------------------------------------------------------------------------- dispatcher
+namespace {
+struct account : te::resource<> {};
+struct read_account {
+  using side_effects = te::effects<te::reads<account>, te::idempotent>;
+  std::uint64_t operator()(const te::attempt_context& ctx) const { return ctx.fencing_token; }
+};
+struct write_account {
+  using side_effects = te::effects<te::writes<account>>;
+  std::uint64_t operator()(const te::attempt_context& ctx) const { return ctx.fencing_token; }
+};
+struct flaky_read {
+  using side_effects = te::effects<te::reads<account>, te::idempotent>;
+  std::shared_ptr<int> fails;
+  std::uint64_t operator()(const te::attempt_context& ctx) const {
+    if ((*fails)-- > 0) throw std::runtime_error("transient");
+    return ctx.fencing_token;
+  }
+};
+// A runtime task: the plain path calls it without a context; like json_tool_host's tasks it makes one, which
+// carries the token of the grant its call holds.
+struct token_task {
+  std::uint64_t operator()() const { return te::attempt_context{}.fencing_token; }
+  std::uint64_t operator()(const te::attempt_context& ctx) const { return ctx.fencing_token; }
+};
+struct counting_task {
+  std::atomic<int>* ran;
+  int operator()() const { return ++*ran; }
+};
+}  // namespace
+
+TEST(CoordinatedDispatch, ToolsSeeTheirGrantsFencingTokenInEveryForm) {
+  te::local_coordinator coord;
+  asio::thread_pool pool(2);
+  const auto opts = te::run_options{}.with(coord);
+  auto [a, b] = te::run_plan(pool, opts, te::call(read_account{}), te::call(write_account{}));
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_GT(a.value(), 0u);
+  EXPECT_GT(b.value(), a.value()) << "the write waits for the read (in turn): a later grant";
+  auto [c] = te::run_plan(te::inline_executor{}, opts, te::call(write_account{}));
+  EXPECT_GT(c.value(), b.value());
+  auto [d] = te::run_parallel(pool, opts, te::call(read_account{}));
+  EXPECT_GT(d.value(), c.value());
+  // The recovery path (a retry policy): every attempt carries the grant's token.
+  auto fails = std::make_shared<int>(1);
+  auto [e] = te::run_plan(pool, opts.with(te::retry_policy{.max_attempts = 3, .base_delay = 1ms, .max_delay = 1ms,
+                                                                   .is_transient = [](const std::exception_ptr&) { return true; }}), te::call(flaky_read{fails}));
+  ASSERT_TRUE(e.has_value()) << te::error_message(e.error());
+  EXPECT_GT(e.value(), d.value());
+  // The runtime form.
+  const std::vector<te::call_description> descs{te::describe<write_account>("w")};
+  std::vector<token_task> tasks(1);
+  const auto out = te::run_plan(pool, opts, std::span<const te::call_description>(descs), tasks);
+  EXPECT_GT(out[0].value(), e.value());
+  // The awaitable form.
+  asio::io_context io;
+  auto fut = asio::co_spawn(io, te::async_run_plan(opts, te::call(write_account{})), asio::use_future);
+  io.run();
+  auto [f] = fut.get();
+  EXPECT_GT(f.value(), out[0].value());
+  // Without a coordinator: token 0.
+  auto [z] = te::run_plan(pool, te::call(read_account{}));
+  EXPECT_EQ(z.value(), 0u);
+  EXPECT_EQ(coord.queued(), 0u) << "every grant was released";
+}
+
+TEST(CoordinatedDispatch, AWaitPastTheLimitFailsTheCallWhichNeverRuns) {
+  te::local_coordinator coord;
+  const auto other_session = te::describe<write_account>("other session");
+  auto held = coord.try_acquire(other_session);
+  ASSERT_TRUE(held);
+  std::atomic<int> ran{0};
+  asio::thread_pool pool(2);
+  for (const bool in_pool : {true, false}) {
+    const std::vector<te::call_description> descs{te::describe<write_account>("w")};
+    std::vector<counting_task> tasks{counting_task{&ran}};
+    const auto opts = te::run_options{}.with(coord.with_wait_limit(15ms));
+    const auto out = in_pool ? te::run_plan(pool, opts, std::span<const te::call_description>(descs), tasks)
+                             : te::run_plan(te::inline_executor{}, opts, std::span<const te::call_description>(descs), tasks);
+    ASSERT_FALSE(out[0].has_value());
+    try {
+      std::rethrow_exception(out[0].error());
+    } catch (const te::call_failure& f) {
+      EXPECT_EQ(f.reason(), te::failure_reason::coordination_timeout);
+      EXPECT_EQ(to_string(f.reason()), "coordination_timeout");
+      EXPECT_EQ(f.record().attempts, 0u);
+    }
+  }
+  EXPECT_EQ(ran.load(), 0);
+  held.reset();
+  EXPECT_EQ(coord.queued(), 0u);
+}
+
+TEST(CoordinatedDispatch, AGrantIsReleasedWhenTheToolThrows) {
+  te::local_coordinator coord;
+  asio::thread_pool pool(2);
+  struct thrower {
+    using side_effects = te::effects<te::writes<account>>;
+    int operator()() const { throw std::runtime_error("boom"); }
+  };
+  auto [a, b] = te::run_plan(pool, te::run_options{}.with(coord), te::call(thrower{}), te::call(thrower{}));
+  EXPECT_FALSE(a.has_value() || b.has_value());
+  EXPECT_EQ(coord.queued(), 0u);
+  auto [c, d] = te::run_plan(pool, te::run_options{.abort_on_error = true}.with(coord), te::call(thrower{}),
+                             te::call(write_account{}));
+  EXPECT_FALSE(c.has_value());
+  EXPECT_TRUE(d.aborted());
+  EXPECT_EQ(coord.queued(), 0u);
+}
+
+TEST(CoordinatedDispatch, ACallWaitingWhenItsTurnAbortsNeverRuns) {
+  te::local_coordinator coord;
+  const auto other_session = te::describe<write_account>("other session");
+  auto held = coord.try_acquire(other_session);
+  ASSERT_TRUE(held);
+  struct other : te::resource<> {};
+  std::atomic<bool> thrown{false};
+  struct thrower {
+    using side_effects = te::effects<te::writes<other>>;
+    std::atomic<bool>* thrown;
+    int operator()() const {
+      *thrown = true;
+      throw std::runtime_error("boom");
+    }
+  };
+  std::atomic<int> writes{0};
+  struct counted_write {
+    using side_effects = te::effects<te::writes<account>>;
+    std::atomic<int>* writes;
+    int operator()() const { return ++*writes; }
+  };
+  asio::thread_pool pool(2);
+  std::thread releaser([&] {
+    while (!thrown) std::this_thread::yield();
+    std::this_thread::sleep_for(50ms);  // the failure is delivered (abort requested) while the write still waits
+    held.reset();
+  });
+  auto [a, b] = te::run_plan(pool, te::run_options{.abort_on_error = true}.with(coord), te::call(thrower{&thrown}),
+                             te::call(counted_write{&writes}));
+  releaser.join();
+  EXPECT_TRUE(a.has_error());
+  EXPECT_TRUE(b.aborted());
+  EXPECT_EQ(writes.load(), 0);
+  EXPECT_EQ(coord.queued(), 0u);
+}
+
+}  // namespace coordination_test_ns

@@ -1,0 +1,322 @@
+// The SQLite turn journal (journal.hpp, sqlite_journal.hpp) in the dispatcher and json_tool_host: ended calls are
+// replayed (not run), in-doubt calls run again only if retry-safe, keys do not collide across turns, and journal
+// faults (read-only directory, full disk, corrupt file, another version's journal) stop calls before they run,
+// with an error that names the cause. The faults use real tmpfs mounts (the tests need CAP_SYS_ADMIN; without it
+// they are skipped, saying so).
+#include <sys/mount.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sqlite3.h>
+
+#include <tool_effects/dispatch.hpp>
+#include <tool_effects/json.hpp>
+#include <tool_effects/sqlite_journal.hpp>
+
+namespace sqlite_journal_test_ns {
+
+namespace te = tool_effects;
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  const fs::path d = fs::temp_directory_path() / ("te_journal_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+struct ledger : te::resource<> {};
+struct charge_card {
+  using side_effects = te::effects<te::writes<ledger>, te::network>;
+  std::atomic<int>* runs;
+  int operator()(int amount) const {
+    ++*runs;
+    return amount;
+  }
+};
+struct read_ledger {
+  using side_effects = te::effects<te::reads<ledger>, te::idempotent>;
+  std::atomic<int>* runs;
+  std::string operator()() const {
+    ++*runs;
+    return "balance";
+  }
+};
+
+std::string reason_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const te::call_failure& f) {
+    return std::string(te::to_string(f.reason()));
+  } catch (const te::journal_error& j) {
+    return std::string("journal_error: ") + j.what();
+  } catch (const std::exception& x) {
+    return x.what();
+  }
+}
+
+// A tmpfs mounted for one test (unmounted at the end). `ok()` false: mounting is not permitted here.
+class tmpfs_mount {
+ public:
+  tmpfs_mount(const fs::path& dir, const std::string& options) : dir_(dir) {
+    fs::create_directories(dir_);
+    ok_ = ::mount("tmpfs", dir_.c_str(), "tmpfs", 0, options.c_str()) == 0;
+    if (!ok_) error_ = std::strerror(errno);
+  }
+  ~tmpfs_mount() {
+    if (ok_) ::umount2(dir_.c_str(), MNT_DETACH);
+  }
+  bool remount_read_only() { return ::mount("tmpfs", dir_.c_str(), "tmpfs", MS_REMOUNT | MS_RDONLY, nullptr) == 0; }
+  [[nodiscard]] bool ok() const { return ok_; }
+  [[nodiscard]] const std::string& error() const { return error_; }
+
+ private:
+  fs::path dir_;
+  bool ok_ = false;
+  std::string error_;
+};
+
+}  // namespace
+
+TEST(SqliteJournal, AnEndedCallIsReplayedNotRunAgain) {
+  const auto dir = fresh_dir("replay");
+  te::sqlite_journal journal((dir / "j.db").string());
+  std::atomic<int> charges{0}, reads{0};
+  boost::asio::thread_pool pool(2);
+  const auto opts = te::run_options{}.with(journal);
+  for (int run = 0; run < 3; ++run) {
+    auto [c, r] = te::run_plan(pool, opts, te::call(charge_card{&charges}, 42).with_idempotency_key("turn-1/charge"),
+                               te::call(read_ledger{&reads}).with_idempotency_key("turn-1/read"));
+    ASSERT_TRUE(c.has_value() && r.has_value());
+    EXPECT_EQ(c.value(), 42);
+    EXPECT_EQ(r.value(), "balance");
+    EXPECT_EQ(c.replayed(), run > 0);
+    EXPECT_EQ(r.replayed(), run > 0);
+  }
+  EXPECT_EQ(charges.load(), 1);
+  EXPECT_EQ(reads.load(), 1);
+  // A failure is recorded and replayed as the same failure.
+  struct failing {
+    using side_effects = te::effects<te::writes<ledger>>;
+    int operator()() const { throw std::runtime_error("card declined"); }
+  };
+  for (int run = 0; run < 2; ++run) {
+    auto [f] = te::run_plan(pool, opts, te::call(failing{}).with_idempotency_key("turn-1/fail"));
+    ASSERT_TRUE(f.has_error());
+    EXPECT_EQ(f.replayed(), run > 0);
+    EXPECT_EQ(reason_of(f.error()), "card declined");
+  }
+  // Without a key a journaled call cannot be matched across runs: it does not run.
+  auto [k] = te::run_plan(pool, opts, te::call(charge_card{&charges}, 1));
+  ASSERT_TRUE(k.has_error());
+  EXPECT_NE(reason_of(k.error()).find("needs an idempotency key"), std::string::npos) << reason_of(k.error());
+  EXPECT_EQ(charges.load(), 1);
+}
+
+TEST(SqliteJournal, AnInDoubtCallRunsAgainOnlyIfRetrySafe) {
+  const auto dir = fresh_dir("doubt");
+  te::sqlite_journal journal((dir / "j.db").string());
+  journal.record_started("t/charge", "charge_card");  // an earlier run died after this
+  journal.record_started("t/read", "read_ledger");
+  std::atomic<int> charges{0}, reads{0};
+  boost::asio::thread_pool pool(2);
+  auto [c, r] = te::run_plan(pool, te::run_options{}.with(journal),
+                             te::call(charge_card{&charges}, 5).with_idempotency_key("t/charge"),
+                             te::call(read_ledger{&reads}).with_idempotency_key("t/read"));
+  ASSERT_TRUE(c.has_error());
+  EXPECT_EQ(reason_of(c.error()), "in_doubt");
+  EXPECT_EQ(charges.load(), 0) << "a non-idempotent in-doubt call is never run silently again";
+  ASSERT_TRUE(r.has_value());
+  EXPECT_FALSE(r.replayed());
+  EXPECT_EQ(reads.load(), 1) << "a retry-safe in-doubt call runs again";
+  // The control: without the journal the same call runs.
+  auto [c2] = te::run_plan(pool, te::call(charge_card{&charges}, 5).with_idempotency_key("t/charge"));
+  EXPECT_TRUE(c2.has_value());
+  EXPECT_EQ(charges.load(), 1);
+}
+
+TEST(SqliteJournal, AnInDoubtCallGoesToTheApproverToldItMayHaveHappened) {
+  const auto dir = fresh_dir("doubt_approver");
+  te::sqlite_journal journal((dir / "j.db").string());
+  journal.record_started("a/charge", "charge_card");
+  journal.record_started("b/charge", "charge_card");
+  std::atomic<int> charges{0};
+  std::vector<bool> told;
+  boost::asio::thread_pool pool(1);
+  for (const bool approve : {true, false}) {
+    const auto opts = te::run_options{}.with(journal).with(te::approver([&, approve](const te::confirmation_request& r) {
+      told.push_back(r.may_already_have_happened);
+      return approve ? te::confirmation::approve : te::confirmation::deny;
+    }));
+    auto [c] = te::run_plan(pool, opts, te::call(charge_card{&charges}, 5).with_idempotency_key(approve ? "a/charge" : "b/charge"));
+    if (approve) {
+      ASSERT_TRUE(c.has_value()) << reason_of(c.error());
+    } else {
+      ASSERT_TRUE(c.has_error());
+      EXPECT_EQ(reason_of(c.error()), "in_doubt");
+    }
+  }
+  EXPECT_EQ(charges.load(), 1) << "run again only when approved";
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_TRUE(told[0] && told[1]) << "the approver was told the call may already have happened";
+  EXPECT_EQ(journal.find("a/charge")->at, te::journal_entry::state::ended);
+}
+
+TEST(SqliteJournal, JsonToolHostKeysDoNotCollideAcrossTurns) {
+  const auto dir = fresh_dir("json");
+  te::sqlite_journal journal((dir / "j.db").string());
+  te::tool_registry<> reg;
+  te::json_tool_host<> host(reg);
+  std::atomic<int> sends{0};
+  std::vector<std::string> keys;
+  std::mutex m;
+  host.add(te::dynamic_tool{"send_email", te::describe_runtime("send_email", {te::effect::network}, {}), {}},
+           [&](const te::attempt_context& ctx, const json& a) -> json {
+             ++sends;
+             std::lock_guard l(m);
+             keys.push_back(ctx.idempotency_key);
+             return a;
+           });
+  const auto calls = te::parse_tool_calls(R"([{"id": "1", "name": "send_email", "arguments": {"to": "a"}}])");
+  boost::asio::thread_pool pool(2);
+  // Default scope, no journal: each run is a new turn with new keys.
+  (void)host.run(pool, te::run_options{}, calls);
+  (void)host.run(pool, te::run_options{}, calls);
+  ASSERT_EQ(keys.size(), 2u);
+  EXPECT_NE(keys[0], keys[1]) << "two turns with the default scope shared a key";
+  // A journaled turn needs a scope.
+  EXPECT_THROW((void)host.run(pool, te::run_options{}.with(journal), calls), std::invalid_argument);
+  // The same scope twice: replayed; another scope: a new call.
+  const auto a = host.run(pool, te::run_options{}.with(journal), calls, "session-1/turn-1");
+  const auto b = host.run(pool, te::run_options{}.with(journal), calls, "session-1/turn-1");
+  const auto c = host.run(pool, te::run_options{}.with(journal), calls, "session-1/turn-2");
+  ASSERT_TRUE(a[0].has_value() && b[0].has_value() && c[0].has_value());
+  EXPECT_FALSE(a[0].replayed());
+  EXPECT_TRUE(b[0].replayed());
+  EXPECT_EQ(b[0].value(), (json{{"to", "a"}}));
+  EXPECT_FALSE(c[0].replayed());
+  EXPECT_EQ(sends.load(), 4);
+}
+
+TEST(SqliteJournalFaults, ACorruptFileIsRefusedNamingIt) {
+  const auto dir = fresh_dir("corrupt");
+  const auto path = (dir / "j.db").string();
+  {
+    std::ofstream f(path, std::ios::binary);
+    for (int i = 0; i < 512; ++i) f << "not a database, just bytes ";
+  }
+  try {
+    te::sqlite_journal j(path);
+    FAIL() << "opened a corrupt journal";
+  } catch (const te::journal_error& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("not a database"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SqliteJournalFaults, AJournalOfAnotherVersionIsRefused) {
+  const auto dir = fresh_dir("version");
+  const auto path = (dir / "j.db").string();
+  { te::sqlite_journal j(path); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET v = 'tool_effects.journal.v9' WHERE k = 'schema'", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  try {
+    te::sqlite_journal j(path);
+    FAIL() << "opened another version's journal";
+  } catch (const te::journal_error& e) {
+    EXPECT_NE(std::string(e.what()).find("another version (schema 'tool_effects.journal.v9'"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(SqliteJournalFaults, AReadOnlyDirectoryIsRefused) {
+  const auto dir = fresh_dir("ro");
+  tmpfs_mount mnt(dir / "mnt", "size=1m");
+  if (!mnt.ok()) GTEST_SKIP() << "cannot mount a tmpfs here (" << mnt.error() << "): read-only case not run";
+  const auto existing = (dir / "mnt" / "existing.db").string();
+  { te::sqlite_journal j(existing); }
+  ASSERT_TRUE(mnt.remount_read_only());
+  EXPECT_THROW(te::sqlite_journal((dir / "mnt" / "new.db").string()), te::journal_error);
+  try {
+    te::sqlite_journal j(existing);
+    // Opening may succeed on a read-only file system; recording must not, and then no call runs.
+    std::atomic<int> charges{0};
+    boost::asio::thread_pool pool(1);
+    auto [c] = te::run_plan(pool, te::run_options{}.with(j), te::call(charge_card{&charges}, 1).with_idempotency_key("k"));
+    ASSERT_TRUE(c.has_error());
+    EXPECT_NE(reason_of(c.error()).find("journal_error"), std::string::npos) << reason_of(c.error());
+    EXPECT_EQ(charges.load(), 0);
+  } catch (const te::journal_error& e) {
+    EXPECT_NE(std::string(e.what()).find(existing), std::string::npos) << e.what();
+  }
+}
+
+TEST(SqliteJournalFaults, AFullDiskStopsCallsBeforeTheyRun) {
+  const auto dir = fresh_dir("full");
+  tmpfs_mount mnt(dir / "mnt", "size=256k");
+  if (!mnt.ok()) GTEST_SKIP() << "cannot mount a tmpfs here (" << mnt.error() << "): full-disk case not run";
+  te::sqlite_journal journal((dir / "mnt" / "j.db").string());
+  {
+    // Fill the file system.
+    std::FILE* f = std::fopen((dir / "mnt" / "filler").c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::vector<char> block(4096, 'x');
+    while (std::fwrite(block.data(), 1, block.size(), f) == block.size() && std::fflush(f) == 0) {
+    }
+    std::fclose(f);
+    // Leave room for a few records, so that calls are recorded and run until the disk is full.
+    const auto filler = dir / "mnt" / "filler";
+    fs::resize_file(filler, fs::file_size(filler) - 48 * 1024);
+  }
+  std::atomic<int> ran_without_record{0}, ran{0};
+  struct recorded_charge {
+    using side_effects = te::effects<te::writes<ledger>>;
+    te::sqlite_journal j;
+    std::string key;
+    std::atomic<int>* ran;
+    std::atomic<int>* without;
+    int operator()() const {
+      ++*ran;
+      if (!j.find(key)) ++*without;
+      return 1;
+    }
+  };
+  boost::asio::thread_pool pool(1);
+  int refused = 0;
+  for (int i = 0; i < 200 && refused == 0; ++i) {
+    const std::string key = "k" + std::to_string(i) + std::string(200, 'p');
+    auto [c] = te::run_plan(pool, te::run_options{}.with(journal),
+                            te::call(recorded_charge{journal, key, &ran, &ran_without_record}).with_idempotency_key(key));
+    if (c.has_error()) {
+      ++refused;
+      const auto why = reason_of(c.error());
+      EXPECT_NE(why.find("journal_error"), std::string::npos) << why;
+      EXPECT_TRUE(why.find("full") != std::string::npos || why.find("disk") != std::string::npos) << why;
+    }
+  }
+  EXPECT_EQ(refused, 1) << "the full disk was never noticed";
+  EXPECT_EQ(ran_without_record.load(), 0) << "a call ran without its started record";
+  EXPECT_GT(ran.load(), 0) << "no call was recorded before the disk filled (the case proves nothing)";
+  std::printf("full disk: %d calls recorded before the tmpfs filled\n", ran.load());
+}
+
+}  // namespace sqlite_journal_test_ns
