@@ -222,6 +222,7 @@ inline std::string to_string(const confirmation_request& r) {
   if (!r.call_id.empty()) out += ", call " + terminal_quote(r.call_id);
   out += ": needs approval (";
   out += to_string(r.reason);
+  if (r.may_already_have_happened) out += "; in doubt: it may already have happened";
   out += "); effects {";
   bool first = true;
   for (const effect e : r.effects) {

@@ -237,7 +237,9 @@ void journal_call(const J& journal, const std::string& key, std::string_view nam
         std::exception_ptr approver_error;
         if (in_doubt_approver != nullptr) {
           try {
-            approved = in_doubt_approver->ask({name, effects, classify(effects), key, true}) == confirmation::approve;
+            confirmation_request request = make_confirmation_request(name, {}, effects, key);
+            request.may_already_have_happened = true;
+            approved = in_doubt_approver->ask(request) == confirmation::approve;
           } catch (...) {
             approver_error = std::current_exception();
           }
