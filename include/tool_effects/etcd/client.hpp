@@ -552,7 +552,9 @@ class connection {
   std::string reason = "server_error";
   if (message.find("lease not found") != std::string::npos) reason = "lease_not_found";
   else if (message.find("compacted") != std::string::npos) reason = "compacted";
-  else if (code == 16 || code == 7 || message.find("authentication failed") != std::string::npos)
+  else if (code == 16 || code == 7 || message.find("authentication failed") != std::string::npos ||
+           message.find("user name is empty") != std::string::npos ||
+           message.find("invalid auth token") != std::string::npos)
     reason = "auth_failed";
   else if (code == 14 || status == 503) reason = "unavailable";
   throw error(reason, detail::str_cat("HTTP ", std::to_string(status), ": ", message), code);
@@ -591,6 +593,7 @@ class client {
   std::invoke_result_t<F&, detail::connection&> with_failover(F&& f) {
     std::lock_guard lock(mutex_);
     std::optional<error> last;
+    bool reauthenticated = false;
     for (std::size_t attempt = 0; attempt < urls_.size(); ++attempt) {
       try {
         if (!conn_) conn_ = std::make_unique<detail::connection>(urls_[current_], options_.request_timeout,
@@ -598,6 +601,13 @@ class client {
         if (!options_.user.empty() && token_.empty()) authenticate();
         return f(*conn_);
       } catch (const error& e) {
+        if (e.reason() == "auth_failed" && !token_.empty() && !reauthenticated) {
+          // a token that expired (etcd's simple tokens live 5 minutes): authenticate again, once
+          token_.clear();
+          reauthenticated = true;
+          --attempt;
+          continue;
+        }
         if (e.reason() != "unavailable" && e.reason() != "timeout") throw;
         last = e;
         conn_.reset();
