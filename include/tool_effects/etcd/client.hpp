@@ -90,6 +90,7 @@ struct range_request {
   std::string range_end;
   std::int64_t limit = 0;          ///< 0: no limit
   std::int64_t revision = 0;       ///< 0: the newest
+  std::int64_t max_create_revision = 0;  ///< 0: no bound; else only keys created at or before it
   enum class sort { none, create_ascending, create_descending } order = sort::none;
   bool keys_only = false;
   bool count_only = false;
@@ -297,6 +298,7 @@ inline nlohmann::json range_json(const range_request& r) {
   if (!r.range_end.empty()) j["range_end"] = base64_encode(r.range_end);
   if (r.limit) j["limit"] = std::to_string(r.limit);
   if (r.revision) j["revision"] = std::to_string(r.revision);
+  if (r.max_create_revision) j["max_create_revision"] = std::to_string(r.max_create_revision);
   if (r.order != range_request::sort::none) {
     j["sort_target"] = "CREATE";
     j["sort_order"] = r.order == range_request::sort::create_ascending ? "ASCEND" : "DESCEND";
