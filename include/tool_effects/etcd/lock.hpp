@@ -135,9 +135,33 @@ class lock_session {
       : client_(c), lease_(lease_id), uuid_(std::move(client_uuid)), prefix_(std::move(prefix)) {}
 
   lock_grant acquire(const call_description& call, std::chrono::milliseconds wait_limit) {
+    lock_grant g;
+    try {
+      return acquire_into(g, call, wait_limit);
+    } catch (const error& e) {
+      // a failed request may have left the keys (its answer was lost): delete them, best effort (the lease
+      // takes them otherwise)
+      if (e.reason() != "lease_lost" && e.reason() != "coordination_timeout" && !g.keys.empty()) {
+        try {
+          release(g);
+        } catch (const error&) {
+        }
+      }
+      throw;
+    }
+  }
+
+  /// Deletes the grant's keys (idempotent).
+  void release(const lock_grant& g) {
+    std::vector<txn_op> ops;
+    for (const auto& k : g.keys) ops.push_back(txn_op::del(k));
+    client_.txn({}, ops);
+  }
+
+ private:
+  lock_grant& acquire_into(lock_grant& g, const call_description& call, std::chrono::milliseconds wait_limit) {
     const auto deadline = std::chrono::steady_clock::now() + wait_limit;
     const auto id = detail::str_cat(std::to_string(lease_), "/", uuid_, "/", std::to_string(++calls_));
-    lock_grant g;
     std::vector<key_range> ranges;
     for (const auto& a : lock_accesses(call)) {
       g.keys.push_back(lock_key(prefix_, a, id));
@@ -207,14 +231,6 @@ class lock_session {
     }
   }
 
-  /// Deletes the grant's keys (idempotent).
-  void release(const lock_grant& g) {
-    std::vector<txn_op> ops;
-    for (const auto& k : g.keys) ops.push_back(txn_op::del(k));
-    client_.txn({}, ops);
-  }
-
- private:
   client& client_;
   std::int64_t lease_;
   std::string uuid_;
