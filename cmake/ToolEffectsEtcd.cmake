@@ -38,7 +38,15 @@ if(TOOL_EFFECTS_MODEL_CHECK)
   set_tests_properties(model.etcd_lock PROPERTIES TIMEOUT 600 LABELS model SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
 endif()
 
+# TLS endpoints need OpenSSL (TOOL_EFFECTS_ETCD_TLS=1); without it the tests of https endpoints skip.
+find_package(OpenSSL QUIET)
+
 function(tool_effects_etcd_target target)
   target_compile_definitions(${target} PRIVATE "TOOL_EFFECTS_ETCD_STATE_DIR=\"${TOOL_EFFECTS_ETCD_STATE_DIR}\""
-                                               "TOOL_EFFECTS_ETCD_CLUSTER_SCRIPT=\"${TOOL_EFFECTS_ETCD_CLUSTER_SCRIPT}\"")
+                                               "TOOL_EFFECTS_ETCD_CLUSTER_SCRIPT=\"${TOOL_EFFECTS_ETCD_CLUSTER_SCRIPT}\""
+                                               "TOOL_EFFECTS_ETCD_MAKE_CERTS=\"${PROJECT_SOURCE_DIR}/test/etcd/make_certs.sh\"")
+  if(OpenSSL_FOUND)
+    target_compile_definitions(${target} PRIVATE TOOL_EFFECTS_ETCD_TLS=1)
+    target_link_libraries(${target} PRIVATE OpenSSL::SSL OpenSSL::Crypto)
+  endif()
 endfunction()

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A three-member etcd cluster on 127.0.0.1 for the tests (the ctest fixture etcd_cluster).
 
-    cluster.py start STATE_DIR [--members 3]   start the members on free ports, wait until every one is healthy,
+    cluster.py start STATE_DIR [--members N] [--tls CERT_DIR]
+                                                start the members on free ports, wait until every one is healthy,
                                                 write STATE_DIR/cluster.json (pids, endpoints, command lines)
     cluster.py stop STATE_DIR                   SIGTERM (then SIGKILL) every member by its pid; delete its data
     cluster.py kill STATE_DIR INDEX             SIGKILL member INDEX (0-based)
@@ -33,9 +34,12 @@ def free_ports(n):
     return ports
 
 
+TLS_CONTEXT = None
+
+
 def healthy(url, timeout=1.0):
     try:
-        with urllib.request.urlopen(url + "/health", timeout=timeout) as r:
+        with urllib.request.urlopen(url + "/health", timeout=timeout, context=TLS_CONTEXT) as r:
             return json.loads(r.read().decode()).get("health") == "true"
     except Exception:
         return False
@@ -101,7 +105,8 @@ def stop_pid(pid):
             pass
 
 
-def start(state_dir, n):
+def start(state_dir, n, tls_dir=None):
+    global TLS_CONTEXT
     etcd = shutil.which("etcd") or ("/usr/bin/etcd" if os.path.exists("/usr/bin/etcd") else None)
     if not etcd:
         print("SKIPPED: no etcd binary (Debian: apt-get install etcd-server)")
@@ -115,7 +120,16 @@ def start(state_dir, n):
     ports = free_ports(2 * n)
     names = [f"m{i}" for i in range(n)]
     peers = [f"http://127.0.0.1:{ports[2 * i + 1]}" for i in range(n)]
-    clients = [f"http://127.0.0.1:{ports[2 * i]}" for i in range(n)]
+    scheme = "https" if tls_dir else "http"
+    clients = [f"{scheme}://127.0.0.1:{ports[2 * i]}" for i in range(n)]
+    tls_flags = []
+    if tls_dir:
+        import ssl
+        TLS_CONTEXT = ssl.create_default_context(cafile=os.path.join(tls_dir, "ca.pem"))
+        TLS_CONTEXT.load_cert_chain(os.path.join(tls_dir, "client.pem"), os.path.join(tls_dir, "client-key.pem"))
+        tls_flags = ["--cert-file", os.path.join(tls_dir, "server.pem"),
+                     "--key-file", os.path.join(tls_dir, "server-key.pem"),
+                     "--client-cert-auth", "--trusted-ca-file", os.path.join(tls_dir, "ca.pem")]
     initial = ",".join(f"{names[i]}={peers[i]}" for i in range(n))
     token = f"tool-effects-{os.getpid()}-{int(time.time())}"
     members = []
@@ -125,7 +139,7 @@ def start(state_dir, n):
                 "--listen-peer-urls", peers[i], "--initial-advertise-peer-urls", peers[i],
                 "--initial-cluster", initial, "--initial-cluster-state", "new",
                 "--initial-cluster-token", token, "--heartbeat-interval", "100", "--election-timeout", "1000",
-                "--log-level", "warn", "--logger", "zap"]
+                "--log-level", "warn", "--logger", "zap"] + tls_flags
         members.append({"name": names[i], "argv": argv, "client_url": clients[i], "peer_url": peers[i],
                         "log": os.path.join(data, names[i] + ".log"), "pid": 0})
     procs = {}
@@ -187,8 +201,8 @@ def main(argv):
         return 2
     cmd, state_dir = argv[1], argv[2]
     if cmd == "start":
-        n = int(argv[4]) if len(argv) > 4 and argv[3] == "--members" else 3
-        return start(state_dir, n)
+        opts = dict(zip(argv[3::2], argv[4::2]))
+        return start(state_dir, int(opts.get("--members", 3)), opts.get("--tls"))
     if cmd == "stop":
         return stop(state_dir)
     if cmd in ("kill", "restart") and len(argv) > 3:

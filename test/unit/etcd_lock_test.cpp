@@ -123,8 +123,13 @@ struct process {
   etcd::client c;
   etcd::lease lease;
   etcd::lock_session session;
+  static etcd::client_options options(const std::vector<std::string>& eps) {
+    etcd::client_options o;
+    o.endpoints = eps;
+    return o;
+  }
   process(const std::vector<std::string>& eps, const std::string& prefix, const std::string& uuid)
-      : c(etcd::client_options{eps, 3s, {}, {}, std::size_t{1} << 20}),
+      : c(options(eps)),
         lease(c.lease_grant(10)),
         session(c, lease.id, uuid, prefix) {}
 };

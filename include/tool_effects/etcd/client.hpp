@@ -32,6 +32,11 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <nlohmann/json.hpp>
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#endif
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
@@ -61,6 +66,12 @@ struct client_options {
   std::string user;                                       ///< etcd user (auth enabled); empty: no auth
   std::string password;                                   ///< its password
   std::size_t max_response_bytes = std::size_t{8} << 20; ///< a longer response (or stream line) is bad_response
+  /// TLS, for "https://" endpoints: needs a build with TOOL_EFFECTS_ETCD_TLS=1 and OpenSSL (else https
+  /// endpoints are bad_option). The server is verified against `ca_file` (PEM; empty: the system's CAs);
+  /// `cert_file` / `key_file` (PEM) are the client certificate for etcd's --client-cert-auth.
+  std::string ca_file;
+  std::string cert_file;
+  std::string key_file;
 };
 
 /// One key-value pair as etcd stores it.
@@ -391,17 +402,25 @@ inline std::string prefix_end(std::string prefix) {
 struct url {
   std::string host;
   std::string port;
+  bool tls = false;
 };
 
 inline url parse_endpoint(std::string_view e) {
-  if (e.rfind("https://", 0) == 0)
-    throw error("bad_option", detail::str_cat("TLS endpoints are not supported by this build: ", e));
+  bool tls = false;
+  if (e.rfind("https://", 0) == 0) {
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    tls = true;
+    e.remove_prefix(8);
+#else
+    throw error("bad_option", detail::str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", e));
+#endif
+  }
   if (e.rfind("http://", 0) == 0) e.remove_prefix(7);
   while (!e.empty() && e.back() == '/') e.remove_suffix(1);
   const auto colon = e.rfind(':');
   if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size())
     throw error("bad_option", detail::str_cat("endpoint is not host:port: ", e));
-  return {std::string(e.substr(0, colon)), std::string(e.substr(colon + 1))};
+  return {std::string(e.substr(0, colon)), std::string(e.substr(colon + 1)), tls};
 }
 
 namespace beast = boost::beast;
@@ -412,10 +431,34 @@ namespace asio = boost::asio;
 // io_context (so a hung server costs at most the timeout).
 class connection {
  public:
-  connection(url u, std::chrono::milliseconds timeout, std::size_t max_bytes)
-      : url_(std::move(u)), timeout_(timeout), max_bytes_(max_bytes), stream_(ioc_) {}
+  connection(url u, std::chrono::milliseconds timeout, std::size_t max_bytes, const client_options* tls = nullptr)
+      : url_(std::move(u)), timeout_(timeout), max_bytes_(max_bytes), stream_(ioc_) {
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    if (url_.tls) {
+      ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+      ssl_->set_verify_mode(asio::ssl::verify_peer);
+      boost::system::error_code ec;
+      if (tls && !tls->ca_file.empty()) ssl_->load_verify_file(tls->ca_file, ec);
+      else ssl_->set_default_verify_paths(ec);
+      if (!ec && tls && !tls->cert_file.empty()) ssl_->use_certificate_chain_file(tls->cert_file, ec);
+      if (!ec && tls && !tls->key_file.empty()) ssl_->use_private_key_file(tls->key_file, asio::ssl::context::pem, ec);
+      if (ec) throw error("bad_option", detail::str_cat("TLS files: ", ec.message()));
+    }
+#else
+    (void)tls;
+#endif
+  }
 
   [[nodiscard]] const url& where() const noexcept { return url_; }
+
+  // Runs `op` on the stream requests go through: the TLS stream for https, else the TCP stream.
+  template <class Op>
+  decltype(auto) on_stream(Op&& op) {
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    if (tls_) return op(*tls_);
+#endif
+    return op(stream_);
+  }
 
   // POSTs `body` to `target`; returns the status and the whole body.
   std::pair<unsigned, std::string> post(const std::string& target, const std::string& body,
@@ -426,7 +469,9 @@ class connection {
     parser.body_limit(max_bytes_);
     parser.header_limit(64 * 1024);
     stream_.expires_after(timeout_);
-    beast::error_code ec = run_op([&](auto done) { http::async_read(stream_, buffer_, parser, done); });
+    beast::error_code ec = run_op([&](auto done) {
+      on_stream([&](auto& s) { http::async_read(s, buffer_, parser, done); });
+    });
     if (ec) fail(ec, "reading the response");
     auto& res = parser.get();
     if (!res.keep_alive()) close();
@@ -442,7 +487,9 @@ class connection {
     stream_parser_->body_limit(boost::none);
     stream_.expires_after(timeout_);
     beast::error_code ec =
-        run_op([&](auto done) { http::async_read_header(stream_, buffer_, *stream_parser_, done); });
+        run_op([&](auto done) {
+          on_stream([&](auto& s) { http::async_read_header(s, buffer_, *stream_parser_, done); });
+        });
     if (ec) fail(ec, "reading the stream's header");
     return stream_parser_->get().result_int();
   }
@@ -467,9 +514,11 @@ class connection {
       if (!read_pending_) {
         read_pending_ = true;
         stream_.expires_never();
-        http::async_read_some(stream_, buffer_, *stream_parser_, [this](beast::error_code ec, std::size_t) {
-          read_result_ = ec;
-          read_pending_ = false;
+        on_stream([&](auto& s) {
+          http::async_read_some(s, buffer_, *stream_parser_, [this](beast::error_code ec, std::size_t) {
+            read_result_ = ec;
+            read_pending_ = false;
+          });
         });
       }
       ioc_.restart();
@@ -480,6 +529,9 @@ class connection {
   }
 
   void close() noexcept {
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    tls_.reset();
+#endif
     beast::error_code ignored;
     stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
@@ -507,6 +559,19 @@ class connection {
       stream_.async_connect(results, [done](beast::error_code e, const asio::ip::tcp::endpoint&) mutable { done(e); });
     });
     if (ec) fail(ec, "connecting");
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    if (ssl_) {
+      tls_ = std::make_unique<beast::ssl_stream<beast::tcp_stream&>>(stream_, *ssl_);
+      if (!SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str())) {
+        close();
+        throw error("unavailable", "TLS: cannot set the server name");
+      }
+      tls_->set_verify_callback(asio::ssl::host_name_verification(url_.host));
+      stream_.expires_after(timeout_);
+      ec = run_op([&](auto done) { tls_->async_handshake(asio::ssl::stream_base::client, done); });
+      if (ec) fail(ec, "TLS handshake");
+    }
+#endif
     connected_ = true;
   }
 
@@ -519,7 +584,7 @@ class connection {
     req.body() = body;
     req.prepare_payload();
     stream_.expires_after(timeout_);
-    beast::error_code ec = run_op([&](auto done) { http::async_write(stream_, req, done); });
+    beast::error_code ec = run_op([&](auto done) { on_stream([&](auto& s) { http::async_write(s, req, done); }); });
     if (ec) fail(ec, "sending the request");
   }
 
@@ -534,6 +599,10 @@ class connection {
   std::size_t max_bytes_;
   asio::io_context ioc_;
   beast::tcp_stream stream_;
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+  std::unique_ptr<asio::ssl::context> ssl_;
+  std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls_;
+#endif
   beast::flat_buffer buffer_;
   bool connected_ = false;
   bool read_pending_ = false;
@@ -599,7 +668,7 @@ class client {
     for (std::size_t attempt = 0; attempt < urls_.size(); ++attempt) {
       try {
         if (!conn_) conn_ = std::make_unique<detail::connection>(urls_[current_], options_.request_timeout,
-                                                                 options_.max_response_bytes);
+                                                                 options_.max_response_bytes, &options_);
         if (!options_.user.empty() && token_.empty()) authenticate();
         return f(*conn_);
       } catch (const error& e) {
@@ -703,7 +772,7 @@ class client {
     const nlohmann::json body{{"ID", std::to_string(id)}};
     return with_failover([&](detail::connection& c) {
       // the keepalive endpoint is a stream: a connection of its own, one message, then closed
-      detail::connection stream(c.where(), options_.request_timeout, options_.max_response_bytes);
+      detail::connection stream(c.where(), options_.request_timeout, options_.max_response_bytes, &options_);
       const auto status = stream.open_stream("/v3/lease/keepalive", body.dump(), token_);
       auto line = stream.next_line(options_.request_timeout);
       stream.close();
@@ -730,7 +799,7 @@ class client {
     const nlohmann::json body{{"create_request", create}};
     return with_failover([&](detail::connection& c) {
       auto conn = std::make_unique<detail::connection>(c.where(), options_.request_timeout,
-                                                       options_.max_response_bytes);
+                                                       options_.max_response_bytes, &options_);
       const auto status = conn->open_stream("/v3/watch", body.dump(), token_);
       if (status != 200) detail::throw_gateway_error(status, conn->next_line(options_.request_timeout).value_or(""));
       return watch_stream(std::move(conn));
