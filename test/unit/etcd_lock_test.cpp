@@ -12,6 +12,11 @@
 #include <thread>
 #include <vector>
 
+#include <csignal>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -191,6 +196,60 @@ TEST(EtcdLock, AWaiterWhoseLeaseExpiresFailsWithLeaseLost) {
   } catch (const etcd::error& e) {
     EXPECT_EQ(e.reason(), "lease_lost") << e.what();
   }
+}
+
+// A child process holding a key under a lease_keeper's lease is SIGSTOPped past the TTL: etcd expires the
+// lease and deletes the key; after SIGCONT the keeper reports the lease lost at once. The control child is
+// not stopped and keeps its lease and key for the same time.
+int run_child(const std::vector<std::string>& eps, const std::string& key, bool stop_it) {
+  int ready[2], go[2];
+  if (pipe(ready) != 0 || pipe(go) != 0) return -1;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    int code = 20;
+    try {
+      etcd::client_options o;
+      o.endpoints = eps;
+      etcd::lease_keeper keeper(o, {std::chrono::seconds(2), std::chrono::milliseconds(300)});
+      etcd::client c(o);
+      c.put(key, "held", keeper.id());
+      char b = 'r';
+      if (write(ready[1], &b, 1) != 1) _exit(21);
+      if (read(go[0], &b, 1) != 1) _exit(22);
+      code = keeper.lost() ? 10 : 11;
+    } catch (...) {
+      code = 23;
+    }
+    _exit(code);
+  }
+  char b = 0;
+  EXPECT_EQ(read(ready[0], &b, 1), 1);
+  etcd::client_options o;
+  o.endpoints = eps;
+  etcd::client c(o);
+  if (stop_it) kill(pid, SIGSTOP);
+  // past the TTL: until the key is gone (at least 4 s), at most 30 s
+  const auto t0 = std::chrono::steady_clock::now();
+  while (std::chrono::steady_clock::now() - t0 < 4s ||
+         (stop_it && std::chrono::steady_clock::now() - t0 < 30s && !c.range({key}).kvs.empty()))
+    std::this_thread::sleep_for(200ms);
+  EXPECT_EQ(c.range({key}).kvs.empty(), stop_it) << (stop_it ? "the paused child's key survived"
+                                                              : "the running child's key expired");
+  if (stop_it) kill(pid, SIGCONT);
+  b = 'g';
+  EXPECT_EQ(write(go[1], &b, 1), 1);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  for (int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+TEST(EtcdLease, AKeeperPausedPastItsTtlKnowsItsLeaseIsLost) {
+  const auto eps = endpoints();
+  if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
+  const auto prefix = "te-lease/" + std::to_string(std::random_device{}()) + "/";
+  EXPECT_EQ(run_child(eps, prefix + "running", false), 11) << "10: lost, 11: kept, 2x: the child failed";
+  EXPECT_EQ(run_child(eps, prefix + "paused", true), 10) << "10: lost, 11: kept, 2x: the child failed";
 }
 
 }  // namespace etcd_lock_test_ns
