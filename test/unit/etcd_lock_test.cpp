@@ -198,6 +198,44 @@ TEST(EtcdLock, AWaiterWhoseLeaseExpiresFailsWithLeaseLost) {
   }
 }
 
+// Round trips of the protocol on this machine (printed, not asserted on time): an uncontended acquire +
+// release, and the hand-off of a contended grant (from the holder's release to the waiter's grant: the
+// watch event plus the check Txn).
+TEST(EtcdLock, RoundTripsUncontendedAndHandOff) {
+  const auto eps = endpoints();
+  if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
+  const auto prefix = "te-lock/" + std::to_string(std::random_device{}()) + "/";
+  process p1(eps, prefix, "p1"), p2(eps, prefix, "p2");
+  const auto w = call({{"counter", access_mode::write, std::nullopt}});
+  constexpr int n = 30;
+  std::chrono::steady_clock::duration uncontended{}, handoff{};
+  std::int64_t last_token = 0;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto g1 = p1.session.acquire(w, 5s);
+    p1.session.release(g1);
+    uncontended += std::chrono::steady_clock::now() - t0;
+    const auto held = p1.session.acquire(w, 5s);
+    std::chrono::steady_clock::time_point released;
+    auto waiter = std::async(std::launch::async, [&] {
+      auto g = p2.session.acquire(w, 10s);
+      return std::pair{g, std::chrono::steady_clock::now()};
+    });
+    std::this_thread::sleep_for(50ms);  // the waiter is watching
+    released = std::chrono::steady_clock::now();
+    p1.session.release(held);
+    const auto [g2, granted_at] = waiter.get();
+    handoff += granted_at - released;
+    EXPECT_GT(g2.token, held.token);
+    EXPECT_GT(held.token, last_token);
+    last_token = g2.token;
+    p2.session.release(g2);
+  }
+  const auto us = [](auto d) { return std::chrono::duration<double, std::micro>(d).count() / n; };
+  std::printf("lock round trips (mean of %d, µs): uncontended acquire+release %.0f, contended hand-off %.0f\n", n,
+              us(uncontended), us(handoff));
+}
+
 // A child process holding a key under a lease_keeper's lease is SIGSTOPped past the TTL: etcd expires the
 // lease and deletes the key; after SIGCONT the keeper reports the lease lost at once. The control child is
 // not stopped and keeps its lease and key for the same time.
