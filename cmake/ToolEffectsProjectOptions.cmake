@@ -139,11 +139,11 @@ function(tool_effects_project_target target)
   endif()
 endfunction()
 
-# True when a source should be skipped because it needs nlohmann_json (its name starts with "json") or the
-# MCP component (its name starts with "mcp").
+# True when a source should be skipped because it needs nlohmann_json (its name starts with "json" or
+# "etcd") or the MCP component (its name starts with "mcp").
 function(tool_effects_needs_missing_json out_var source)
   get_filename_component(_stem "${source}" NAME_WE)
-  if((_stem MATCHES "^(json|coordination_soak)" AND NOT TOOL_EFFECTS_HAS_JSON) OR
+  if((_stem MATCHES "^(json|etcd|coordination_soak)" AND NOT TOOL_EFFECTS_HAS_JSON) OR
      (_stem MATCHES "^sqlite" AND NOT TOOL_EFFECTS_HAS_SQLITE) OR (_stem MATCHES "^mcp" AND NOT TOOL_EFFECTS_HAS_MCP))
     set(${out_var} TRUE PARENT_SCOPE)
   else()
