@@ -14,6 +14,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -89,15 +90,25 @@ class bound_call {
     // A tool taking `const attempt_context&` first (attempt.hpp) gets a fresh
     // key and attempt 1 here; under a retry policy the recovery layer calls
     // it instead, with one key for all attempts.
+    // A coroutine tool's awaitable starts only when it is awaited, after this
+    // function returned: the context it takes by reference is kept by the
+    // call (which outlives its awaitable), not on this function's stack.
     return std::apply(
         [this](auto&... a) -> decltype(auto) {
-          return detail::invoke_attempt(
-              detail::unwrap(tool_),
-              [this] {
-                return attempt_context{idempotency_key().empty() ? make_idempotency_key() : idempotency_key(), 1,
-                                       false};
-              },
-              detail::unwrap(a)...);
+          if constexpr (is_awaitable && AttemptAware<tool_type, std::unwrap_reference_t<Args>...>) {
+            call_extras& e = extras();
+            e.context = attempt_context{e.idempotency_key.empty() ? make_idempotency_key() : e.idempotency_key, 1,
+                                        false};
+            return detail::invoke_attempt(detail::unwrap(tool_), *e.context, detail::unwrap(a)...);
+          } else {
+            return detail::invoke_attempt(
+                detail::unwrap(tool_),
+                [this] {
+                  return attempt_context{idempotency_key().empty() ? make_idempotency_key() : idempotency_key(), 1,
+                                         false};
+                },
+                detail::unwrap(a)...);
+          }
         },
         args_);
   }
@@ -172,6 +183,7 @@ class bound_call {
   struct call_extras {
     std::string idempotency_key{};
     repair_function repair{};
+    std::optional<attempt_context> context{};  // a coroutine tool's context, alive while its awaitable runs
   };
   call_extras& extras() { return extras_.get_or_emplace(); }
 

@@ -178,4 +178,36 @@ TEST(DispatchCoro, RuntimeFormWithAwaitableTasks) {
   ASSERT_EQ(out.size(), 3u);
   for (auto& o : out) EXPECT_TRUE(o.value());
 }
+
+// A coroutine tool that takes the attempt context reads it after its first suspension: the context must
+// outlive the call's awaitable, not only the call that made it (Asio's awaitables start when awaited, so a
+// context made on the stack of the function that returned the awaitable is gone by then). The stack is
+// scribbled between the calls' starts (other calls, a deep recursion) so that a dangling context reads garbage.
+struct keyed_async_write {
+  using side_effects = te::effects<te::writes<users>>;
+  asio::awaitable<std::string> operator()(const te::attempt_context& ctx, int id) const {
+    co_await sleep_for(std::chrono::microseconds(100));
+    co_return ctx.idempotency_key + "/" + std::to_string(ctx.attempt) + "/" + std::to_string(id);
+  }
+};
+
+[[gnu::noinline]] int scribble_stack(int depth) {
+  volatile char junk[512];
+  for (auto& c : junk) c = static_cast<char>(0xA5);
+  return depth == 0 ? junk[7] : scribble_stack(depth - 1) + junk[3];
+}
+
+TEST(DispatchCoro, ACoroutineToolReadsItsAttemptContextAfterSuspending) {
+  for (int round = 0; round < 20; ++round) {
+    asio::thread_pool pool(2);
+    auto outcomes = te::run_plan(pool, te::call(keyed_async_write{}, 1).with_idempotency_key("key-one-long-enough-to-be-on-the-heap"),
+                                 te::call(keyed_async_write{}, 2).with_idempotency_key("key-two-long-enough-to-be-on-the-heap"));
+    (void)scribble_stack(64);
+    ASSERT_TRUE(outcomes.get<0>().has_value()) << te::error_message(outcomes.get<0>().error());
+    ASSERT_TRUE(outcomes.get<1>().has_value()) << te::error_message(outcomes.get<1>().error());
+    EXPECT_EQ(outcomes.get<0>().value(), "key-one-long-enough-to-be-on-the-heap/1/1");
+    EXPECT_EQ(outcomes.get<1>().value(), "key-two-long-enough-to-be-on-the-heap/1/2");
+  }
+}
+
 }  // namespace dispatch_coro_test_ns
