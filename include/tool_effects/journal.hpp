@@ -36,7 +36,6 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
-#include <tool_effects/retry.hpp>
 #include <tool_effects/rules.hpp>
 
 namespace tool_effects {
