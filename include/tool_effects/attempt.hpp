@@ -36,7 +36,7 @@ namespace tool_effects {
 // moves the returned string (say, into a vector), g++ 12 -O2 reports a false
 // -Warray-bounds on std::string's move constructor ("forming offset [32, 52]
 // is out of the bounds [0, 32]"; GCC's meta-bug 56456 of bogus -Warray-bounds).
-TOOL_EFFECTS_NOINLINE inline std::string make_idempotency_key() {
+TOOL_EFFECTS_NOINLINE inline std::string random_idempotency_key() {
   static_assert(std::numeric_limits<std::random_device::result_type>::digits >= 32);
   thread_local std::random_device entropy;
   boost::uuids::uuid u{};
@@ -48,6 +48,11 @@ TOOL_EFFECTS_NOINLINE inline std::string make_idempotency_key() {
   u.data[8] = static_cast<std::uint8_t>((u.data[8] & 0x3F) | 0x80);  // variant 10
   return boost::uuids::to_string(u);
 }
+
+/// The former name of `random_idempotency_key` (until 0.1.0): too close to
+/// `idempotency_key(identity, scope)`, which derives a logical call's key.
+[[deprecated("use random_idempotency_key() (a random key) or idempotency_key(identity, scope) (a derived one)")]]
+inline std::string make_idempotency_key() { return random_idempotency_key(); }
 
 namespace detail {
 // The fencing token of the coordinator grant held by the call that is being

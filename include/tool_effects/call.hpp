@@ -97,14 +97,14 @@ class bound_call {
         [this](auto&... a) -> decltype(auto) {
           if constexpr (is_awaitable && AttemptAware<tool_type, std::unwrap_reference_t<Args>...>) {
             call_extras& e = extras();
-            e.context = attempt_context{e.idempotency_key.empty() ? make_idempotency_key() : e.idempotency_key, 1,
+            e.context = attempt_context{e.idempotency_key.empty() ? random_idempotency_key() : e.idempotency_key, 1,
                                         false};
             return detail::invoke_attempt(detail::unwrap(tool_), *e.context, detail::unwrap(a)...);
           } else {
             return detail::invoke_attempt(
                 detail::unwrap(tool_),
                 [this] {
-                  return attempt_context{idempotency_key().empty() ? make_idempotency_key() : idempotency_key(), 1,
+                  return attempt_context{idempotency_key().empty() ? random_idempotency_key() : idempotency_key(), 1,
                                          false};
                 },
                 detail::unwrap(a)...);

@@ -595,7 +595,7 @@ TEST(IdempotencyKey, GeneratedKeysAreDistinctAcrossThreads) {
   std::vector<std::thread> threads;
   for (auto& v : per)
     threads.emplace_back([&v] {
-      for (int i = 0; i < 500; ++i) v.push_back(te::make_idempotency_key());
+      for (int i = 0; i < 500; ++i) v.push_back(te::random_idempotency_key());
     });
   for (auto& t : threads) t.join();
   std::set<std::string> all;

@@ -131,7 +131,7 @@ class recovery_state {
                                                   "', a call that may not be retried even with the opt-in (it is "
                                                   "not retry-safe apart from destructive)"));
     ctx_.idempotency_key =
-        settings_.idempotency_key.empty() ? make_idempotency_key() : std::move(settings_.idempotency_key);
+        settings_.idempotency_key.empty() ? random_idempotency_key() : std::move(settings_.idempotency_key);
     settings_.idempotency_key.clear();  // the key lives in ctx_ (see key())
     ctx_.attempt = 0;
     ctx_.fencing_token = settings_.fencing_token;

@@ -291,7 +291,7 @@ class json_tool_host {
       if constexpr (detail::options_have_journal<Options>)
         throw std::invalid_argument("tool_effects::json_tool_host::run: a journaled turn needs a scope that names "
                                     "the turn (unique per turn, the same when it runs again)");
-      fresh_scope = make_idempotency_key();
+      fresh_scope = random_idempotency_key();
       scope = fresh_scope;
     }
     plan_limits limits;
