@@ -149,4 +149,31 @@ TEST(JsonApproval, HostileIdsAndArgumentsStayOnOneSafeLine) {
       << r.asked[1].text;
 }
 
+
+// A refused call of an MCP tool says whose tool it was (with two servers the model may see both servers'
+// tools); a tool of no server keeps the plain message.
+TEST(JsonApproval, ADeniedMcpCallNamesItsServer) {
+  fixture f;
+  recorder r;
+  boost::asio::thread_pool pool(2);
+  const auto calls = te::parse_tool_calls(R"([
+    {"id": "c1", "name": "fs_delete", "arguments": {"path": "/"}},
+    {"id": "c2", "name": "mystery", "arguments": {}}])");
+  const auto out = f.host.run(pool, te::run_options{}.with(r.get()), calls);
+  ASSERT_EQ(out.size(), 2u);
+  ASSERT_TRUE(out[0].has_error());
+  std::string msg;
+  try {
+    std::rethrow_exception(out[0].error());
+  } catch (const te::call_failure& e) {
+    EXPECT_EQ(e.record().reason, te::failure_reason::confirmation_denied);
+    msg = e.record().last_error_message;
+  }
+  EXPECT_NE(msg.find("denied by the approver (tool \"delete_file\" of MCP server \"filesystem\")"), std::string::npos)
+      << msg;
+  ASSERT_TRUE(out[1].has_error());
+  EXPECT_EQ(te::error_message(out[1].error()).find("MCP server"), std::string::npos);
+  EXPECT_TRUE(f.ran.empty());
+}
+
 }  // namespace json_approval_test_ns

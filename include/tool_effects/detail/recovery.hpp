@@ -167,6 +167,10 @@ class recovery_state {
       r.last_error_message =
           opts_.has_approver() ? "denied by the approver" : "no approver was given for a destructive call";
     }
+    if (!settings_.subject.server.empty())  // an MCP tool: say whose (the model may see two servers' tools)
+      r.last_error_message += detail::str_cat(" (tool ", terminal_quote(settings_.subject.tool.empty() ? settings_.name
+                                                                                                  : settings_.subject.tool),
+                                              " of MCP server ", terminal_quote(settings_.subject.server), ")");
     return r;
   }
 
