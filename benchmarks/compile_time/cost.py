@@ -24,7 +24,7 @@ and the table shows medians; the ratios come from medians of the same run.
     interleaved with the others, so a before/after table comes from one run.
 
 Usage: cost.py [--reps 5] [--example-reps 3] [--compilers g++,clang++] [--static-turns 256,1024]
-               [--cap 300] [--baseline DIR] [--out benchmarks/compile_time/results]
+               [--cap 300] [--baseline DIR] [--headers json.hpp,mcp.hpp] [--out benchmarks/compile_time/results]
 Writes <out>/cost.csv (every run) and <out>/cost.md (the table), and prints the table.
 """
 import argparse
@@ -80,6 +80,7 @@ def main():
     ap.add_argument("--static-turns", default="")
     ap.add_argument("--cap", type=int, default=300)
     ap.add_argument("--skip-headers", action="store_true")
+    ap.add_argument("--headers", default="", help="only these of the library's headers (comma-separated)")
     ap.add_argument("--skip-examples", action="store_true")
     ap.add_argument("--baseline", default="", help="another checkout to measure side by side")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
@@ -100,7 +101,7 @@ def main():
     for cxx in a.compilers.split(","):
         if not a.skip_headers:
             cases.append(("headers", "empty TU", cxx, syntax, tu("empty.cpp", "int main() {}\n"), a.reps))
-            for h in HEADERS:
+            for h in [h for h in HEADERS if not a.headers or h in a.headers.split(",")]:
                 for tag, inc, _ in trees:
                     if os.path.exists(os.path.join(inc, "tool_effects", h)):
                         cases.append(("headers", h + tag, cxx, syntax + EXTRA_FLAGS.get(h, []),
