@@ -24,7 +24,7 @@ and the table shows medians; the ratios come from medians of the same run.
     interleaved with the others, so a before/after table comes from one run.
 
 Usage: cost.py [--reps 5] [--example-reps 3] [--compilers g++,clang++] [--static-turns 256,1024]
-               [--cap 300] [--baseline DIR] [--out benchmarks/compile_time/results]
+               [--cap 300] [--baseline DIR] [--headers json.hpp,mcp.hpp] [--out benchmarks/compile_time/results]
 Writes <out>/cost.csv (every run) and <out>/cost.md (the table), and prints the table.
 """
 import argparse
@@ -61,9 +61,30 @@ def static_turn_source(n):
     return "\n".join(lines) + "\n"
 
 
+def generated_include(tmp):
+    """<tool_effects/version.hpp> as CMake's configure_file makes it (mcp.hpp includes it), under tmp."""
+    import re
+    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
+        version = re.search(r"project\(tool_effects VERSION ([0-9.]+)", f.read()).group(1)
+    major, minor, patch = version.split(".")
+    with open(os.path.join(ROOT, "cmake", "version.hpp.in")) as f:
+        text = f.read()
+    for k, v in (("@PROJECT_VERSION@", version), ("@PROJECT_VERSION_MAJOR@", major),
+                 ("@PROJECT_VERSION_MINOR@", minor), ("@PROJECT_VERSION_PATCH@", patch)):
+        text = text.replace(k, v)
+    out = os.path.join(tmp, "generated")
+    os.makedirs(os.path.join(out, "tool_effects"), exist_ok=True)
+    with open(os.path.join(out, "tool_effects", "version.hpp"), "w") as f:
+        f.write(text)
+    return out
+
+
+GENERATED = []  # the -I of generated_include, set in main
+
+
 def measure(cxx, flags, src, cap, include=INCLUDE):
     cmd = (["/usr/bin/time", "-f", "%e %M %U %S", "timeout", "-s", "KILL", str(cap), cxx] + BASE + ["-I", include] +
-           flags + [src])
+           GENERATED + flags + [src])
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
     last = p.stderr.strip().splitlines()[-1].split() if p.stderr.strip() else []
     if p.returncode != 0 or len(last) != 4:
@@ -80,11 +101,13 @@ def main():
     ap.add_argument("--static-turns", default="")
     ap.add_argument("--cap", type=int, default=300)
     ap.add_argument("--skip-headers", action="store_true")
+    ap.add_argument("--headers", default="", help="only these of the library's headers (comma-separated)")
     ap.add_argument("--skip-examples", action="store_true")
     ap.add_argument("--baseline", default="", help="another checkout to measure side by side")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="te_cost_")
+    GENERATED[:] = ["-I", generated_include(tmp)]
 
     def tu(name, text):
         path = os.path.join(tmp, name)
@@ -100,7 +123,7 @@ def main():
     for cxx in a.compilers.split(","):
         if not a.skip_headers:
             cases.append(("headers", "empty TU", cxx, syntax, tu("empty.cpp", "int main() {}\n"), a.reps))
-            for h in HEADERS:
+            for h in [h for h in HEADERS if not a.headers or h in a.headers.split(",")]:
                 for tag, inc, _ in trees:
                     if os.path.exists(os.path.join(inc, "tool_effects", h)):
                         cases.append(("headers", h + tag, cxx, syntax + EXTRA_FLAGS.get(h, []),

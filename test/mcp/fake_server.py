@@ -2,6 +2,20 @@
 """A small misbehaving MCP server (stdio) for the fault tests of the tool_effects MCP client.
 
 Usage: fake_server.py [--version V] [--stderr-lines N] [--die-on-start] [--garbage-on-start]
+                      [--era legacy|modern|dual] [--supported V1,V2,...] [--silent-probe] [--log FILE]
+
+Eras (docs/mcp.md, "Protocol versions"):
+  legacy (default)  the initialize handshake; answers initialize with --version (or the version offered). What it
+                    sends follows the negotiated version: no tool annotations before 2025-03-26, no
+                    structuredContent (nor outputSchema, title) before 2025-06-18. Unknown requests: -32601;
+                    with --silent-probe, server/discover goes unanswered (a legacy server that ignores it).
+  modern            2026-07-28 only (schema/2026-07-28): no initialize (refused, naming the versions), no ping;
+                    server/discover; every request must carry _meta io.modelcontextprotocol/protocolVersion and
+                    clientCapabilities (else -32602) with a supported version (else -32022 UnsupportedProtocolVersion
+                    listing them); results carry resultType and _meta serverInfo; lists carry ttlMs and cacheScope.
+  dual              both: initialize selects legacy semantics, a request with the modern _meta is served modern.
+  --supported       the versions the modern side supports (default 2026-07-28).
+  --log FILE        appends every request line received to FILE (the tests read what was sent).
 
 tools/list returns two pages (nextCursor). Each tool call runs in its own thread, so many are in flight.
 Tools (arguments in brackets):
@@ -18,6 +32,9 @@ Tools (arguments in brackets):
   ping_me               sends a ping request to the client, answers whether the pong came back
   ask_unknown           sends an unsupported request (sampling/createMessage), answers with the error code got
   notify                sends tools/list_changed, a log message and a progress notification, then answers
+  meta                  readOnly: answers with the params._meta it received (structured content)
+  needs_input           modern: answers resultType input_required (an elicitation the client cannot give)
+  odd_result            modern: answers resultType "partial" (unknown to the specification)
 """
 import json
 import sys
@@ -30,10 +47,23 @@ store_lock = threading.Lock()
 waiting = {}  # id of our request -> [event, response]
 next_id = [0]
 version = None
+era = "legacy"
+supported = ["2026-07-28"]
+log_file = None
+negotiated = [None]  # the legacy version initialize settled on
 args = sys.argv[1:]
 for i, a in enumerate(args):
     if a == "--version":
         version = args[i + 1]
+    elif a == "--era":
+        era = args[i + 1]
+    elif a == "--supported":
+        supported = args[i + 1].split(",")
+    elif a == "--log":
+        log_file = args[i + 1]
+PV = "io.modelcontextprotocol/protocolVersion"
+CAPS = "io.modelcontextprotocol/clientCapabilities"
+SERVER_META = {"io.modelcontextprotocol/serverInfo": {"name": "fake-modern", "version": "1"}}
 
 
 def send(msg):
@@ -49,13 +79,36 @@ def send_raw(text):
         sys.stdout.flush()
 
 
+def legacy_at_least(v):
+    """Whether the legacy version negotiated is v or newer (modern requests: always)."""
+    return negotiated[0] is None or negotiated[0] >= v
+
+
+modern_ids = set()  # ids of the requests being served modern
+
+
+def reply(rid, r):
+    if rid in modern_ids:
+        r = dict(r)
+        r["resultType"] = r.get("resultType", "complete")
+        r["_meta"] = dict(SERVER_META)
+    send({"jsonrpc": "2.0", "id": rid, "result": r})
+
+
 def result(rid, text, structured=None, is_error=False):
     r = {"content": [{"type": "text", "text": text}]}
-    if structured is not None:
+    if structured is not None and legacy_at_least("2025-06-18"):
         r["structuredContent"] = structured
     if is_error:
         r["isError"] = True
-    send({"jsonrpc": "2.0", "id": rid, "result": r})
+    reply(rid, r)
+
+
+def error(rid, code, message, data=None):
+    e = {"code": code, "message": message}
+    if data is not None:
+        e["data"] = data
+    send({"jsonrpc": "2.0", "id": rid, "error": e})
 
 
 def ask(method, params):
@@ -86,10 +139,40 @@ TOOLS = [
     {"name": "ask_unknown", "annotations": {"readOnlyHint": True}, "inputSchema": {"type": "object"}},
     {"name": "notify", "annotations": {"readOnlyHint": True}, "inputSchema": {"type": "object"}},
 ]
+if era != "legacy":  # (the legacy tool list stays as the other tests count it)
+    TOOLS += [
+        {"name": "meta", "title": "What the client sent", "annotations": {"readOnlyHint": True},
+         "inputSchema": {"type": "object"}, "outputSchema": {"type": "object"}},
+        {"name": "needs_input", "inputSchema": {"type": "object"}},
+        {"name": "odd_result", "inputSchema": {"type": "object"}},
+    ]
 
 
-def call(rid, name, a):
-    if name == "echo":
+def tools_for_version(tools):
+    """The tools as a server of the negotiated version describes them."""
+    out = []
+    for t in tools:
+        t = dict(t)
+        if not legacy_at_least("2025-03-26"):
+            t.pop("annotations", None)
+        if not legacy_at_least("2025-06-18"):
+            t.pop("outputSchema", None)
+            t.pop("title", None)
+        out.append(t)
+    return out
+
+
+def call(rid, name, a, meta=None):
+    if name == "meta":
+        result(rid, "meta", meta if meta is not None else {})
+    elif name == "needs_input":
+        reply(rid, {"resultType": "input_required",
+                    "inputRequests": {"confirm": {"method": "elicitation/create",
+                                                  "params": {"mode": "form", "message": "Sure?",
+                                                             "requestedSchema": {"type": "object"}}}}})
+    elif name == "odd_result":
+        reply(rid, {"resultType": "partial", "content": []})
+    elif name == "echo":
         result(rid, a.get("text", ""), {"text": a.get("text", "")})
     elif name == "slow":
         time.sleep(a.get("ms", 100) / 1000.0)
@@ -158,23 +241,52 @@ def main():
                 w[1] = msg
                 w[0].set()
             continue
+        if log_file:
+            with open(log_file, "a") as f:
+                f.write(line + "\n")
         method = msg["method"]
         rid = msg.get("id")
-        if method == "initialize":
-            v = version or msg["params"]["protocolVersion"]
+        params = msg.get("params") or {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else None
+        modern = era in ("modern", "dual") and meta is not None and PV in meta
+        if rid is not None and era == "modern" and not method.startswith("notifications/"):
+            # every request is modern: the required _meta fields, a supported version
+            if method == "initialize":
+                error(rid, -32601, "initialize is not supported: this server speaks only " + ", ".join(supported))
+                continue
+            if meta is None or not isinstance(meta.get(PV), str) or not isinstance(meta.get(CAPS), dict):
+                error(rid, -32602, "Invalid params: _meta needs %s and %s" % (PV, CAPS))
+                continue
+        if modern and rid is not None:
+            if meta.get(PV) not in supported:
+                error(rid, -32022, "Unsupported protocol version",
+                      {"supported": supported, "requested": meta.get(PV)})
+                continue
+            modern_ids.add(rid)
+        if method == "server/discover" and (modern or era == "modern"):
+            reply(rid, {"supportedVersions": supported + (["2025-11-25"] if era == "dual" else []),
+                        "capabilities": {"tools": {}}, "instructions": "a fake modern server",
+                        "ttlMs": 0, "cacheScope": "public"})
+        elif method == "server/discover" and "--silent-probe" in args:
+            pass  # a legacy server that ignores what it does not know before initialize
+        elif method == "initialize":
+            v = version or params["protocolVersion"]
+            negotiated[0] = v
             send({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": v, "capabilities": {"tools": {"listChanged": True}},
                 "serverInfo": {"name": "fake", "version": "1"}}})
         elif method == "tools/list":
-            cursor = (msg.get("params") or {}).get("cursor")
+            cursor = params.get("cursor")
+            page = {"tools": tools_for_version(TOOLS[:5] if cursor is None else TOOLS[5:])}
             if cursor is None:
-                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS[:5], "nextCursor": "page2"}})
-            else:
-                send({"jsonrpc": "2.0", "id": rid, "result": {"tools": TOOLS[5:]}})
+                page["nextCursor"] = "page2"
+            if modern:
+                page.update({"ttlMs": 0, "cacheScope": "public"})
+            reply(rid, page)
         elif method == "tools/call":
-            p = msg["params"]
-            threading.Thread(target=call, args=(rid, p["name"], p.get("arguments") or {}), daemon=True).start()
-        elif method == "ping":
+            threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta),
+                             daemon=True).start()
+        elif method == "ping" and not modern:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif rid is not None:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})

@@ -268,8 +268,8 @@ std::string newcomer_script(const std::string& package) {
 te::mcp_client launch(boost::asio::thread_pool& pool, const std::string& package, const std::string& url) {
   te::mcp_client_options o;
   o.request_timeout = 20s;
-  // server-postgres 0.6.2 (MCP SDK 1.0.1) speaks only protocol version 2024-11-05: offered last, as a user would.
-  o.protocol_versions.emplace_back("2024-11-05");
+  // server-postgres 0.6.2 (MCP SDK 1.0.1) speaks only protocol version 2024-11-05, which the default list
+  // accepts (issue 20): it answers the server/discover probe with -32601 and initialize with 2024-11-05.
   return te::mcp_client::launch(pool, {"node", newcomer_script(package), url}, o);
 }
 
@@ -321,6 +321,7 @@ TEST(NewcomerPostgres, QueriesDeclaredReadOnlyRunInParallelAndABadOneFailsAlone)
   if (!pg.error.empty()) GTEST_SKIP() << pg.error;
   boost::asio::thread_pool pool(2);
   auto client = launch(pool, "server-postgres", pg.url());
+  EXPECT_EQ(client.protocol_version(), "2024-11-05");  // with the default version list (issue 20)
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
   // Today the overlay is the whole declaration only on an untrusted server (issue 21, point 2).

@@ -44,11 +44,22 @@ namespace detail {
 class mcp_client_state;
 }  // namespace detail
 
-/// Protocol versions this client speaks, newest first (the first is offered).
-/// The one place they are stated.
+/// Protocol versions this client speaks, newest first: 2026-07-28 (modern,
+/// stateless: `server/discover` and per-request `_meta`) and every version the
+/// official TypeScript SDK client accepts (legacy: the `initialize`
+/// handshake). The one place they are stated; what differs between them and
+/// what the client does about it: docs/mcp.md ("Protocol versions").
 inline const std::vector<std::string>& mcp_protocol_versions() {
-  static const std::vector<std::string> v{"2025-11-25", "2025-06-18"};
+  static const std::vector<std::string> v{"2026-07-28", "2025-11-25", "2025-06-18",
+                                          "2025-03-26", "2024-11-05", "2024-10-07"};
   return v;
+}
+
+/// Whether `version` is of the modern era (2026-07-28 and later: no
+/// `initialize`, per-request `_meta`); the dated versions compare as strings.
+/// Any other string, including every earlier date, is legacy.
+inline bool mcp_version_is_modern(const std::string& version) {
+  return version.size() == 10 && version >= "2026-07-28";
 }
 
 /// How a server is started and talked to. Every member has a usable default.
@@ -82,9 +93,18 @@ struct mcp_client_options {
   std::size_t max_list_tools_bytes = std::size_t{16} << 20;
   /// How many of the server's last stderr lines are kept (and quoted).
   std::size_t stderr_lines = 20;
-  /// Versions accepted, the first offered (default `mcp_protocol_versions()`).
+  /// Versions accepted, in order of preference (default
+  /// `mcp_protocol_versions()`). With a modern version among them the client
+  /// first probes with `server/discover` (the first modern one in `_meta`);
+  /// with a legacy one it falls back to `initialize`, offering the first
+  /// legacy one. Only legacy versions: no probe, `initialize` at once.
   std::vector<std::string> protocol_versions = mcp_protocol_versions();
-  /// `clientInfo` of initialize (the version is the library's, version.hpp).
+  /// How long the `server/discover` probe may go unanswered before the
+  /// server is taken for a legacy one (the specification's "reasonable
+  /// timeout"; a legacy server usually answers it at once with an error).
+  std::chrono::milliseconds discover_timeout = std::chrono::seconds(5);
+  /// `clientInfo` of initialize, and `io.modelcontextprotocol/clientInfo` of
+  /// every modern request (the version is the library's, version.hpp).
   nlohmann::json client_info = {{"name", "tool_effects"}, {"version", TOOL_EFFECTS_VERSION_STRING}};
   /// Restart a server that exited (or was stopped after a protocol error)
   /// on the next request, at most `max_restarts` times in the client's life.
@@ -143,7 +163,8 @@ class mcp_client {
   nlohmann::json request(std::string method, nlohmann::json params = nullptr,
                          std::optional<std::chrono::milliseconds> timeout = {});
 
-  /// `ping`; throws on failure.
+  /// `ping` (a modern server has no `ping`: `server/discover` instead);
+  /// throws on failure.
   boost::asio::awaitable<void> async_ping();
   void ping();
 
@@ -173,9 +194,12 @@ class mcp_client {
   /// duplicate keys) and that were therefore ignored.
   [[nodiscard]] std::uint64_t ignored_messages() const noexcept;
   /// The last initialize result (`protocolVersion`, `capabilities`,
-  /// `serverInfo`); null before the first. A cheap read from any thread.
+  /// `serverInfo`); from a modern server the `server/discover` result, with
+  /// `protocolVersion` (the selected one) and `serverInfo` (from its `_meta`)
+  /// added, so both eras read alike. Null before the first. A cheap read from
+  /// any thread.
   [[nodiscard]] nlohmann::json server_info() const;
-  /// The negotiated protocol version; empty before the first initialize.
+  /// The negotiated protocol version; empty before the first handshake.
   [[nodiscard]] std::string protocol_version() const;
   /// How many times the server was restarted after it died.
   [[nodiscard]] std::size_t restarts() const;

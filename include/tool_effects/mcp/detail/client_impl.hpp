@@ -106,7 +106,9 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::request_op(const state
 }
 
 inline boost::asio::awaitable<void> mcp_client::ping_op(state_ptr s) {
-  (void)co_await request_op(s, "ping", nlohmann::json::object(), std::nullopt);
+  // 2026-07-28 removed ping; server/discover is the cheapest request there.
+  const bool modern = mcp_version_is_modern(s->shared->info.protocol_version());
+  (void)co_await request_op(s, modern ? "server/discover" : "ping", nlohmann::json::object(), std::nullopt);
 }
 
 inline boost::asio::awaitable<nlohmann::json> mcp_client::list_tools_op(state_ptr s) {

@@ -11,6 +11,7 @@
 #include <exception>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -71,30 +72,9 @@ class mcp_client_state {
       attempt->error = std::current_exception();
     }
     if (!attempt->error) {
-      const auto& o = self->shared->options;
-      nlohmann::json params = {{"protocolVersion", o.protocol_versions.empty() ? mcp_protocol_versions().front()
-                                                                               : o.protocol_versions.front()},
-                               {"capabilities", nlohmann::json::object()},
-                               {"clientInfo", o.client_info}};
       try {
-        nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), o.initialize_timeout);
-        const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
-                                        ? r["protocolVersion"].get<std::string>()
-                                        : std::string();
-        if (std::find(o.protocol_versions.begin(), o.protocol_versions.end(), version) == o.protocol_versions.end()) {
-          std::string m = "the server answered initialize with protocol version \"";
-          m += mcp_preview(version.empty() && r.is_object() && r.contains("protocolVersion")
-                               ? mcp_dump(r["protocolVersion"])
-                               : version);
-          m += "\"; this client speaks";
-          for (const auto& v : o.protocol_versions) {
-            m += ' ';
-            m += v;
-          }
-          throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
-        }
-        c->notify("notifications/initialized", nullptr);
-        self->shared->info.set(std::move(r), version);
+        auto [info, version] = co_await handshake(self, c);
+        self->shared->info.set(std::move(info), std::move(version));
         self->conn_ = c;
       } catch (...) {
         attempt->error = std::current_exception();
@@ -114,6 +94,169 @@ class mcp_client_state {
     attempt->done = true;
     attempt->timer.cancel();
     if (attempt->error) std::rethrow_exception(attempt->error);
+  }
+
+  // The handshake of a fresh connection (docs/mcp.md, "Protocol versions"):
+  // with a modern version wanted, the server/discover probe of the
+  // specification's stdio binding; a legacy answer (or a legacy server
+  // remembered from an earlier process of this client) leads to initialize.
+  // Returns the info snapshot's object and the selected version.
+  static asio::awaitable<std::pair<nlohmann::json, std::string>> handshake(std::shared_ptr<mcp_client_state> self,
+                                                                          std::shared_ptr<mcp_connection> c) {
+    const auto& o = self->shared->options;
+    const std::vector<std::string>& versions = o.protocol_versions.empty() ? mcp_protocol_versions() : o.protocol_versions;
+    std::vector<std::string> modern;
+    std::vector<std::string> legacy;
+    for (const auto& v : versions) (mcp_version_is_modern(v) ? modern : legacy).push_back(v);
+    std::string why_legacy;
+    bool probe_timed_out = false;
+    const bool skip_probe = self->legacy_server_ && !legacy.empty();
+    if (!modern.empty() && !skip_probe) {
+      probe_result r = co_await probe(self, c, modern, versions, o.discover_timeout);
+      if (r.modern) co_return std::pair{std::move(r.info), std::move(r.version)};
+      c->set_modern({});
+      if (!r.version.empty()) legacy.insert(legacy.begin(), r.version);  // the server named a legacy version of ours
+      why_legacy = std::move(r.why);
+      probe_timed_out = r.timed_out;
+      if (legacy.empty()) {
+        std::string m = "the server does not speak a modern version (";
+        m += why_legacy;
+        m += "); this client speaks";
+        for (const auto& v : versions) m += ' ' + v;
+        throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
+      }
+    }
+    std::optional<nlohmann::json> result;
+    std::exception_ptr init_error;
+    try {
+      result = co_await initialize(self, c, legacy, versions);
+    } catch (const mcp_rpc_error&) {
+      if (skip_probe) self->legacy_server_ = false;  // re-probe on the next start
+      if (!probe_timed_out) throw;
+      init_error = std::current_exception();
+    }
+    if (init_error) {
+      // The probe went unanswered but initialize was refused: a modern server
+      // that was slow to start? Probe once more, as long as initialize may take.
+      probe_result r = co_await probe(self, c, modern, versions, o.initialize_timeout);
+      if (!r.modern) std::rethrow_exception(init_error);
+      co_return std::pair{std::move(r.info), std::move(r.version)};
+    }
+    self->legacy_server_ = true;
+    std::string version = (*result)["protocolVersion"].get<std::string>();
+    co_return std::pair{std::move(*result), std::move(version)};
+  }
+
+  struct probe_result {
+    bool modern = false;
+    nlohmann::json info;  // modern: the snapshot's object
+    std::string version;  // modern: the selected version; legacy: a legacy version the server named, or empty
+    std::string why;      // legacy: what the probe got
+    bool timed_out = false;
+  };
+
+  // server/discover with the first modern version in _meta. A DiscoverResult
+  // or an UnsupportedProtocolVersionError is a modern server; any other
+  // error, a refused response or no response within `timeout` a legacy one.
+  static asio::awaitable<probe_result> probe(std::shared_ptr<mcp_client_state> self, std::shared_ptr<mcp_connection> c,
+                                             const std::vector<std::string>& modern,
+                                             const std::vector<std::string>& versions,
+                                             std::chrono::milliseconds timeout) {
+    const std::string& name = self->shared->name;
+    probe_result out;
+    c->set_modern(modern.front());
+    std::optional<nlohmann::json> r;
+    try {
+      r = co_await mcp_connection::request(c, "server/discover", nlohmann::json::object(), timeout);
+    } catch (const mcp_rpc_error& e) {
+      if (e.code() == -32020 || e.code() == -32021) throw;  // modern errors, nothing to fall back to
+      if (e.code() == mcp_unsupported_version_code) {
+        // modern, and not one of our modern versions (request() already
+        // retried with one it named): a legacy one of ours it names, or none
+        const nlohmann::json supported =
+            e.data().is_object() && e.data().contains("supported") ? e.data()["supported"] : nlohmann::json();
+        auto pick = mcp_pick_version(supported, versions, false);
+        if (!pick || mcp_version_is_modern(*pick)) {
+          std::string m = "server/discover refused every version offered (UnsupportedProtocolVersionError, it supports ";
+          m += mcp_preview(mcp_dump(supported), 200);
+          m += "); this client speaks";
+          for (const auto& v : versions) m += ' ' + v;
+          throw mcp_error(mcp_error_kind::unsupported_protocol_version, name, m);
+        }
+        out.version = std::move(*pick);
+        out.why = "it supports only " + mcp_preview(mcp_dump(supported), 200);
+        co_return out;
+      }
+      out.why = "server/discover: ";
+      out.why += e.what();
+      co_return out;
+    } catch (const mcp_error& e) {
+      if (e.kind() != mcp_error_kind::timeout && (e.kind() != mcp_error_kind::protocol_error || !c->alive())) throw;
+      out.timed_out = e.kind() == mcp_error_kind::timeout;
+      out.why = "server/discover: ";
+      out.why += e.what();
+      co_return out;
+    }
+    // A DiscoverResult: supportedVersions must be an array of strings.
+    const auto sv = r->is_object() ? r->find("supportedVersions") : r->end();
+    if (!r->is_object() || sv == r->end() || !sv->is_array() ||
+        !std::all_of(sv->begin(), sv->end(), [](const nlohmann::json& v) { return v.is_string(); })) {
+      std::string m = "at /result/supportedVersions: server/discover result has no array of strings: ";
+      m += mcp_preview(mcp_dump(*r));
+      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+    }
+    auto pick = mcp_pick_version(*sv, versions, false);
+    if (!pick) {
+      std::string m = "server/discover lists the versions ";
+      m += mcp_preview(mcp_dump(*sv), 200);
+      m += "; this client speaks";
+      for (const auto& v : versions) m += ' ' + v;
+      throw mcp_error(mcp_error_kind::unsupported_protocol_version, name, m);
+    }
+    if (!mcp_version_is_modern(*pick)) {  // a dual-era server whose modern versions are not ours
+      out.version = std::move(*pick);
+      out.why = "it lists only " + mcp_preview(mcp_dump(*sv), 200) + " of ours";
+      co_return out;
+    }
+    c->set_modern(*pick);
+    out.modern = true;
+    out.version = *pick;
+    out.info = std::move(*r);
+    out.info["protocolVersion"] = *pick;
+    if (const auto m = out.info.find("_meta"); m != out.info.end() && m->is_object())
+      if (const auto si = m->find("io.modelcontextprotocol/serverInfo"); si != m->end() && si->is_object())
+        out.info["serverInfo"] = *si;
+    self->legacy_server_ = false;
+    co_return out;
+  }
+
+  // initialize offering the first of `legacy`; the answer must name a legacy
+  // version of `legacy`. Returns its result (protocolVersion checked).
+  static asio::awaitable<nlohmann::json> initialize(std::shared_ptr<mcp_client_state> self,
+                                                    std::shared_ptr<mcp_connection> c,
+                                                    const std::vector<std::string>& legacy,
+                                                    const std::vector<std::string>& versions) {
+    const auto& o = self->shared->options;
+    nlohmann::json params = {{"protocolVersion", legacy.front()},
+                             {"capabilities", nlohmann::json::object()},
+                             {"clientInfo", o.client_info}};
+    nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), o.initialize_timeout);
+    const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
+                                    ? r["protocolVersion"].get<std::string>()
+                                    : std::string();
+    if (std::find(legacy.begin(), legacy.end(), version) == legacy.end()) {
+      std::string m = "the server answered initialize with protocol version \"";
+      m += mcp_preview(version.empty() && r.is_object() && r.contains("protocolVersion") ? mcp_dump(r["protocolVersion"])
+                                                                                         : version);
+      m += "\"; this client speaks";
+      for (const auto& v : versions) {
+        m += ' ';
+        m += v;
+      }
+      throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
+    }
+    c->notify("notifications/initialized", nullptr);
+    co_return r;
   }
 
   static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_client_state> self, std::string method,
@@ -143,6 +286,11 @@ class mcp_client_state {
  private:
   std::shared_ptr<mcp_connection> conn_;
   bool closed_ = false;
+  // The server answered initialize, not the probe: its later processes go
+  // straight to initialize (the specification allows caching the era across
+  // restarts of the same server configuration). Cleared when such an
+  // initialize is refused, so that the next start probes again.
+  bool legacy_server_ = false;
   std::size_t restarts_ = 0;
   struct start_attempt {
     explicit start_attempt(const mcp_strand& s) : timer(s, asio::steady_timer::time_point::max()) {}

@@ -277,6 +277,25 @@ inline mcp_envelope mcp_scan_envelope(std::string_view line) {
   return sax.env;
 }
 
+// The JSON-RPC error code of UnsupportedProtocolVersionError (2026-07-28):
+// `data.supported` lists the server's versions.
+inline constexpr int mcp_unsupported_version_code = -32022;
+
+// The first of `ours` (in our order of preference) that `supported` (a
+// server's list: DiscoverResult.supportedVersions, or the data.supported of
+// an UnsupportedProtocolVersionError) names; with `modern_only`, only modern
+// ones. Anything but an array of strings names nothing.
+inline std::optional<std::string> mcp_pick_version(const nlohmann::json& supported, const std::vector<std::string>& ours,
+                                                   bool modern_only) {
+  if (!supported.is_array()) return std::nullopt;
+  for (const auto& v : ours) {
+    if (modern_only && !mcp_version_is_modern(v)) continue;
+    for (const auto& s : supported)
+      if (s.is_string() && s.get_ref<const std::string&>() == v) return v;
+  }
+  return std::nullopt;
+}
+
 // One request waiting for its response.
 struct mcp_pending {
   explicit mcp_pending(const mcp_strand& s) : timer(s) {}
@@ -284,6 +303,7 @@ struct mcp_pending {
   std::optional<nlohmann::json> result;
   std::exception_ptr error;
   bool done = false;
+  bool modern = false;  // sent with the per-request _meta of a modern version
 };
 
 // One child process and its pipes. Everything but the constructor runs on
@@ -361,14 +381,68 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // Sends a request and waits for its response (result), an error response
   // (mcp_rpc_error), the timeout (cancellation sent, mcp_transient_error) or
   // the end of the connection (its error).
+  //
+  // On a modern connection (`set_modern`) the params carry the per-request
+  // `_meta` fields (`io.modelcontextprotocol/protocolVersion`, `clientInfo`,
+  // `clientCapabilities`, over any `_meta` of the caller's), a result's
+  // `resultType` is checked, and an UnsupportedProtocolVersionError naming
+  // another modern version this client speaks switches the connection to it
+  // and sends the request once more.
   static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_connection> self, std::string method,
                                                  nlohmann::json params, std::chrono::milliseconds timeout) {
     if (self->dead_) std::rethrow_exception(self->dead_error_);
+    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
+    if (!params.is_null() || !self->modern_meta_.is_null()) msg["params"] = std::move(params);
+    for (int attempt = 0;; ++attempt) {
+      const bool modern = !self->modern_meta_.is_null();
+      if (modern) self->stamp_meta(msg["params"]);
+      std::optional<nlohmann::json> r;
+      try {
+        r = co_await self->exchange(self, method, msg, modern, timeout);
+      } catch (const mcp_rpc_error& x) {
+        if (!modern || attempt > 0 || x.code() != mcp_unsupported_version_code) throw;
+        const auto pick = mcp_pick_version(x.data().is_object() && x.data().contains("supported")
+                                               ? x.data()["supported"] : nlohmann::json(),
+                                           self->shared_->options.protocol_versions, true);
+        if (!pick || *pick == self->modern_version_) throw;
+        self->set_modern(*pick);  // and once more, with the version the server named
+      }
+      if (r) co_return std::move(*r);
+    }
+  }
+
+  // Marks the connection modern, speaking `version` (non-empty), or legacy (empty).
+  void set_modern(const std::string& version) {
+    modern_version_ = version;
+    if (version.empty()) {
+      modern_meta_ = nullptr;
+      return;
+    }
+    modern_meta_ = {{"io.modelcontextprotocol/protocolVersion", version},
+                    {"io.modelcontextprotocol/clientInfo", shared_->options.client_info},
+                    {"io.modelcontextprotocol/clientCapabilities", nlohmann::json::object()}};
+  }
+  // The modern version requests are sent with; empty on a legacy connection.
+  [[nodiscard]] const std::string& modern_version() const noexcept { return modern_version_; }
+
+ private:
+  // Writes the per-request _meta into `params` (an object, or null made one).
+  void stamp_meta(nlohmann::json& params) const {
+    if (!params.is_object()) params = nlohmann::json::object();
+    auto& meta = params["_meta"];
+    if (!meta.is_object()) meta = nlohmann::json::object();
+    for (const auto& [k, v] : modern_meta_.items()) meta[k] = v;
+  }
+
+  // One round trip of `msg` under a fresh id.
+  static asio::awaitable<nlohmann::json> exchange(std::shared_ptr<mcp_connection> self, const std::string& method,
+                                                  nlohmann::json& msg, bool modern, std::chrono::milliseconds timeout) {
+    if (self->dead_) std::rethrow_exception(self->dead_error_);
     const std::int64_t id = self->next_id_++;
     auto p = std::make_shared<mcp_pending>(self->strand_);
+    p->modern = modern;
     self->pending_.emplace(id, p);
-    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}};
-    if (!params.is_null()) msg["params"] = std::move(params);
+    msg["id"] = id;
     self->send(mcp_dump(msg));
     if (!p->done) {
       p->timer.expires_after(timeout);
@@ -392,6 +466,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     co_return std::move(*p->result);
   }
 
+ public:
   // Sends a notification (no response).
   void notify(const std::string& method, nlohmann::json params) {
     if (dead_) return;
@@ -809,11 +884,41 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         if (const auto d = e->find("data"); d != e->end()) data = *d;
       }
       p->error = std::make_exception_ptr(mcp_rpc_error(shared_->name, code, message, std::move(data)));
+    } else if (p->modern && !check_result_type(j["result"], p)) {
+      // p->error set
     } else {
       p->result = std::move(j["result"]);
     }
     p->done = true;
     p->timer.cancel();
+  }
+
+  // A modern result's `resultType` (2026-07-28): absent (an earlier
+  // server's) or "complete" is a result; "input_required" asks for input
+  // this client cannot give (it declares no client capabilities); anything
+  // else is invalid (the specification). False, with p->error set, if not a result.
+  bool check_result_type(const nlohmann::json& result, const std::shared_ptr<mcp_pending>& p) {
+    const auto t = result.is_object() ? result.find("resultType") : result.end();
+    if (!result.is_object() || t == result.end() || (t->is_string() && t->get_ref<const std::string&>() == "complete"))
+      return true;
+    std::string m;
+    if (t->is_string() && t->get_ref<const std::string&>() == "input_required") {
+      m = "the server needs input this client cannot give (resultType \"input_required\"";
+      if (const auto r = result.find("inputRequests"); r != result.end() && r->is_object())
+        for (const auto& [k, v] : r->items()) {
+          m += ", ";
+          m += mcp_preview(k, 60);
+          m += ": ";
+          m += v.is_object() && v.contains("method") ? mcp_preview(mcp_dump(v["method"]), 60) : std::string("?");
+        }
+      m += "); it declares no client capabilities (elicitation, sampling, roots)";
+    } else {
+      m = "at /result/resultType: unknown result type ";
+      m += mcp_preview(mcp_dump(*t), 100);
+      m += " (known: \"complete\", \"input_required\")";
+    }
+    p->error = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, shared_->name, m));
+    return false;
   }
 
   mcp_strand strand_;
@@ -832,6 +937,8 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   std::size_t in_flight_bytes_ = 0;
   std::int64_t next_id_ = 1;
   std::unordered_map<std::int64_t, std::shared_ptr<mcp_pending>> pending_;
+  std::string modern_version_;  // empty: legacy (initialize) or not yet known
+  nlohmann::json modern_meta_;  // the per-request _meta fields of modern_version_; null when legacy
 };
 
 }  // namespace detail
