@@ -17,6 +17,7 @@
 #include <tool_effects/detail/awaitable.hpp>
 #include <tool_effects/detail/invoke.hpp>
 #include <tool_effects/identity.hpp>
+#include <tool_effects/json/identity.hpp>
 
 namespace tool_effects {
 
