@@ -20,8 +20,6 @@
 #include <tool_effects/json/identity.hpp>
 
 namespace tool_effects {
-
-
 namespace detail {
 template <class Tool, class = void>
 struct static_identity {
