@@ -32,20 +32,19 @@
 // threads (a thread_pool runs itself; run an io_context in another thread).
 // Calling a blocking form from a thread that runs the executor throws
 // std::logic_error (it could deadlock); use `async_run_plan` there.
+//
+// The public declarations are below; the machinery that joins them to the
+// plan engine (the execution of one call, the engines, the drivers) is in
+// detail/dispatch_engine_glue.hpp.
 #ifndef TOOL_EFFECTS_DISPATCH_HPP
 #define TOOL_EFFECTS_DISPATCH_HPP
 
-#include <array>
 #include <cstddef>
-#include <exception>
 #include <functional>
-#include <memory>
-#include <optional>
 #include <iterator>
-#include <string>
 #include <span>
 #include <stdexcept>
-#include <string_view>
+#include <string>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -53,26 +52,19 @@
 
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/execution.hpp>
 #include <boost/asio/execution_context.hpp>
-#include <boost/asio/io_context.hpp>
 #include <boost/asio/is_executor.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/call.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
-#include <tool_effects/coordination.hpp>
 #include <tool_effects/detail/awaitable.hpp>
-#include <tool_effects/detail/dispatch_recovery.hpp>
-#include <tool_effects/detail/engine.hpp>
+#include <tool_effects/detail/dispatch_engine_glue.hpp>
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
-#include <tool_effects/detail/type_name.hpp>
-#include <tool_effects/journal.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/plan.hpp>
 #include <tool_effects/side_effects.hpp>
@@ -152,339 +144,10 @@ concept DispatchExecutor =
     (std::is_base_of_v<boost::asio::execution_context, std::remove_cvref_t<E>> &&
      requires(E& e) { e.get_executor(); });
 
-namespace detail {
-// to_executor and the blocking-call guard: detail/executor.hpp (shared with the MCP client).
-template <class Ex>
-void check_not_inside(const Ex& ex, std::string_view what) {
-  check_not_inside(ex, what, "use async_run_plan inside the executor");
-}
-
-// ---------------------------------------------------------------------------
-// THE execution of one call
-// ---------------------------------------------------------------------------
-
-/// What the dispatcher knows about the call being executed.
-struct call_info {
-  std::string_view name;  ///< tool type name (static) or description name (runtime)
-  effect_set effects;     ///< declared effects (empty: unknown)
-  std::size_t index;      ///< position in the turn
-  const call_description* description;  ///< the runtime form's description (static calls: null)
-};
-
-#include <tool_effects/detail/push_options.hpp>
-// Awaits a tool's awaitable and turns its end into an outcome. (The
-// completion is not passed into the coroutine: its frame holds only the
-// awaitable and the outcome.)
-template <class R, class Aw>
-boost::asio::awaitable<outcome<R>> await_outcome(Aw aw) {
-  try {
-    if constexpr (std::is_void_v<R>) {
-      co_await std::move(aw);
-      co_return outcome<R>::success();
-    } else {
-      co_return outcome<R>::success(co_await std::move(aw));
-    }
-  } catch (...) {
-    co_return outcome<R>::failure(std::current_exception());
-  }
-}
-
-#include <tool_effects/detail/pop_options.hpp>
-
-// The plain path of execute_call: no gate, one attempt.
-template <class R, class Fn, class Executor, class Done>
-void execute_plain(Fn& fn, const Executor& ex, Done&& done) {
-  using raw = std::remove_cvref_t<decltype(fn())>;
-  if constexpr (awaitable_traits<std::remove_cvref_t<raw>>::is_awaitable) {
-    std::optional<raw> aw;
-    try {
-      aw.emplace(fn());
-    } catch (...) {  // fn() threw before returning its awaitable
-      done(outcome<R>::failure(std::current_exception()));
-      return;
-    }
-    {
-      boost::asio::co_spawn(ex, await_outcome<R>(std::move(*aw)),
-                            [done = std::forward<Done>(done)](std::exception_ptr e, outcome<R> o) mutable {
-                              // e: only if the wrapper itself could not run (it catches the tool's errors).
-                              done(e ? outcome<R>::failure(std::move(e)) : std::move(o));
-                            });
-    }
-  } else {
-    outcome<R> o;
-    try {
-      if constexpr (std::is_void_v<R>) {
-        fn();
-        o = outcome<R>::success();
-      } else {
-        o = outcome<R>::success(fn());
-      }
-    } catch (...) {
-      o = outcome<R>::failure(std::current_exception());
-    }
-    done(std::move(o));
-  }
-}
-
-template <class R, class Options, class Fn, class Executor, class Done>
-void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done);
-
-// Turn journal (journal.hpp): with a journal in the options, an ended call is
-// replayed, an in-doubt one runs again only if retry-safe, and *started* is
-// recorded durably before the call runs.
-template <class R, class Options, class Fn, class Executor, class Done>
-void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
-  if constexpr (options_have_journal<Options>) {
-    const tool_effects::approver* in_doubt_approver = nullptr;
-    if constexpr (options_have_approver<Options>) in_doubt_approver = &opts.template get<tool_effects::approver>();
-    journal_call<R>(opts.template get<options_journal_t<Options>>(), chosen_idempotency_key(fn), info.name,
-                    info.effects, in_doubt_approver, std::forward<Done>(done),
-                    [&opts, &fn, &info, &ex](auto&& journaled_done) {
-                      execute_admitted<R>(opts, fn, info, ex, std::move(journaled_done));
-                    });
-  } else {
-    execute_admitted<R>(opts, fn, info, ex, std::forward<Done>(done));
-  }
-}
-
-// THE one function through which every dispatched call runs (static and
-// runtime, sync and awaitable, pooled and inline). `fn()` invokes the call
-// (a `bound_call`, or a runtime task); `R` is its result type. Sync calls run
-// here, in the current thread; awaitable calls are spawned on `ex`. `done`
-// receives the call's outcome exactly once. The recovery layer (retry
-// policy, approver) wraps this function, keyed on `Options`' extras.
-template <class R, class Options, class Fn, class Executor, class Done>
-void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
-  // Coordination across turns (coordination.hpp): with a coordinator in the
-  // options, the call first holds a grant for all its accesses; the grant is
-  // released before its outcome is delivered. `opts` and `fn` are the engine's.
-  if constexpr (options_have_coordinator<Options>) {
-    using coordinator_t = options_coordinator_t<Options>;
-    const call_description* d = info.description;
-    if constexpr (is_static_call<Fn>) d = &static_description<typename Fn::tool_type>();
-    coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, std::forward<Done>(done),
-                       [&opts, &fn, info, ex](auto&& granted_done) {
-                         execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
-                       });
-  } else {
-    execute_journaled<R>(opts, fn, info, ex, std::forward<Done>(done));
-  }
-}
-
-// A call admitted to run (coordinated or not).
-template <class R, class Options, class Fn, class Executor, class Done>
-void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
-  // Recovery layer (detail/dispatch_recovery.hpp): a static call that
-  // needs_confirmation (destructive or unknown) without an approver does not
-  // compile; with a retry policy or an approver in the options, or for a
-  // call that needs confirmation, it runs under the gates.
-  check_dispatch_confirmation<Options, Fn>();
-  using paths = recovery_paths<Options, Fn>;
-  if constexpr (!paths::never) {
-    if (recovery_needed<Options>(info.effects)) {
-      execute_with_recovery<R>(opts, fn, info, ex, std::forward<Done>(done));
-      return;
-    }
-  }
-  if constexpr (!paths::always) execute_plain<R>(fn, ex, std::forward<Done>(done));
-}
-
-template <class Fn>
-inline constexpr bool returns_awaitable = awaitable_traits<std::remove_cvref_t<decltype(std::declval<Fn&>()())>>::is_awaitable;
-
-// Stores a call's outcome in its slot and reports the call's end to the
-// engine: the completion of every dispatched call (one type per result type,
-// so calls of one tool share every instantiation below).
-template <class R>
-struct store_outcome {
-  plan_engine* engine;
-  outcome<R>* slot;
-  std::size_t index;
-
-  void operator()(outcome<R> o) const {
-    const bool failed = !o.has_value();
-    *slot = std::move(o);
-    engine->complete(index, failed);
-  }
-};
-
-// Runs the call at `info.index` via execute_call, unless the engine is
-// aborting; its outcome goes to `*slot`. With `inline_executor`, awaitable
-// calls run to their end on a private io_context, in this thread.
-template <class R, class Options, class Fn, class Executor>
-void run_one(plan_engine& engine, const Options& opts, Fn& fn, const call_info& info, const Executor& ex,
-             outcome<R>* slot) {
-  const std::size_t i = info.index;
-  if (engine.abort_requested()) {
-    *slot = outcome<R>::abort();
-    engine.complete(i, false);
-    return;
-  }
-  const store_outcome<R> done{&engine, slot, i};
-  if constexpr (returns_awaitable<Fn> && std::is_same_v<Executor, inline_executor>) {
-    boost::asio::io_context ctx;
-    execute_call<R>(opts, fn, info, ctx.get_executor(), done);
-    ctx.run();
-  } else {
-    execute_call<R>(opts, fn, info, ex, done);
-  }
-}
-
-// Runs the static call `*call` (of type Call) as call `index`, its outcome
-// into `*slot`. One instantiation per call TYPE (and executor and options),
-// shared by every call of that type in every turn of the translation unit.
-template <class Call, class Executor, class Options>
-void run_static_call(plan_engine& engine, const Executor& ex, const Options& opts, void* call, void* slot,
-                     std::size_t index) {
-  using R = typename Call::result_type;
-  using tool = typename Call::tool_type;
-  const call_info info{type_name_v<tool>, side_effects_v<tool>, index, nullptr};
-  run_one<R>(engine, opts, *static_cast<Call*>(call), info, ex, static_cast<outcome<R>*>(slot));
-}
-
-// The engine for a static list of calls: conflict rows from the
-// compile-time matrix of the calls' tool types; the calls and their outcomes
-// in flat tuples (any number of calls); call i starts through entry i of a
-// table of type-erased runners, so nothing is instantiated per call index
-// but the table's initializer.
-template <class Executor, class Options, class Handler, class... Calls>
-class static_engine final : public plan_engine {
- public:
-  using results_type = turn_outcomes<typename Calls::result_type...>;
-  static constexpr std::size_t N = sizeof...(Calls);
-  static constexpr const auto& matrix = conflict_matrix_v<typename Calls::tool_type...>;
-
-  static_engine(const Executor& ex, const Options& opts, Handler handler, Calls&&... calls)
-      : plan_engine(N, matrix.words_per_row, matrix.row(0), {opts.abort_on_error, opts.max_concurrency}),
-        ex_(ex), opts_(opts), handler_(std::move(handler)), calls_{{std::move(calls)}...},
-        entries_(make_entries(std::index_sequence_for<Calls...>{})) {}
-
-  results_type take_results() { return std::move(results_); }
-
-  // Async mode: the engine keeps itself alive until its last call completed.
-  void keep_alive(std::shared_ptr<static_engine> self) { self_ = std::move(self); }
-
- private:
-  struct entry {
-    void (*run)(plan_engine&, const Executor&, const Options&, void*, void*, std::size_t);
-    void* call;
-    void* slot;
-    bool is_awaitable;  // co_spawn posts it; a sync call is posted here
-  };
-
-  template <std::size_t... I>
-  std::array<entry, N> make_entries(std::index_sequence<I...>) {
-    auto& slots = turn_outcomes_access::elements(results_);
-    return {entry{&run_static_call<Calls, Executor, Options>, &static_cast<leaf<I, Calls>&>(calls_).value,
-                  &static_cast<leaf<I, outcome<typename Calls::result_type>>&>(slots).value,
-                  Calls::is_awaitable}...};
-  }
-
-  void run(std::size_t i) {
-    const entry& e = entries_[i];
-    e.run(*this, ex_, opts_, e.call, e.slot, i);
-  }
-
-  void launch(std::size_t i) override {
-    if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      if (entries_[i].is_awaitable) run(i);
-      else boost::asio::post(ex_, [this, i] { run(i); });
-    } else {
-      (void)i;
-    }
-  }
-  void run_inline_one(std::size_t i) override { run(i); }
-  void finished() override {
-    if constexpr (std::is_same_v<Handler, std::nullptr_t>) {
-      plan_engine::finished();
-    } else {
-      const auto keep = std::move(self_);  // released when this returns: nothing touches the engine after
-      boost::asio::post(ex_, [h = std::move(handler_), r = std::move(results_)]() mutable {
-        std::move(h)(std::move(r));
-      });
-    }
-  }
-
-  Executor ex_;
-  Options opts_;
-  Handler handler_;
-  flat_tuple<std::index_sequence_for<Calls...>, Calls...> calls_;
-  results_type results_;
-  std::array<entry, N> entries_;
-  std::shared_ptr<static_engine> self_;
-};
-
-// The engine for calls known at runtime: successor lists from a runtime
-// plan. Blocking only: the caller owns it and waits for the last call, so
-// handlers hold a raw pointer.
-struct plan_holder {
-  std::optional<runtime_plan> plan;  // none: no call waits for another
-};
-
-template <class R, class Executor, class Options, class Task>
-class runtime_engine final : private plan_holder, public plan_engine {  // plan_holder first: the plan outlives the base
- public:
-  runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
-                 std::optional<runtime_plan> plan, std::span<Task> tasks)
-      : plan_holder{std::move(plan)},
-        plan_engine(tasks.size(), this->plan ? this->plan->predecessor_offsets() : nullptr,
-                    this->plan ? this->plan->successor_offsets() : nullptr,
-                    this->plan ? this->plan->successor_data() : nullptr, {opts.abort_on_error, opts.max_concurrency}),
-        ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
-
-  std::vector<outcome<R>> take_results() { return std::move(results_); }
-
- private:
-  void run(std::size_t i) {
-    // An exclusive description is unknown, whatever flags it carries (as in run_with_recovery).
-    const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i, &calls_[i]};
-    run_one<R>(*this, opts_, tasks_[i], info, ex_, &results_[i]);
-  }
-  void launch(std::size_t i) override {
-    if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      if constexpr (returns_awaitable<Task>) run(i);
-      else boost::asio::post(ex_, [s = this, i] { s->run(i); });
-    } else {
-      (void)i;
-    }
-  }
-  void run_inline_one(std::size_t i) override { run(i); }
-
-  Executor ex_;
-  Options opts_;
-  std::span<const call_description> calls_;
-  std::span<Task> tasks_;
-  std::vector<outcome<R>> results_;
-};
-
-template <class Ex, class Options, class... Calls>
-auto run_static(const Ex& ex, const Options& opts, Calls&&... calls) {
-  using engine_t = static_engine<Ex, Options, std::nullptr_t, std::remove_cvref_t<Calls>...>;
-  if constexpr (!std::is_same_v<Ex, inline_executor>) check_not_inside(ex, "run_plan");
-  const auto engine = std::make_unique<engine_t>(ex, opts, nullptr, std::forward<Calls>(calls)...);
-  if constexpr (std::is_same_v<Ex, inline_executor>) {
-    engine->run_inline();
-  } else {
-    engine->start();
-    engine->wait();
-  }
-  return engine->take_results();
-}
-}  // namespace detail
 
 // ---------------------------------------------------------------------------
 // Entry points
 // ---------------------------------------------------------------------------
-
-namespace detail {
-template <bool...>
-struct bool_pack {};
-// Whether all of B... hold, without a fold expression: clang expands a fold
-// (and a constrained parameter pack, `Concept... Ts`) into nested operands and
-// stops at 256 by default; a static turn may have more calls.
-template <bool... B>
-inline constexpr bool all_of_v = std::is_same_v<bool_pack<true, B...>, bool_pack<B..., true>>;
-}  // namespace detail
 
 /// Runs `calls` on `executor` as their conflicts allow: each call starts as
 /// soon as every earlier call it conflicts with has finished. Blocks until
@@ -548,20 +211,6 @@ auto async_run_plan(Calls... calls) {
   return async_run_plan(run_options{}, std::move(calls)...);
 }
 
-namespace detail {
-// A contiguous, sized range of tasks (vector, array, span, ...): `std::data`
-// and `std::size` apply, and its elements are invocable with no arguments.
-// (Stated with <iterator>'s std::data/std::size: <ranges> costs 0.1-0.3 s of
-// every dispatcher TU's compile time.)
-template <class Tasks>
-concept TaskRange = requires(Tasks& t) {
-  { std::data(t) } -> std::convertible_to<const volatile void*>;
-  { std::size(t) } -> std::convertible_to<std::size_t>;
-} && std::is_invocable_v<std::remove_pointer_t<decltype(std::data(std::declval<Tasks&>()))>&>;
-
-template <class Tasks>
-using task_t = std::remove_pointer_t<decltype(std::data(std::declval<Tasks&>()))>;
-}  // namespace detail
 
 /// The runtime form with the plan made beforehand: runs `tasks[i]` for the
 /// described call `calls[i]` (same sizes), waiting on the edges of `plan`,
@@ -584,20 +233,7 @@ auto run_plan(Executor&& executor, const Options& options, std::span<const call_
     throw std::invalid_argument(detail::str_cat("tool_effects::run_plan: ", std::to_string(calls.size()),
                                                 " call descriptions, ", std::to_string(task_span.size()), " tasks and a plan of ",
                                                 std::to_string(plan.size()), " calls"));
-  auto ex = detail::to_executor(executor);
-  using engine_t = detail::runtime_engine<R, decltype(ex), Options, Task>;
-  if constexpr (!std::is_same_v<decltype(ex), inline_executor>) detail::check_not_inside(ex, "run_plan");
-  // A turn without any edge (e.g. only reads) needs no successor lists at all.
-  std::optional<runtime_plan> edges;
-  if (plan.edge_count() != 0) edges.emplace(std::move(plan));
-  const auto engine = std::make_unique<engine_t>(ex, options, calls, std::move(edges), task_span);
-  if constexpr (std::is_same_v<decltype(ex), inline_executor>) {
-    engine->run_inline();
-  } else {
-    engine->start();
-    engine->wait();
-  }
-  return engine->take_results();
+  return detail::run_runtime<R>(detail::to_executor(executor), options, calls, std::move(plan), task_span);
 }
 
 /// The runtime form: as above, planned with `plan_calls(calls, limits)`,

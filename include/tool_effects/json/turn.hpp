@@ -44,29 +44,14 @@
 #include <tool_effects/json/calls.hpp>
 #include <tool_effects/json/canonical.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/json/detail/json_tool_invoke.hpp>
+#include <tool_effects/json/detail/turn_failures.hpp>
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/plan.hpp>
 #include <tool_effects/registry.hpp>
 #include <tool_effects/retry.hpp>
 
 namespace tool_effects {
-
-namespace detail {
-template <class Tool, class = void>
-struct static_identity {
-  static identity_policy get() {
-    identity_policy p;
-    if constexpr (requires { std::string_view(Tool::operation_arg); })
-      p.operation_arg = std::string(Tool::operation_arg);
-    if constexpr (requires { std::string_view(Tool::target_arg); }) p.target_arg = std::string(Tool::target_arg);
-    return p;
-  }
-};
-template <class Tool>
-struct static_identity<Tool, std::void_t<decltype(Tool::identity())>> {
-  static identity_policy get() { return Tool::identity(); }
-};
-}  // namespace detail
 
 /// The identity policy of a static tool: `Tool::identity()` if it has one;
 /// else built from `static constexpr std::string_view operation_arg` and
@@ -126,50 +111,6 @@ struct tool_origin {
 using json_tool_function = std::function<nlohmann::json(const attempt_context&, const nlohmann::json&)>;
 using json_async_tool_function =
     std::function<boost::asio::awaitable<nlohmann::json>(const attempt_context&, const nlohmann::json&)>;
-
-namespace detail {
-// One synchronous step: `tool(ctx, args)` or `tool(args)`.
-template <class T>
-decltype(auto) call_json_tool(T& tool, const attempt_context& ctx, const nlohmann::json& args) {
-  return detail::invoke_attempt(tool, ctx, args);
-}
-
-#include <tool_effects/detail/push_options.hpp>
-// Calls static tool T with JSON arguments, synchronous or awaitable; the
-// result converts to JSON (void gives null).
-template <class T>
-boost::asio::awaitable<nlohmann::json> invoke_json_tool(T& tool, const attempt_context& ctx,
-                                                        const nlohmann::json& args) {
-  using raw = std::remove_cvref_t<decltype(call_json_tool(tool, ctx, args))>;
-  if constexpr (detail::is_awaitable<raw>::value) {
-    if constexpr (std::is_void_v<typename raw::value_type>) {
-      co_await call_json_tool(tool, ctx, args);
-      co_return nlohmann::json(nullptr);
-    } else {
-      co_return nlohmann::json(co_await call_json_tool(tool, ctx, args));
-    }
-  } else if constexpr (std::is_void_v<raw>) {
-    call_json_tool(tool, ctx, args);
-    co_return nlohmann::json(nullptr);
-  } else {
-    co_return nlohmann::json(call_json_tool(tool, ctx, args));
-  }
-}
-#include <tool_effects/detail/pop_options.hpp>
-
-template <class T>
-concept JsonTool = std::is_invocable_v<T&, const nlohmann::json&> ||
-                   std::is_invocable_v<T&, const attempt_context&, const nlohmann::json&>;
-
-// Instantiated once per static tool: its diagnostic names the tool.
-template <class Tool>
-struct json_tool_check {
-  static_assert(JsonTool<Tool>,
-                "tool_effects::json_tool_host: this static tool is not invocable with (const nlohmann::json&) or "
-                "(const tool_effects::attempt_context&, const nlohmann::json&) (see json_tool_check<Tool>)");
-  static constexpr bool value = true;
-};
-}  // namespace detail
 
 /// The runtime side of a `tool_registry` for model-chosen calls given as
 /// JSON: resolves each call's tool by name, identifies it (operation,
@@ -342,8 +283,8 @@ class json_tool_host {
       const tool_call& c = calls[k];
       const std::optional<std::size_t> i = too_large ? std::nullopt : registry_->index_of(c.name);
       std::optional<failure_record> failure;
-      if (too_large) failure = turn_too_large_failure(c, calls.size(), limits.max_calls);
-      else if (!i) failure = unknown_tool_failure(c);
+      if (too_large) failure = detail::turn_too_large_failure(c, calls.size(), limits.max_calls);
+      else if (!i) failure = detail::unknown_tool_failure(c, *registry_, max_suggested_tools);
       else if (!entry_errors[k].empty()) failure = invalid_arguments_failure(c, *i, entry_errors[k]);
       if (failure) {
         p.tools.push_back(turn_plan::npos);
@@ -369,15 +310,6 @@ class json_tool_host {
     if (!p.failures.empty() && p.failures.front() && p.failures.front()->reason == failure_reason::turn_too_large)
       return runtime_plan(runtime_plan::from_lists_t{}, p.calls.size(), {}, {});
     return plan_calls(p.calls, plan_limits{p.calls.size()});
-  }
-
-  [[nodiscard]] static failure_record turn_too_large_failure(const tool_call& c, std::size_t n, std::size_t limit) {
-    failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::turn_too_large,
-                                           std::make_exception_ptr(turn_too_large(n, limit)));
-    r.last_error_message = detail::str_cat(c.name, " was not run: the turn has ", std::to_string(n),
-                                           " tool calls, over the limit of ", std::to_string(limit),
-                                           " per turn; make fewer calls");
-    return r;
   }
 
   // One call as a dispatcher task: invoked with the attempt context (whose
@@ -442,45 +374,6 @@ class json_tool_host {
                                              std::make_exception_ptr(std::runtime_error(msg)));
       p.failures[k] = std::move(r);
     }
-  }
-
-  [[nodiscard]] failure_record unknown_tool_failure(const tool_call& c) const {
-    // Near misses only among names that can be one (edit distance <= 2 needs
-    // lengths within 2; else a prefix either way): O(tools) length checks,
-    // edit distances on at most 4096 of them (the first registered). The
-    // message lists at most `max_suggested_tools` names, each cut to 60 bytes.
-    std::vector<std::string_view> near;
-    for (std::size_t i = 0; i < registry_->size() && near.size() < 4096; ++i) {
-      const std::string_view k = registry_->name(i);
-      const std::size_t d = k.size() > c.name.size() ? k.size() - c.name.size() : c.name.size() - k.size();
-      if (d <= 2 || k.starts_with(c.name) || std::string_view(c.name).starts_with(k)) near.push_back(k);
-    }
-    const auto append_cut = [](std::string& m, std::string_view k) {  // at most 60 bytes, cut at a character
-      std::size_t cut = std::min<std::size_t>(k.size(), 60);
-      while (cut < k.size() && cut > 0 && (static_cast<unsigned char>(k[cut]) & 0xC0) == 0x80) --cut;
-      m += k.substr(0, cut);
-      if (cut < k.size()) m += "...";
-    };
-    std::string msg = "unknown tool ";
-    msg += detail::quote_input(c.name);
-    if (const std::string_view best = detail::closest_name(c.name, near); !best.empty()) {
-      msg += " (did you mean \"";
-      append_cut(msg, best);
-      msg += "\"?)";
-    } else {
-      msg += " (known:";
-      const std::size_t shown = std::min(registry_->size(), max_suggested_tools);
-      for (std::size_t i = 0; i < shown; ++i) {
-        msg += ' ';
-        append_cut(msg, registry_->name(i));
-      }
-      if (shown < registry_->size()) msg += detail::str_cat(" and ", std::to_string(registry_->size() - shown), " more");
-      msg += ")";
-    }
-    failure_record r = make_failure_record(c.name, 0, side_effect_class::non_idempotent, failure_reason::unknown_tool,
-                                           std::make_exception_ptr(unknown_tool_error(c.name)));
-    r.last_error_message = std::move(msg);
-    return r;
   }
 
   [[nodiscard]] failure_record invalid_arguments_failure(const tool_call& c, std::size_t i,

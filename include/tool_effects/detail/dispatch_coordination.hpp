@@ -1,0 +1,151 @@
+// tool_effects/detail/dispatch_coordination.hpp — internal to the dispatcher (detail/dispatch_engine_glue.hpp):
+// the coordinated start of a dispatched call. The coordinator among the dispatch options' extras, the
+// static tools' descriptions, the fencing token of the synchronous start, and `coordinate_call`, which
+// acquires a grant (coordination.hpp) before the call runs and releases it before its outcome is delivered.
+#ifndef TOOL_EFFECTS_DETAIL_DISPATCH_COORDINATION_HPP
+#define TOOL_EFFECTS_DETAIL_DISPATCH_COORDINATION_HPP
+
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/execution.hpp>
+#include <boost/asio/is_executor.hpp>
+#include <boost/system/error_code.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <tool_effects/attempt.hpp>
+#include <tool_effects/call_description.hpp>
+#include <tool_effects/coordination.hpp>
+#include <tool_effects/failure.hpp>
+#include <tool_effects/outcome.hpp>
+
+namespace tool_effects {
+
+namespace detail {
+
+// The coordinator among dispatch options' extras (the first extra that is a
+// Coordinator), if any.
+template <class Options>
+struct options_coordinator {
+  using type = void;
+};
+template <template <class...> class O, class... E>
+struct options_coordinator<O<E...>> {
+  template <class...>
+  struct first {
+    using type = void;
+  };
+  template <class H, class... T>
+  struct first<H, T...> {
+    using type = std::conditional_t<Coordinator<H>, H, typename first<T...>::type>;
+  };
+  using type = typename first<E...>::type;
+};
+template <class Options>
+using options_coordinator_t = typename options_coordinator<std::remove_cvref_t<Options>>::type;
+template <class Options>
+inline constexpr bool options_have_coordinator = !std::is_void_v<options_coordinator_t<Options>>;
+
+// A static tool's description, made once per tool type.
+template <class Tool>
+const call_description& static_description() {
+  static const call_description d = describe<Tool>();
+  return d;
+}
+
+// Sets the thread's current fencing token for the synchronous start of a call.
+class fencing_scope {
+ public:
+  explicit fencing_scope(std::uint64_t t) noexcept : saved_(std::exchange(current_fencing_token(), t)) {}
+  fencing_scope(const fencing_scope&) = delete;
+  fencing_scope& operator=(const fencing_scope&) = delete;
+  ~fencing_scope() { current_fencing_token() = saved_; }
+
+ private:
+  std::uint64_t saved_;
+};
+
+// The completion of a granted call: gives the grant back, then delivers the
+// outcome (so the turn's successors find the accesses free).
+template <class Done, class Grant>
+struct release_then {
+  Done done;
+  Grant grant;
+  template <class O>
+  void operator()(O&& o) {
+    grant.release();
+    done(std::forward<O>(o));
+  }
+};
+
+// The failure of a call whose wait ended without a grant (it never ran).
+template <class R>
+outcome<R> coordination_failure(std::string_view name, effect_set effects, const boost::system::error_code& ec) {
+  auto rec = make_failure_record(std::string(name), 0, classify(effects), failure_reason::coordination_timeout);
+  rec.last_error_message = ec == boost::asio::error::timed_out ? "waited for the coordinator past the wait limit"
+                                                               : "cancelled while waiting for the coordinator";
+  return outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec))));
+}
+
+// THE coordinated start of a dispatched call: acquires a grant for all of
+// `d`'s accesses, then `run(done')` with `done'` releasing the grant before
+// delivering the outcome; the call's attempt context carries the grant's
+// token. Without a grant (wait limit, cancellation) `done` gets
+// `call_failure{coordination_timeout}` and nothing runs. With a non-Asio
+// executor (inline mode) the acquisition blocks this thread.
+template <class R, class C, class Executor, class Done, class Run>
+void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
+                     const Executor& ex, Done&& done, Run run) {
+  using grant_t = typename C::grant_type;
+  using done_t = std::decay_t<Done>;
+  auto start = [&run](done_t dn, grant_t g) {
+    const fencing_scope scope(g.fencing_token());
+    run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
+  };
+  if constexpr (TryAcquireCoordinator<C>) {
+    if (auto g = c.try_acquire(d)) {
+      start(std::forward<Done>(done), std::move(*g));
+      return;
+    }
+  }
+  if constexpr (boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value) {
+    c.async_acquire(d, c.default_acquire_options(),
+                    boost::asio::bind_executor(ex, [dn = done_t(std::forward<Done>(done)), run = std::move(run), name,
+                                                    effects](boost::system::error_code ec, grant_t g) mutable {
+                      if (ec) {
+                        dn(coordination_failure<R>(name, effects, ec));
+                        return;
+                      }
+                      // The turn aborted while this call waited (abort_on_error): it never starts.
+                      if constexpr (requires { dn.engine->abort_requested(); }) {
+                        if (dn.engine->abort_requested()) {
+                          g.release();
+                          dn(outcome<R>::abort());
+                          return;
+                        }
+                      }
+                      const fencing_scope scope(g.fencing_token());
+                      run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
+                    }));
+  } else {
+    grant_t g;
+    try {
+      g = c.acquire(d, c.default_acquire_options());
+    } catch (const boost::system::system_error& e) {
+      done(coordination_failure<R>(name, effects, e.code()));
+      return;
+    }
+    start(std::forward<Done>(done), std::move(g));
+  }
+}
+
+}  // namespace detail
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_DETAIL_DISPATCH_COORDINATION_HPP
