@@ -23,7 +23,8 @@
 //
 // The public declarations are below; the queue behind `local_coordinator` is in
 // detail/coordination_queue.hpp (included at the end), and the coordinated start of a dispatched call in
-// detail/dispatch_coordination.hpp (the dispatcher includes it).
+// detail/dispatch_coordination.hpp (included at the end; the dispatcher sees only its declaration, in
+// detail/across_turns_fwd.hpp, so a program without a coordinator does not parse this header).
 #ifndef TOOL_EFFECTS_COORDINATION_HPP
 #define TOOL_EFFECTS_COORDINATION_HPP
 
@@ -57,6 +58,7 @@
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/rules.hpp>
@@ -214,6 +216,16 @@ class local_coordinator {
 namespace tool_effects {
 static_assert(Coordinator<local_coordinator>);
 static_assert(TryAcquireCoordinator<local_coordinator>);
+
+namespace detail {
+// Coordinators among the dispatch options' extras (detail/across_turns_fwd.hpp).
+template <Coordinator C>
+struct is_coordinator<C> : std::true_type {};
+}  // namespace detail
 }  // namespace tool_effects
+
+// The coordinated start of a dispatched call (declared in detail/across_turns_fwd.hpp, which the dispatcher
+// includes instead of this header).
+#include <tool_effects/detail/dispatch_coordination.hpp>
 
 #endif  // TOOL_EFFECTS_COORDINATION_HPP

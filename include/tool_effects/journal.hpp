@@ -33,6 +33,7 @@
 #include <utility>
 
 #include <tool_effects/confirmation.hpp>
+#include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
@@ -127,26 +128,9 @@ concept JournalEncodable = std::is_void_v<R> || requires(const R& v, std::string
 
 namespace detail {
 
-template <class Options>
-struct options_journal {
-  using type = void;
-};
-template <template <class...> class O, class... E>
-struct options_journal<O<E...>> {
-  template <class...>
-  struct first {
-    using type = void;
-  };
-  template <class H, class... T>
-  struct first<H, T...> {
-    using type = std::conditional_t<Journal<H>, H, typename first<T...>::type>;
-  };
-  using type = typename first<E...>::type;
-};
-template <class Options>
-using options_journal_t = typename options_journal<std::remove_cvref_t<Options>>::type;
-template <class Options>
-inline constexpr bool options_have_journal = !std::is_void_v<options_journal_t<Options>>;
+// Journals among the dispatch options' extras (detail/across_turns_fwd.hpp).
+template <Journal J>
+struct is_journal<J> : std::true_type {};
 
 template <class R>
 journal_entry ended_entry(const outcome<R>& o) {

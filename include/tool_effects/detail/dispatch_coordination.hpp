@@ -21,36 +21,13 @@
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
-#include <tool_effects/coordination.hpp>
+#include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
 
 namespace tool_effects {
 
 namespace detail {
-
-// The coordinator among dispatch options' extras (the first extra that is a
-// Coordinator), if any.
-template <class Options>
-struct options_coordinator {
-  using type = void;
-};
-template <template <class...> class O, class... E>
-struct options_coordinator<O<E...>> {
-  template <class...>
-  struct first {
-    using type = void;
-  };
-  template <class H, class... T>
-  struct first<H, T...> {
-    using type = std::conditional_t<Coordinator<H>, H, typename first<T...>::type>;
-  };
-  using type = typename first<E...>::type;
-};
-template <class Options>
-using options_coordinator_t = typename options_coordinator<std::remove_cvref_t<Options>>::type;
-template <class Options>
-inline constexpr bool options_have_coordinator = !std::is_void_v<options_coordinator_t<Options>>;
 
 // A static tool's description, made once per tool type.
 template <class Tool>

@@ -28,15 +28,13 @@
 #include <tool_effects/call.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
-#include <tool_effects/coordination.hpp>
 #include <tool_effects/detail/awaitable.hpp>
-#include <tool_effects/detail/dispatch_coordination.hpp>
+#include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/detail/dispatch_recovery.hpp>
 #include <tool_effects/detail/engine.hpp>
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
-#include <tool_effects/journal.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/plan.hpp>
 #include <tool_effects/side_effects.hpp>

@@ -1,0 +1,76 @@
+// tool_effects/detail/across_turns_fwd.hpp — what the dispatcher knows of
+// coordinators (coordination.hpp) and turn journals (journal.hpp) without
+// including them: the traits that find one among the dispatch options'
+// extras, and the declarations of the coordinated and the journaled start of
+// a call. coordination.hpp and journal.hpp specialise the traits and define
+// the starts. A program that puts a coordinator or a journal in its options
+// made one, so it included their header, and the definitions are there when
+// the dispatcher's templates are instantiated; a translation unit that uses
+// neither parses neither (coordination.hpp alone costs about as much as the
+// rest of the dispatcher).
+#ifndef TOOL_EFFECTS_DETAIL_ACROSS_TURNS_FWD_HPP
+#define TOOL_EFFECTS_DETAIL_ACROSS_TURNS_FWD_HPP
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+#include <tool_effects/effect.hpp>
+
+namespace tool_effects {
+
+struct call_description;
+class approver;
+
+namespace detail {
+
+// Whether T is a coordinator / a journal: false here; true where
+// coordination.hpp (`Coordinator`) and journal.hpp (`Journal`) say so.
+template <class T>
+struct is_coordinator : std::false_type {};
+template <class T>
+struct is_journal : std::false_type {};
+
+// The first extra of the dispatch options `O<E...>` for which `Is<E>` holds (void: none).
+template <template <class> class Is, class Options>
+struct first_extra {
+  using type = void;
+};
+template <template <class> class Is, template <class...> class O, class... E>
+struct first_extra<Is, O<E...>> {
+  template <class...>
+  struct first {
+    using type = void;
+  };
+  template <class H, class... T>
+  struct first<H, T...> {
+    using type = std::conditional_t<Is<H>::value, H, typename first<T...>::type>;
+  };
+  using type = typename first<E...>::type;
+};
+
+template <class Options>
+using options_coordinator_t = typename first_extra<is_coordinator, std::remove_cvref_t<Options>>::type;
+template <class Options>
+inline constexpr bool options_have_coordinator = !std::is_void_v<options_coordinator_t<Options>>;
+template <class Options>
+using options_journal_t = typename first_extra<is_journal, std::remove_cvref_t<Options>>::type;
+template <class Options>
+inline constexpr bool options_have_journal = !std::is_void_v<options_journal_t<Options>>;
+
+// Defined in detail/dispatch_coordination.hpp (included by coordination.hpp).
+template <class Tool>
+const call_description& static_description();
+template <class R, class C, class Executor, class Done, class Run>
+void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
+                     const Executor& ex, Done&& done, Run run);
+
+// Defined in journal.hpp.
+template <class R, class J, class Done, class Run>
+void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects,
+                  const approver* in_doubt_approver, Done&& done, Run run);
+
+}  // namespace detail
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_DETAIL_ACROSS_TURNS_FWD_HPP
