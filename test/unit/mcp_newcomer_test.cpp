@@ -323,7 +323,7 @@ TEST(NewcomerPostgres, QueriesDeclaredReadOnlyRunInParallelAndABadOneFailsAlone)
   auto client = launch(pool, "server-postgres", pg.url());
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
-  // Today the overlay is the whole declaration only on an untrusted server (issue 21, point 2).
+  // The overlay is the declaration, untrusted or trusted (issue 21, point 2; trusted below).
   te::add_mcp_server(host, client, te::server_trust::untrusted, te::parse_manifest(postgres_overlay));
 
   // Anthropic-shaped: three queries, one with bad SQL, one that tries to write, and an unknown tool.
@@ -372,12 +372,20 @@ TEST(NewcomerPostgres, AnOverlayReplacesWhatATrustedServerWithoutAnnotationsImpl
   ])"));
   const auto p = host.plan(calls);
   const auto& d = p.calls[0];
-  if (d.effects.contains(te::effect::write) || d.effects.contains(te::effect::destructive) || !parallel(p, 0, 1))
-    GTEST_SKIP() << "waits for issue 21 point 2 (an overlay replaces the annotations of a trusted server): today "
-                    "its flags are added to the imported {write, destructive, external, network}, so `query` is "
-                 << te::to_string(d.effects) << " and the two reads run one after another";
-  EXPECT_EQ(d.effects, (te::effect_set{te::effect::read}));
+  EXPECT_EQ(d.effects, (te::effect_set{te::effect::read})) << te::to_string(d.effects);
   EXPECT_TRUE(parallel(p, 0, 1));
+  // The control: the same server imported trusted without the overlay runs its queries one after another.
+  te::tool_registry<> registry2;
+  te::json_tool_host<> bare(registry2);
+  te::add_mcp_server(bare, client, te::server_trust::trusted);
+  const auto p0 = bare.plan(calls);
+  EXPECT_TRUE(p0.calls[0].effects.contains(te::effect::destructive)) << te::to_string(p0.calls[0].effects);
+  EXPECT_FALSE(parallel(p0, 0, 1));
+  // And the queries run.
+  recording_approver approver;
+  const auto out = host.run(pool, te::run_options{}.with(te::approver(approver)), calls);
+  ASSERT_TRUE(out[0].has_value() && out[1].has_value());
+  EXPECT_TRUE(approver.tools().empty()) << "declared reads need no approval";
 }
 
 // ---------------------------------------------------------------- redis
@@ -390,7 +398,8 @@ TEST(NewcomerRedis, KeysOrderPerKeyArrayDeletesWaitForEachKeyAndNeedApproval) {
   auto client = launch(pool, "server-redis", redis.url());
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
-  EXPECT_EQ(te::add_mcp_server(host, client, te::server_trust::untrusted, te::parse_manifest(redis_overlay)).size(), 4u);
+  // Trusted (the annotations would say nothing anyway): the overlay's entries replace the defaults (point 2).
+  EXPECT_EQ(te::add_mcp_server(host, client, te::server_trust::trusted, te::parse_manifest(redis_overlay)).size(), 4u);
 
   // OpenAI-shaped.
   const auto calls = te::parse_tool_calls(json::parse(R"({"role": "assistant", "content": null, "tool_calls": [
