@@ -475,11 +475,23 @@ TEST(NewcomerRedis, ResultsReachTheModelAsTheServersText) {
   const json replies = te::tool_results(calls, out);
   ASSERT_EQ(replies.size(), 1u);
   const std::string content = replies[0].at("content").get<std::string>();
-  if (content != text && content.find("\"content\"") != std::string::npos)
-    GTEST_SKIP() << "waits for issue 21 point 4 (MCP results mapped to each vendor's tool-result content): today "
-                    "the reply carries the serialized result envelope: "
-                 << content;
-  EXPECT_EQ(content, text);
+  EXPECT_EQ(content, text) << "the model reads the server's text, not the result envelope";
+  EXPECT_EQ(content.find("\"content\""), std::string::npos) << content;
+  // Anthropic-shaped, with a call the server fails (`get` without a key): the error flag, the server's text.
+  const auto calls2 = te::parse_tool_calls(json::parse(R"([
+    {"type": "tool_use", "id": "g", "name": "get", "input": {"key": "k"}},
+    {"type": "tool_use", "id": "x", "name": "get", "input": {}}
+  ])"));
+  const auto out2 = host.run(pool, te::run_options{}, calls2);
+  const json reply = te::tool_results(calls2, out2);
+  ASSERT_EQ(reply.size(), 1u);
+  const json& blocks = reply[0].at("content");
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0].at("is_error"), false);
+  EXPECT_NE(blocks[0].at("content").get<std::string>().find('v'), std::string::npos) << blocks[0];
+  EXPECT_EQ(blocks[0].at("content").get<std::string>().find("\"type\""), std::string::npos) << blocks[0];
+  EXPECT_EQ(blocks[1].at("is_error"), true) << blocks[1];
+  EXPECT_EQ(blocks[1].at("content").get<std::string>().rfind("tool_error: ", 0), 0u) << blocks[1];
 }
 
 TEST(NewcomerRedis, ClientsAreNamedAfterTheServer) {
