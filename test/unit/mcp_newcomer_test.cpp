@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -30,6 +31,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -501,12 +503,108 @@ TEST(NewcomerRedis, ClientsAreNamedAfterTheServer) {
   boost::asio::thread_pool pool(2);
   auto client = launch(pool, "server-redis", redis.url());
   EXPECT_GT(client.pid(), 0);
-  if (client.name() == "index.js")
-    GTEST_SKIP() << "waits for issue 21 point 5 (a client is named after serverInfo.name or its package): today "
-                    "every npm server's client is \"index.js\"";
+  EXPECT_EQ(client.restarts(), 0u);
   const json info = client.server_info();
-  const json& server = info.contains("serverInfo") ? info.at("serverInfo") : info;
-  EXPECT_EQ(client.name(), server.value("name", std::string()));
+  ASSERT_TRUE(info.contains("serverInfo")) << info;
+  EXPECT_EQ(client.name(), info["serverInfo"].value("name", std::string()));
+  EXPECT_EQ(client.name(), "redis");
+  EXPECT_NE(client.name(), "index.js");
+  // Errors quote it.
+  te::tool_registry<> registry;
+  te::json_tool_host<> host(registry);
+  try {
+    (void)te::add_mcp_server(host, client, te::server_trust::untrusted,
+                             te::parse_manifest(R"({"tools": [{"name": "nope", "reads": ["x"]}]})"));
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MCP server \"redis\""), std::string::npos) << e.what();
+  }
+  // The control: a name of the user's stays.
+  te::mcp_client_options o;
+  o.name = "cache";
+  o.request_timeout = 20s;
+  o.protocol_versions.emplace_back("2024-11-05");
+  auto named = te::mcp_client::launch(pool, {"node", newcomer_script("server-redis"), redis.url()}, o);
+  EXPECT_EQ(named.name(), "cache");
+  // pid() follows a restart; restarts() counts the restarts after a death, not explicit ones.
+  const int before = client.pid();
+  ::kill(before, SIGKILL);
+  (void)wait_for(before, 0ms);
+  for (int i = 0; i < 100 && client.pid() == before; ++i) {
+    try {
+      (void)client.call("list", json::object());
+    } catch (const te::mcp_transient_error&) {  // the death is seen by this call; the next restarts
+    }
+  }
+  EXPECT_NE(client.pid(), before);
+  EXPECT_EQ(client.restarts(), 1u);
+  EXPECT_EQ(client.name(), "redis") << "the name is kept across restarts";
+  client.restart();
+  EXPECT_EQ(client.restarts(), 1u);
+  te::mcp_close_all(client, named);
+}
+
+// server-redis does not exit when its stdin closes (server-postgres 0.6.2 does, here). close() used to wait
+// the whole shutdown_grace (2 s) before SIGTERM, one server after another; a server that within
+// shutdown_sign has neither exited nor closed its stdout now gets SIGTERM then, and mcp_close_all closes
+// servers concurrently. A generous grace (3 s) makes the difference unmistakable without timing finely.
+TEST(NewcomerServers, CloseSendsSigtermSoonAndClosesServersConcurrently) {
+  NEWCOMER_REQUIRE_SERVER("server-redis");
+  NEWCOMER_REQUIRE_SERVER("server-postgres");
+  redis_instance redis;
+  if (!redis.error.empty()) GTEST_SKIP() << redis.error;
+  postgres_instance pg;
+  if (!pg.error.empty()) GTEST_SKIP() << pg.error;
+  boost::asio::thread_pool pool(4);
+  const auto start = [&](const std::string& package, const std::string& url, std::chrono::milliseconds sign) {
+    te::mcp_client_options o;
+    o.request_timeout = 20s;
+    o.protocol_versions.emplace_back("2024-11-05");
+    o.shutdown_grace = 3s;
+    o.shutdown_sign = sign;
+    return te::mcp_client::launch(pool, {"node", newcomer_script(package), url}, o);
+  };
+  const auto seconds_of = [](auto f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // The control: without the early SIGTERM (shutdown_sign = grace), closing server-redis takes the whole grace.
+  {
+    auto r = start("server-redis", redis.url(), 3s);
+    const int pid = r.pid();
+    const double t = seconds_of([&] { r.close(); });
+    EXPECT_GE(t, 2.9) << "the old behaviour: stdin closed, the whole grace, then SIGTERM";
+    EXPECT_NE(::kill(pid, 0), 0) << "the server is gone";
+    std::printf("control: server-redis closed without an early SIGTERM in %.2f s\n", t);
+  }
+  // Now: two server-redis and a server-postgres closed at once; redis gets SIGTERM after shutdown_sign.
+  {
+    auto r1 = start("server-redis", redis.url(), 200ms);
+    auto r2 = start("server-redis", redis.url(), 200ms);
+    auto p = start("server-postgres", pg.url(), 200ms);
+    const int pids[] = {r1.pid(), r2.pid(), p.pid()};
+    const double t = seconds_of([&] { te::mcp_close_all(r1, r2, p); });
+    EXPECT_LT(t, 2.5) << "nobody waited for the grace";
+    for (const int pid : pids) EXPECT_NE(::kill(pid, 0), 0) << pid;
+    std::printf("mcp_close_all of two server-redis and a server-postgres: %.2f s\n", t);
+    try {
+      (void)r1.call("list", json::object());
+      ADD_FAILURE() << "no error after close";
+    } catch (const te::mcp_error& e) {
+      EXPECT_EQ(e.kind(), te::mcp_error_kind::closed);
+    }
+  }
+  // Concurrency on its own: two server-redis that each take 1.5 s to get their SIGTERM, closed together,
+  // take about 1.5 s, not 3 s.
+  {
+    auto r1 = start("server-redis", redis.url(), 1500ms);
+    auto r2 = start("server-redis", redis.url(), 1500ms);
+    const double t = seconds_of([&] { te::mcp_close_all(std::vector<te::mcp_client>{r1, r2}); });
+    EXPECT_GE(t, 1.4);
+    EXPECT_LT(t, 2.9) << "one after another would take 3 s";
+    std::printf("mcp_close_all of two server-redis with a 1.5 s shutdown_sign each: %.2f s\n", t);
+  }
 }
 
 }  // namespace mcp_newcomer_test_ns
