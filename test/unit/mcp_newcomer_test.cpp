@@ -7,8 +7,10 @@
 //  - @modelcontextprotocol/server-redis 2025.4.25 on a redis-server on a free port.
 // Both are pinned by test/mcp/newcomer/package-lock.json and installed by the
 // mcp_servers fixture. The turns are OpenAI- and Anthropic-shaped; overlays
-// declare the unannotated tools. What today's code does not do yet is marked
-// with GTEST_SKIP naming the point of issue 21 it waits for, never asserted.
+// declare the unannotated tools, also on a trusted import (point 2); results
+// reach the model as the servers' text (point 4); clients are named after the
+// servers and close without waiting the whole grace (point 5). A test skips
+// only when node, PostgreSQL or redis-server is missing.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
