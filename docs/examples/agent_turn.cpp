@@ -20,6 +20,7 @@
 #include <map>
 #include <mutex>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -378,15 +379,9 @@ int main(int argc, char** argv) {
   std::printf("\nThe model's turn: %zu tool calls. The plan (a call starts once every earlier call it conflicts\n"
               "with has finished; calls on different targets of one resource do not conflict):\n",
               calls.size());
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    std::printf("  wave %zu  %-34s", plan.plan.wave(i), label(calls[i]).c_str());
-    bool first = true;
-    for (const auto& e : plan.edges)
-      if (e.to == i) {
-        std::printf("%s waits for %s [%s]", first ? "" : ";", label(calls[e.from]).c_str(), e.reason.c_str());
-        first = false;
-      }
-    std::printf("%s\n", first ? "  runs at once" : "");
+  {  // the library's plan printer (terminal-safe: names, ids and reasons come from the model)
+    std::istringstream text(te::to_string(plan));
+    for (std::string line; std::getline(text, line);) std::printf("  %s\n", line.c_str());
   }
   for (const auto& r : repeats) std::printf("  loop guard: %s\n", r.c_str());
   std::printf("\nRunning it on a 4-thread Asio pool (retry: up to 3 attempts on upstream_timeout, only where\n"

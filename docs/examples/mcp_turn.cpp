@@ -145,24 +145,12 @@ int main(int argc, char** argv) {
   std::printf("\nThe model's turn: %zu calls. The plan (a call starts once every earlier call it conflicts with\n"
               "has finished; calls on different files do not conflict):\n",
               calls.size());
-  for (std::size_t i = 0; i < calls.size(); ++i) {
-    std::printf("  wave %zu  %-40s", plan.plan.wave(i), label(calls[i], ws).c_str());
-    bool first = true;
-    for (const auto& e : plan.edges)
-      if (e.to == i) {
-        std::string why;  // the reason, with workspace paths shortened to "."
-        const std::string root = ws.string();
-        for (std::size_t from = 0;;) {
-          const auto p = e.reason.find(root, from);
-          why.append(e.reason, from, p == std::string::npos ? std::string::npos : p - from);
-          if (p == std::string::npos) break;
-          why += '.';
-          from = p + root.size();
-        }
-        std::printf("%s waits for #%s [%s]", first ? "" : ";", calls[e.from].id.c_str(), why.c_str());
-        first = false;
-      }
-    std::printf("%s\n", first ? "  runs at once" : "");
+  {  // the library's plan printer, with workspace paths shortened to "."
+    const std::string root = ws.string();
+    std::string text = te::to_string(plan);
+    for (std::size_t p = 0; (p = text.find(root, p)) != std::string::npos;) text.replace(p, root.size(), ".");
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) std::printf("  %s\n", line.c_str());
   }
 
   std::mutex m;

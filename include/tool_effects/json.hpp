@@ -26,6 +26,7 @@
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/json/manifest.hpp>
 #include <tool_effects/json/mcp.hpp>
+#include <tool_effects/json/plan_text.hpp>
 #include <tool_effects/json/results.hpp>
 #include <tool_effects/json/stream.hpp>
 #include <tool_effects/json/turn.hpp>

@@ -7,8 +7,10 @@
 //  - @modelcontextprotocol/server-redis 2025.4.25 on a redis-server on a free port.
 // Both are pinned by test/mcp/newcomer/package-lock.json and installed by the
 // mcp_servers fixture. The turns are OpenAI- and Anthropic-shaped; overlays
-// declare the unannotated tools. What today's code does not do yet is marked
-// with GTEST_SKIP naming the point of issue 21 it waits for, never asserted.
+// declare the unannotated tools, also on a trusted import (point 2); results
+// reach the model as the servers' text (point 4); clients are named after the
+// servers and close without waiting the whole grace (point 5). A test skips
+// only when node, PostgreSQL or redis-server is missing.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
@@ -22,6 +24,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -30,6 +33,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -324,7 +328,7 @@ TEST(NewcomerPostgres, QueriesDeclaredReadOnlyRunInParallelAndABadOneFailsAlone)
   EXPECT_EQ(client.protocol_version(), "2024-11-05");  // with the default version list (issue 20)
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
-  // Today the overlay is the whole declaration only on an untrusted server (issue 21, point 2).
+  // The overlay is the declaration, untrusted or trusted (issue 21, point 2; trusted below).
   te::add_mcp_server(host, client, te::server_trust::untrusted, te::parse_manifest(postgres_overlay));
 
   // Anthropic-shaped: three queries, one with bad SQL, one that tries to write, and an unknown tool.
@@ -373,12 +377,20 @@ TEST(NewcomerPostgres, AnOverlayReplacesWhatATrustedServerWithoutAnnotationsImpl
   ])"));
   const auto p = host.plan(calls);
   const auto& d = p.calls[0];
-  if (d.effects.contains(te::effect::write) || d.effects.contains(te::effect::destructive) || !parallel(p, 0, 1))
-    GTEST_SKIP() << "waits for issue 21 point 2 (an overlay replaces the annotations of a trusted server): today "
-                    "its flags are added to the imported {write, destructive, external, network}, so `query` is "
-                 << te::to_string(d.effects) << " and the two reads run one after another";
-  EXPECT_EQ(d.effects, (te::effect_set{te::effect::read}));
+  EXPECT_EQ(d.effects, (te::effect_set{te::effect::read})) << te::to_string(d.effects);
   EXPECT_TRUE(parallel(p, 0, 1));
+  // The control: the same server imported trusted without the overlay runs its queries one after another.
+  te::tool_registry<> registry2;
+  te::json_tool_host<> bare(registry2);
+  te::add_mcp_server(bare, client, te::server_trust::trusted);
+  const auto p0 = bare.plan(calls);
+  EXPECT_TRUE(p0.calls[0].effects.contains(te::effect::destructive)) << te::to_string(p0.calls[0].effects);
+  EXPECT_FALSE(parallel(p0, 0, 1));
+  // And the queries run.
+  recording_approver approver;
+  const auto out = host.run(pool, te::run_options{}.with(te::approver(approver)), calls);
+  ASSERT_TRUE(out[0].has_value() && out[1].has_value());
+  EXPECT_TRUE(approver.tools().empty()) << "declared reads need no approval";
 }
 
 // ---------------------------------------------------------------- redis
@@ -391,7 +403,8 @@ TEST(NewcomerRedis, KeysOrderPerKeyArrayDeletesWaitForEachKeyAndNeedApproval) {
   auto client = launch(pool, "server-redis", redis.url());
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);
-  EXPECT_EQ(te::add_mcp_server(host, client, te::server_trust::untrusted, te::parse_manifest(redis_overlay)).size(), 4u);
+  // Trusted (the annotations would say nothing anyway): the overlay's entries replace the defaults (point 2).
+  EXPECT_EQ(te::add_mcp_server(host, client, te::server_trust::trusted, te::parse_manifest(redis_overlay)).size(), 4u);
 
   // OpenAI-shaped.
   const auto calls = te::parse_tool_calls(json::parse(R"({"role": "assistant", "content": null, "tool_calls": [
@@ -467,11 +480,23 @@ TEST(NewcomerRedis, ResultsReachTheModelAsTheServersText) {
   const json replies = te::tool_results(calls, out);
   ASSERT_EQ(replies.size(), 1u);
   const std::string content = replies[0].at("content").get<std::string>();
-  if (content != text && content.find("\"content\"") != std::string::npos)
-    GTEST_SKIP() << "waits for issue 21 point 4 (MCP results mapped to each vendor's tool-result content): today "
-                    "the reply carries the serialized result envelope: "
-                 << content;
-  EXPECT_EQ(content, text);
+  EXPECT_EQ(content, text) << "the model reads the server's text, not the result envelope";
+  EXPECT_EQ(content.find("\"content\""), std::string::npos) << content;
+  // Anthropic-shaped, with a call the server fails (`get` without a key): the error flag, the server's text.
+  const auto calls2 = te::parse_tool_calls(json::parse(R"([
+    {"type": "tool_use", "id": "g", "name": "get", "input": {"key": "k"}},
+    {"type": "tool_use", "id": "x", "name": "get", "input": {}}
+  ])"));
+  const auto out2 = host.run(pool, te::run_options{}, calls2);
+  const json reply = te::tool_results(calls2, out2);
+  ASSERT_EQ(reply.size(), 1u);
+  const json& blocks = reply[0].at("content");
+  ASSERT_EQ(blocks.size(), 2u);
+  EXPECT_EQ(blocks[0].at("is_error"), false);
+  EXPECT_NE(blocks[0].at("content").get<std::string>().find('v'), std::string::npos) << blocks[0];
+  EXPECT_EQ(blocks[0].at("content").get<std::string>().find("\"type\""), std::string::npos) << blocks[0];
+  EXPECT_EQ(blocks[1].at("is_error"), true) << blocks[1];
+  EXPECT_EQ(blocks[1].at("content").get<std::string>().rfind("tool_error: ", 0), 0u) << blocks[1];
 }
 
 TEST(NewcomerRedis, ClientsAreNamedAfterTheServer) {
@@ -481,12 +506,108 @@ TEST(NewcomerRedis, ClientsAreNamedAfterTheServer) {
   boost::asio::thread_pool pool(2);
   auto client = launch(pool, "server-redis", redis.url());
   EXPECT_GT(client.pid(), 0);
-  if (client.name() == "index.js")
-    GTEST_SKIP() << "waits for issue 21 point 5 (a client is named after serverInfo.name or its package): today "
-                    "every npm server's client is \"index.js\"";
+  EXPECT_EQ(client.restarts(), 0u);
   const json info = client.server_info();
-  const json& server = info.contains("serverInfo") ? info.at("serverInfo") : info;
-  EXPECT_EQ(client.name(), server.value("name", std::string()));
+  ASSERT_TRUE(info.contains("serverInfo")) << info;
+  EXPECT_EQ(client.name(), info["serverInfo"].value("name", std::string()));
+  EXPECT_EQ(client.name(), "redis");
+  EXPECT_NE(client.name(), "index.js");
+  // Errors quote it.
+  te::tool_registry<> registry;
+  te::json_tool_host<> host(registry);
+  try {
+    (void)te::add_mcp_server(host, client, te::server_trust::untrusted,
+                             te::parse_manifest(R"({"tools": [{"name": "nope", "reads": ["x"]}]})"));
+    ADD_FAILURE() << "no error";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("MCP server \"redis\""), std::string::npos) << e.what();
+  }
+  // The control: a name of the user's stays.
+  te::mcp_client_options o;
+  o.name = "cache";
+  o.request_timeout = 20s;
+  o.protocol_versions.emplace_back("2024-11-05");
+  auto named = te::mcp_client::launch(pool, {"node", newcomer_script("server-redis"), redis.url()}, o);
+  EXPECT_EQ(named.name(), "cache");
+  // pid() follows a restart; restarts() counts the restarts after a death, not explicit ones.
+  const int before = client.pid();
+  ::kill(before, SIGKILL);
+  (void)wait_for(before, 0ms);
+  for (int i = 0; i < 100 && client.pid() == before; ++i) {
+    try {
+      (void)client.call("list", json::object());
+    } catch (const te::mcp_transient_error&) {  // the death is seen by this call; the next restarts
+    }
+  }
+  EXPECT_NE(client.pid(), before);
+  EXPECT_EQ(client.restarts(), 1u);
+  EXPECT_EQ(client.name(), "redis") << "the name is kept across restarts";
+  client.restart();
+  EXPECT_EQ(client.restarts(), 1u);
+  te::mcp_close_all(client, named);
+}
+
+// server-redis does not exit when its stdin closes (server-postgres 0.6.2 does, here). close() used to wait
+// the whole shutdown_grace (2 s) before SIGTERM, one server after another; a server that within
+// shutdown_sign has neither exited nor closed its stdout now gets SIGTERM then, and mcp_close_all closes
+// servers concurrently. A generous grace (3 s) makes the difference unmistakable without timing finely.
+TEST(NewcomerServers, CloseSendsSigtermSoonAndClosesServersConcurrently) {
+  NEWCOMER_REQUIRE_SERVER("server-redis");
+  NEWCOMER_REQUIRE_SERVER("server-postgres");
+  redis_instance redis;
+  if (!redis.error.empty()) GTEST_SKIP() << redis.error;
+  postgres_instance pg;
+  if (!pg.error.empty()) GTEST_SKIP() << pg.error;
+  boost::asio::thread_pool pool(4);
+  const auto start = [&](const std::string& package, const std::string& url, std::chrono::milliseconds sign) {
+    te::mcp_client_options o;
+    o.request_timeout = 20s;
+    o.protocol_versions.emplace_back("2024-11-05");
+    o.shutdown_grace = 3s;
+    o.shutdown_sign = sign;
+    return te::mcp_client::launch(pool, {"node", newcomer_script(package), url}, o);
+  };
+  const auto seconds_of = [](auto f) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  // The control: without the early SIGTERM (shutdown_sign = grace), closing server-redis takes the whole grace.
+  {
+    auto r = start("server-redis", redis.url(), 3s);
+    const int pid = r.pid();
+    const double t = seconds_of([&] { r.close(); });
+    EXPECT_GE(t, 2.9) << "the old behaviour: stdin closed, the whole grace, then SIGTERM";
+    EXPECT_NE(::kill(pid, 0), 0) << "the server is gone";
+    std::printf("control: server-redis closed without an early SIGTERM in %.2f s\n", t);
+  }
+  // Now: two server-redis and a server-postgres closed at once; redis gets SIGTERM after shutdown_sign.
+  {
+    auto r1 = start("server-redis", redis.url(), 200ms);
+    auto r2 = start("server-redis", redis.url(), 200ms);
+    auto p = start("server-postgres", pg.url(), 200ms);
+    const int pids[] = {r1.pid(), r2.pid(), p.pid()};
+    const double t = seconds_of([&] { te::mcp_close_all(r1, r2, p); });
+    EXPECT_LT(t, 2.5) << "nobody waited for the grace";
+    for (const int pid : pids) EXPECT_NE(::kill(pid, 0), 0) << pid;
+    std::printf("mcp_close_all of two server-redis and a server-postgres: %.2f s\n", t);
+    try {
+      (void)r1.call("list", json::object());
+      ADD_FAILURE() << "no error after close";
+    } catch (const te::mcp_error& e) {
+      EXPECT_EQ(e.kind(), te::mcp_error_kind::closed);
+    }
+  }
+  // Concurrency on its own: two server-redis that each take 1.5 s to get their SIGTERM, closed together,
+  // take about 1.5 s, not 3 s.
+  {
+    auto r1 = start("server-redis", redis.url(), 1500ms);
+    auto r2 = start("server-redis", redis.url(), 1500ms);
+    const double t = seconds_of([&] { te::mcp_close_all(std::vector<te::mcp_client>{r1, r2}); });
+    EXPECT_GE(t, 1.4);
+    EXPECT_LT(t, 2.9) << "one after another would take 3 s";
+    std::printf("mcp_close_all of two server-redis with a 1.5 s shutdown_sign each: %.2f s\n", t);
+  }
 }
 
 }  // namespace mcp_newcomer_test_ns

@@ -79,7 +79,7 @@ TEST(McpFilesystemServer, ListsFourteenToolsWhoseAnnotationsImportAsTheIssueStat
   boost::asio::thread_pool pool(2);
   temp_dir ws;
   auto client = filesystem_server(pool, ws);
-  EXPECT_EQ(client.name(), "index.js");
+  EXPECT_EQ(client.name(), "secure-filesystem-server");  // its serverInfo.name
   EXPECT_TRUE(client.protocol_version() == "2025-11-25" || client.protocol_version() == "2025-06-18");
   const json list = client.list_tools();
   ASSERT_EQ(list["tools"].size(), 14U);
@@ -170,7 +170,7 @@ TEST(McpFilesystemServer, OverlayPlansWritesToDifferentFilesInParallelAndToOneFi
     te::add_mcp_server(host3, client, te::server_trust::trusted, bad);
     FAIL() << "no error";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("\"write_fiel\" is not a tool of MCP server \"index.js\""), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("\"write_fiel\" is not a tool of MCP server \"secure-filesystem-server\""), std::string::npos)
         << e.what();
   }
 }

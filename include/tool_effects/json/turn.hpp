@@ -18,6 +18,7 @@
 #include <chrono>
 #include <concepts>
 #include <cstddef>
+#include <cstdint>
 #include <stdexcept>
 #include <functional>
 #include <optional>
@@ -305,11 +306,29 @@ class json_tool_host {
     return p;
   }
 
-  // The plan of a described turn; a turn over the limit (every call failed) has no edge.
+  // The plan of a described turn; a turn over the limit (every call failed) has no edge. Calls that
+  // cannot run are left out of the planning, as `run` leaves them out: an exclusive call conflicts even
+  // with a call of no effects, and the reduction would route waits through a call that never runs.
   static runtime_plan plan_described(const turn_plan& p) {
     if (!p.failures.empty() && p.failures.front() && p.failures.front()->reason == failure_reason::turn_too_large)
       return runtime_plan(runtime_plan::from_lists_t{}, p.calls.size(), {}, {});
-    return plan_calls(p.calls, plan_limits{p.calls.size()});
+    std::vector<std::uint32_t> runnable;
+    for (std::size_t k = 0; k < p.calls.size(); ++k)
+      if (k >= p.failures.size() || !p.failures[k]) runnable.push_back(static_cast<std::uint32_t>(k));
+    if (runnable.size() == p.calls.size()) return plan_calls(p.calls, plan_limits{p.calls.size()});
+    std::vector<call_description> described;
+    described.reserve(runnable.size());
+    for (const auto k : runnable) described.push_back(p.calls[k]);
+    const runtime_plan sub = plan_calls(described, plan_limits{described.size()});
+    std::vector<std::uint32_t> pred_off(p.calls.size() + 1, 0), pred;
+    for (std::size_t j = 0, k = 0; k < p.calls.size(); ++k) {
+      if (j < runnable.size() && runnable[j] == k) {
+        for (const auto q : sub.direct_predecessors(j)) pred.push_back(runnable[q]);
+        ++j;
+      }
+      pred_off[k + 1] = static_cast<std::uint32_t>(pred.size());
+    }
+    return runtime_plan(runtime_plan::from_lists_t{}, p.calls.size(), std::move(pred_off), std::move(pred));
   }
 
   // One call as a dispatcher task: invoked with the attempt context (whose

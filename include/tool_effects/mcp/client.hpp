@@ -21,13 +21,16 @@
 #include <tool_effects/detail/config.hpp>  // first: BOOST_PROCESS_USE_STD_FS
 
 #include <chrono>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,8 +67,12 @@ inline bool mcp_version_is_modern(const std::string& version) {
 
 /// How a server is started and talked to. Every member has a usable default.
 struct mcp_client_options {
-  /// Name used in errors and logs; empty: derived from argv (the script for
-  /// node/python launchers, else the program), e.g. "mcp-server-filesystem".
+  /// Name used in errors, logs and (through `add_mcp_server`) approval
+  /// requests. Empty: derived from argv (the script for node/python
+  /// launchers, else the program) until the first initialize, then the
+  /// server's `serverInfo.name` (e.g. "secure-filesystem-server"; at most 64
+  /// bytes of [A-Za-z0-9._/@+-], else the argv name stays). A server chooses
+  /// its serverInfo.name: give `name` to decide it yourself.
   std::string name{};
   /// Variables set for the server, over the inherited environment (or alone).
   std::map<std::string, std::string> environment{};
@@ -79,6 +86,10 @@ struct mcp_client_options {
   /// Shutdown: after closing stdin, how long to wait for the exit before
   /// SIGTERM, and again before SIGKILL.
   std::chrono::milliseconds shutdown_grace = std::chrono::seconds(2);
+  /// Shutdown: a server that within this time after stdin closed has
+  /// neither exited nor closed its stdout shows no sign of exiting and gets
+  /// SIGTERM at once (capped by `shutdown_grace`).
+  std::chrono::milliseconds shutdown_sign = std::chrono::milliseconds(200);
   /// Longest line accepted from the server; longer is a protocol_error.
   /// Every line is also parsed with the library's depth limit
   /// (`detail::max_json_depth` levels, json/error.hpp).
@@ -153,8 +164,15 @@ class mcp_client {
   boost::asio::awaitable<void> async_restart();
 
   /// Shuts the server down cleanly; later requests fail with `closed`.
+  /// Takes at most `shutdown_sign` + 2 x `shutdown_grace` (then SIGKILL);
+  /// a server that neither exits nor closes its stdout within
+  /// `shutdown_sign` of its stdin closing gets SIGTERM then. Several
+  /// clients: `mcp_close_all` closes them concurrently.
   void close();
   boost::asio::awaitable<void> async_close();
+  /// Starts `close()` and returns at once, never blocking; the future is
+  /// ready when the server is down.
+  [[nodiscard]] std::future<void> start_close();
 
   /// One JSON-RPC request (restarting a dead server first when allowed).
   /// Returns its result; throws `mcp_rpc_error`, `mcp_transient_error`, ...
@@ -180,9 +198,13 @@ class mcp_client {
   nlohmann::json call(std::string tool, nlohmann::json arguments = nlohmann::json::object(),
                       std::optional<std::chrono::milliseconds> timeout = {});
 
-  /// The server's name (errors quote it).
+  /// The server's name (errors quote it): `options.name`, else the server's
+  /// serverInfo.name once the first initialize succeeded (argv's before).
+  /// Fixed from then on; read it from another thread only after `start`
+  /// (`launch`) returned.
   [[nodiscard]] const std::string& name() const noexcept;
-  /// The process id of the current (or last) server process; -1 before start.
+  /// The process id of the current (or last) server process; -1 before
+  /// start. Changes when the server is restarted.
   [[nodiscard]] int pid() const noexcept;
   /// The last lines the server wrote to stderr (oldest first).
   [[nodiscard]] std::vector<std::string> stderr_tail() const;
@@ -201,7 +223,8 @@ class mcp_client {
   [[nodiscard]] nlohmann::json server_info() const;
   /// The negotiated protocol version; empty before the first handshake.
   [[nodiscard]] std::string protocol_version() const;
-  /// How many times the server was restarted after it died.
+  /// How many times the server was restarted after it died (bounded by
+  /// `max_restarts`); explicit `restart()`s are not counted.
   [[nodiscard]] std::size_t restarts() const;
 
  private:
@@ -221,8 +244,21 @@ class mcp_client {
   template <class T>
   T blocking(boost::asio::awaitable<T> op);
 
+  friend void mcp_close_all(std::span<const mcp_client> clients);
   state_ptr state_;
 };
+
+/// Closes every client concurrently (as `close()` each, waiting for all):
+/// the time of the slowest, not the sum. Copies share their server, so a
+/// copy closes it too. Blocking, as `close()`; rethrows the first error
+/// after every close has ended.
+inline void mcp_close_all(std::span<const mcp_client> clients);
+template <class... Clients>
+  requires(std::same_as<Clients, mcp_client> && ...)
+void mcp_close_all(const Clients&... clients) {
+  const std::vector<mcp_client> all{clients...};
+  mcp_close_all(std::span<const mcp_client>(all));
+}
 
 /// The full path of `program` found in PATH (as `launch` looks up a bare
 /// argv[0]); empty when it is not there.

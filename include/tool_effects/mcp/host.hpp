@@ -35,7 +35,9 @@ namespace tool_effects {
 /// target argument `path`, so they conflict only on the same path. Tools on
 /// directories (create_directory, listings, search, move_file with two paths)
 /// hold the whole of `fs`, so they order against every write. Paths are
-/// compared as strings: calls should use one spelling per file.
+/// compared as strings: calls should use one spelling per file. An overlay
+/// entry replaces the annotations, so each entry also states the flags the
+/// server's own annotations give (destructive, idempotent).
 inline constexpr std::string_view mcp_filesystem_overlay = R"({"version": 1, "tools": [
   {"name": "read_file",                 "reads":  ["fs"], "identity": {"target_arg": "path"}},
   {"name": "read_text_file",            "reads":  ["fs"], "identity": {"target_arg": "path"}},
@@ -47,26 +49,25 @@ inline constexpr std::string_view mcp_filesystem_overlay = R"({"version": 1, "to
   {"name": "directory_tree",            "reads":  ["fs"]},
   {"name": "search_files",              "reads":  ["fs"]},
   {"name": "list_allowed_directories",  "reads":  ["fs"]},
-  {"name": "write_file",                "writes": ["fs"], "identity": {"target_arg": "path"}},
-  {"name": "edit_file",                 "writes": ["fs"], "identity": {"target_arg": "path"}},
-  {"name": "create_directory",          "writes": ["fs"]},
-  {"name": "move_file",                 "writes": ["fs"]}
+  {"name": "write_file",                "writes": ["fs"], "effects": ["destructive", "idempotent"], "identity": {"target_arg": "path"}},
+  {"name": "edit_file",                 "writes": ["fs"], "effects": ["destructive"], "identity": {"target_arg": "path"}},
+  {"name": "create_directory",          "writes": ["fs"], "effects": ["idempotent"]},
+  {"name": "move_file",                 "writes": ["fs"], "effects": ["destructive"]}
 ]})";
 
-/// The dynamic tool of one server tool: the annotations of `tool` imported
-/// with trust `t` give the flags; `overlay` (if any, same name) adds its
-/// scoped resources, its own flags and its identity policy. An overlay is
-/// your declaration: on an untrusted server its flags are the only ones.
+/// The dynamic tool of one server tool. Without an overlay entry (same
+/// name), the annotations of `tool` imported with trust `t` give the flags
+/// (conservative: none is unknown, i.e. exclusive). With one, the entry is
+/// your declaration and *replaces* them, trusted or not: its flags, its
+/// scoped resources and its identity policy. An entry that declares no
+/// flags or accesses at all (only an identity) keeps the imported flags.
 inline dynamic_tool merge_mcp_overlay(const nlohmann::json& tool, server_trust t, const dynamic_tool* overlay) {
   dynamic_tool d = import_mcp_tool(tool, t);
   if (!overlay) return d;
-  std::vector<runtime_access> scoped;
-  for (const auto& a : overlay->description.accesses)
-    if (!a.resource.empty()) scoped.push_back(a);
-  effect_set flags = d.description.exclusive ? effect_set{} : d.description.effects;
-  if (!overlay->description.exclusive)
-    for (const effect e : overlay->description.effects) flags.insert(e);
-  d.description = describe_runtime(d.name, flags, std::move(scoped));
+  if (!overlay->description.exclusive) {
+    d.description = overlay->description;
+    d.description.name = d.name;
+  }
   d.identity = overlay->identity;
   return d;
 }

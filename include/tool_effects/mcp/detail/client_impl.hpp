@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <filesystem>
+#include <future>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -58,6 +61,29 @@ inline boost::asio::awaitable<void> mcp_client::async_restart() {
 inline void mcp_client::close() { blocking(async_close()); }
 inline boost::asio::awaitable<void> mcp_client::async_close() {
   return boost::asio::co_spawn(state_->strand, detail::mcp_client_state::close(state_), boost::asio::use_awaitable);
+}
+
+inline std::future<void> mcp_client::start_close() {
+  return boost::asio::co_spawn(state_->strand, detail::mcp_client_state::close(state_), boost::asio::use_future);
+}
+
+inline void mcp_close_all(std::span<const mcp_client> clients) {
+  for (const auto& c : clients)
+    detail::check_not_inside(c.state_->strand, "mcp_close_all", "use async_close on the client's own strand");
+  std::vector<std::future<void>> closing;
+  closing.reserve(clients.size());
+  for (const auto& c : clients)
+    closing.push_back(boost::asio::co_spawn(c.state_->strand, detail::mcp_client_state::close(c.state_),
+                                            boost::asio::use_future));
+  std::exception_ptr first;
+  for (auto& f : closing) {
+    try {
+      f.get();
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 inline boost::asio::awaitable<nlohmann::json> mcp_client::async_request(std::string method, nlohmann::json params,

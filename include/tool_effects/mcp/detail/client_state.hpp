@@ -58,6 +58,7 @@ class mcp_client_state {
         self->shared->info.set_restarts(self->restarts_);
       }
       co_await start(self);
+      self->adopt_server_name();
     }
   }
 
@@ -281,10 +282,35 @@ class mcp_client_state {
           self->conn_, std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared->name,
                                                                    "the server was restarted with the request pending")));
     co_await start(self);
+    self->adopt_server_name();
   }
 
  private:
+  // On the strand, after the first initialize that succeeded: without a
+  // name of the user's, the client takes the server's serverInfo.name when it
+  // is a plain name (mcp_server_name_ok), and keeps it from then on.
+  void adopt_server_name() {
+    if (name_fixed_) return;
+    name_fixed_ = true;
+    if (!shared->options.name.empty()) return;
+    const nlohmann::json info = shared->info.server_info();
+    const auto si = info.is_object() ? info.find("serverInfo") : info.end();
+    if (si == info.end() || !si->is_object()) return;
+    const auto n = si->find("name");
+    if (n != si->end() && n->is_string() && mcp_server_name_ok(n->get_ref<const std::string&>()))
+      shared->name = n->get<std::string>();
+  }
+  // A name a server may give itself: 1-64 bytes of [A-Za-z0-9._/@+-].
+  static bool mcp_server_name_ok(const std::string& n) {
+    if (n.empty() || n.size() > 64) return false;
+    return std::all_of(n.begin(), n.end(), [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+             c == '/' || c == '@' || c == '+' || c == '-';
+    });
+  }
+
   std::shared_ptr<mcp_connection> conn_;
+  bool name_fixed_ = false;
   bool closed_ = false;
   // The server answered initialize, not the probe: its later processes go
   // straight to initialize (the specification allows caching the era across

@@ -482,11 +482,17 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   // Clean shutdown (specification): close stdin, wait, SIGTERM, wait, SIGKILL.
+  // The first wait ends early when the server shows no sign of exiting: it
+  // neither exited nor closed its stdout within options.shutdown_sign.
   static asio::awaitable<void> shutdown(std::shared_ptr<mcp_connection> self, std::exception_ptr why) {
     if (!self->mark_dead(std::move(why))) co_return;
     boost::system::error_code ec;
     self->in_.close(ec);
-    if (!co_await self->wait_exit(self->shared_->options.shutdown_grace)) {
+    const auto grace = self->shared_->options.shutdown_grace;
+    const auto sign = std::min(grace, self->shared_->options.shutdown_sign);
+    bool exited = co_await self->wait_exit(sign);
+    if (!exited && self->stdout_eof_) exited = co_await self->wait_exit(grace - sign);
+    if (!exited) {
       self->signal_group(SIGTERM);
       if (!co_await self->wait_exit(self->shared_->options.shutdown_grace)) self->kill_now();
     }
@@ -627,6 +633,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     const std::size_t limit = self->shared_->options.max_line_bytes;
     for (;;) {
       auto [ec, n] = co_await self->out_.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
+      if (ec == asio::error::eof) self->stdout_eof_ = true;  // a sign of exiting (shutdown)
       if (self->dead_) co_return;
       std::string_view data(chunk.data(), n);
       while (!data.empty()) {
@@ -928,6 +935,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   asio::readable_pipe err_;
   int pid_ = -1;
   bool exited_ = false;
+  bool stdout_eof_ = false;
   int status_ = 0;
   bool dead_ = false;
   bool writing_ = false;
