@@ -31,6 +31,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -64,6 +66,31 @@ struct acquire_options {
   std::chrono::nanoseconds wait_limit{0};
 };
 
+/// Errors a coordinator may complete an acquisition with besides `timed_out`
+/// and `operation_aborted` (an etcd coordinator, issue 18): the dispatcher
+/// fails the call with `call_failure{lease_lost}` or, for `unavailable`,
+/// `coordination_timeout` (never ran, either way).
+enum class coordination_errc { lease_lost = 1, unavailable = 2 };
+
+namespace detail {
+struct coordination_category_impl final : boost::system::error_category {
+  const char* name() const noexcept override { return "tool_effects.coordination"; }
+  std::string message(int v) const override {
+    return v == 1 ? "lease_lost" : v == 2 ? "coordinator unavailable" : "unknown coordination error";
+  }
+};
+}  // namespace detail
+
+/// The category of `coordination_errc`.
+inline const boost::system::error_category& coordination_category() noexcept {
+  static const detail::coordination_category_impl c;
+  return c;
+}
+/// `coordination_errc` as an error code.
+inline boost::system::error_code make_error_code(coordination_errc e) noexcept {
+  return {static_cast<int>(e), coordination_category()};
+}
+
 namespace detail {
 // A completion handler of the acquire signature, to state the concept.
 template <class Grant>
@@ -75,6 +102,9 @@ struct acquire_handler_archetype {
 /// A grant of a coordinator: move-only ownership of a call's accesses.
 /// `release()` (idempotent) and the destructor give them back;
 /// `fencing_token()` is the grant's token; `held()` says whether it is still held.
+/// A grant that can be lost while held (a lease) also has `lost()`: when it
+/// is true as the call ends, the dispatcher fails the call with
+/// `call_failure{lease_lost}` whatever it returned (its token is stale).
 template <class G>
 concept CoordinatorGrant = std::movable<G> && std::is_default_constructible_v<G> && requires(G& g, const G& cg) {
   { cg.fencing_token() } -> std::convertible_to<std::uint64_t>;
@@ -499,25 +529,40 @@ class fencing_scope {
 
 // The completion of a granted call: gives the grant back, then delivers the
 // outcome (so the turn's successors find the accesses free).
-template <class Done, class Grant>
+// The failure of a call whose wait ended without a grant (it never ran), or
+// whose grant was lost (`coordination_errc::lease_lost`).
+template <class R>
+outcome<R> coordination_failure(std::string_view name, effect_set effects, const boost::system::error_code& ec) {
+  const bool lost = ec == make_error_code(coordination_errc::lease_lost);
+  auto rec = make_failure_record(std::string(name), 0, classify(effects),
+                                 lost ? failure_reason::lease_lost : failure_reason::coordination_timeout);
+  rec.last_error_message = ec == boost::asio::error::timed_out ? "waited for the coordinator past the wait limit"
+                           : lost ? "the coordinator's lease was lost: the grant and its fencing token are stale"
+                           : ec == make_error_code(coordination_errc::unavailable)
+                               ? "the coordinator could not be reached"
+                               : "cancelled while waiting for the coordinator";
+  return outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec))));
+}
+
+template <class R, class Done, class Grant>
 struct release_then {
   Done done;
   Grant grant;
+  std::string_view name;
+  effect_set effects;
   template <class O>
   void operator()(O&& o) {
+    if constexpr (requires { grant.lost(); }) {
+      if (grant.lost()) {  // the grant was lost while the call ran: whatever it did is not covered
+        grant.release();
+        done(coordination_failure<R>(name, effects, make_error_code(coordination_errc::lease_lost)));
+        return;
+      }
+    }
     grant.release();
     done(std::forward<O>(o));
   }
 };
-
-// The failure of a call whose wait ended without a grant (it never ran).
-template <class R>
-outcome<R> coordination_failure(std::string_view name, effect_set effects, const boost::system::error_code& ec) {
-  auto rec = make_failure_record(std::string(name), 0, classify(effects), failure_reason::coordination_timeout);
-  rec.last_error_message = ec == boost::asio::error::timed_out ? "waited for the coordinator past the wait limit"
-                                                               : "cancelled while waiting for the coordinator";
-  return outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec))));
-}
 
 // THE coordinated start of a dispatched call: acquires a grant for all of
 // `d`'s accesses, then `run(done')` with `done'` releasing the grant before
@@ -530,9 +575,9 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
                      const Executor& ex, Done&& done, Run run) {
   using grant_t = typename C::grant_type;
   using done_t = std::decay_t<Done>;
-  auto start = [&run](done_t dn, grant_t g) {
+  auto start = [&run, name, effects](done_t dn, grant_t g) {
     const fencing_scope scope(g.fencing_token());
-    run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
+    run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
   };
   if constexpr (TryAcquireCoordinator<C>) {
     if (auto g = c.try_acquire(d)) {
@@ -557,7 +602,7 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
                         }
                       }
                       const fencing_scope scope(g.fencing_token());
-                      run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
+                      run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
                     }));
   } else {
     grant_t g;
