@@ -6,6 +6,7 @@
 
 #include <tool_effects/etcd/client.hpp>
 #include <tool_effects/etcd/coordinator.hpp>
+#include <tool_effects/etcd/journal.hpp>
 #include <tool_effects/etcd/lease.hpp>
 #include <tool_effects/etcd/lock.hpp>
 

@@ -272,10 +272,10 @@ TEST(EtcdCoordinator, GrantsReachTheToolAndConflictingCallsOfTwoCoordinatorsTake
   EXPECT_GT(token, held_token) << "the tool's attempt_context carries the etcd grant's token";
 }
 
-// The soak: 4 processes x 40 turns. Pass: 0 lost increments, every append present, 0 conflicting overlaps.
+// The soak: 4 processes x 200 turns. Pass: 0 lost increments, every append present, 0 conflicting overlaps.
 TEST(EtcdCoordinator, FleetSoakLosesNoIncrementAndNoConflictingAccessesOverlap) {
   REQUIRE_CLUSTER();
-  constexpr int members = 4, turns = 40;
+  constexpr int members = 4, turns = 200;
   const auto r = run_fleet(members, turns, true, [](const std::vector<pid_t>&) {});
   std::printf("coordinated fleet: %d x %d turns in %.1f s; counter %ld of %d, appends %ld, overlaps %ld\n",
               members, turns, r.seconds, r.counter, members * turns, r.appended, r.overlaps);
