@@ -481,4 +481,72 @@ TEST(EtcdCoordinator, OthersProceedAfterAKilledHoldersLeaseExpires) {
   for (const int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
 }
 
+// Measurements (printed, not asserted on time; docs/benchmarks.md): acquire + release of etcd_coordinator against
+// local_coordinator, uncontended and the contended hand-off (from the holder's release to the waiter's grant),
+// and one coordinated call through the dispatcher.
+template <class C>
+void measure(const char* what, const C& holder, const C& waiter, int n) {
+  const auto d = te::describe<increment>("increment");
+  using clock = std::chrono::steady_clock;
+  const auto t0 = clock::now();
+  for (int i = 0; i < n; ++i) {
+    auto g = holder.acquire(d, {});
+    g.release();
+  }
+  const double uncontended = std::chrono::duration<double, std::micro>(clock::now() - t0).count() / n;
+  double handoff = 0;
+  const int m = std::min(n, 30);
+  for (int i = 0; i < m; ++i) {
+    auto held = holder.acquire(d, {});
+    std::atomic<long long> granted_at{0};
+    std::thread t([&] {
+      auto g = waiter.acquire(d, {});
+      granted_at = clock::now().time_since_epoch().count();
+      g.release();
+    });
+    std::this_thread::sleep_for(20ms);
+    const auto released = clock::now();
+    held.release();
+    t.join();
+    handoff += std::chrono::duration<double, std::micro>(clock::duration(granted_at.load()) -
+                                                         released.time_since_epoch()).count();
+  }
+  boost::asio::thread_pool pool(2);
+  const auto dir = temp_dir();
+  const files f{dir + "/counter", dir + "/appended", dir + "/access.log"};
+  const auto opts = te::run_options{}.with(holder);
+  const auto t1 = clock::now();
+  for (int i = 0; i < m; ++i) (void)te::run_plan(pool, opts, te::call(append_line{&f}));
+  const double coordinated = std::chrono::duration<double, std::micro>(clock::now() - t1).count() / m;
+  const auto t2 = clock::now();
+  for (int i = 0; i < m; ++i) (void)te::run_plan(pool, te::call(append_line{&f}));
+  const double bare = std::chrono::duration<double, std::micro>(clock::now() - t2).count() / m;
+  std::printf("%s: acquire+release uncontended %.2f us (mean of %d), contended hand-off %.1f us (mean of %d); "
+              "one call through run_plan %.1f us coordinated vs %.1f us without\n",
+              what, uncontended, n, handoff / m, m, coordinated, bare);
+}
+
+TEST(EtcdCoordinator, RoundTripsAgainstLocalCoordinator) {
+  REQUIRE_CLUSTER();
+  const te::local_coordinator local;
+  measure("local_coordinator", local, local, 10000);
+  const auto prefix = fresh_prefix();
+  const etcd::etcd_coordinator a(options(prefix, 10s)), b(options(prefix, 10s));
+  measure("etcd_coordinator (3 members)", a, b, 200);
+}
+
+// Fleet throughput: turns per second with 1, 2 and 4 processes on the shared counter (each turn: one
+// increment, serialized fleet-wide, and one append).
+TEST(EtcdCoordinator, FleetThroughputByProcessCount) {
+  REQUIRE_CLUSTER();
+  for (const int members : {1, 2, 4}) {
+    constexpr int turns = 50;
+    const auto r = run_fleet(members, turns, true, [](const std::vector<pid_t>&) {});
+    std::printf("%d process(es) x %d turns on one shared counter: %.1f s, %.0f turns/s; counter %ld\n", members,
+                turns, r.seconds, members * turns / r.seconds, r.counter);
+    EXPECT_EQ(r.counter, members * turns);
+    EXPECT_EQ(r.overlaps, 0);
+  }
+}
+
 }  // namespace etcd_coordinator_test_ns
