@@ -204,6 +204,9 @@ TEST(EtcdJournalCrash, KilledTurnsRunAgainDoEachEffectAtMostOnce) {
     const auto delay = std::chrono::microseconds(
         std::uniform_int_distribution<long>(0, static_cast<long>(full.count() * 8 / 10))(rng));
     if (child_run(db, effects, delay)) ++killed_mid_turn;
+    // A request the child sent just before it died may still be applied by etcd (the gateway does not cancel
+    // it): let it settle, so that the snapshot below is what the re-run will find.
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
 
     const auto before = journal_states(db);
     const auto effects_before = effect_counts(effects);
