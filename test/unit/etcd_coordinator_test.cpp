@@ -8,6 +8,9 @@
 #include <tool_effects/etcd.hpp>
 
 #include <algorithm>
+#include <array>
+#include <memory>
+#include <optional>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -25,7 +28,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -546,6 +551,148 @@ TEST(EtcdCoordinator, FleetThroughputByProcessCount) {
                 turns, r.seconds, members * turns / r.seconds, r.counter);
     EXPECT_EQ(r.counter, members * turns);
     EXPECT_EQ(r.overlaps, 0);
+  }
+}
+
+// A loopback TCP proxy to one etcd member that can be cut (every connection closed, new ones closed at once)
+// and resumed: a network partition between one client and the cluster.
+class cut_proxy {
+ public:
+  explicit cut_proxy(const std::string& upstream_url) {
+    const auto colon = upstream_url.rfind(':');
+    upstream_port_ = static_cast<unsigned short>(std::stoi(upstream_url.substr(colon + 1)));
+    acceptor_.open(boost::asio::ip::tcp::v4());
+    acceptor_.bind({boost::asio::ip::make_address("127.0.0.1"), 0});
+    acceptor_.listen();
+    accept();
+    thread_ = std::thread([this] { io_.run(); });
+  }
+  ~cut_proxy() {
+    boost::asio::post(io_, [this] {
+      boost::system::error_code ec;
+      acceptor_.close(ec);
+      close_all();
+    });
+    work_.reset();
+    io_.stop();
+    thread_.join();
+  }
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(acceptor_.local_endpoint().port()); }
+  void cut(bool c) {
+    cut_ = c;
+    if (c) boost::asio::post(io_, [this] { close_all(); });
+  }
+
+ private:
+  using tcp = boost::asio::ip::tcp;
+  struct pair_t {
+    tcp::socket a, b;
+    std::array<char, 16384> ab{}, ba{};
+    explicit pair_t(boost::asio::io_context& io) : a(io), b(io) {}
+  };
+  void accept() {
+    acceptor_.async_accept([this](boost::system::error_code ec, tcp::socket s) {
+      if (ec) return;
+      if (!cut_) {
+        auto p = std::make_shared<pair_t>(io_);
+        p->a = std::move(s);
+        boost::system::error_code e2;
+        p->b.connect({boost::asio::ip::make_address("127.0.0.1"), upstream_port_}, e2);
+        if (!e2) {
+          pairs_.push_back(p);
+          pump(p, p->a, p->b, p->ab);
+          pump(p, p->b, p->a, p->ba);
+        }
+      }
+      accept();
+    });
+  }
+  void pump(std::shared_ptr<pair_t> p, tcp::socket& from, tcp::socket& to, std::array<char, 16384>& buf) {
+    from.async_read_some(boost::asio::buffer(buf), [this, p, &from, &to, &buf](boost::system::error_code ec, std::size_t n) {
+      if (ec) return shut(*p);
+      boost::asio::async_write(to, boost::asio::buffer(buf.data(), n), [this, p, &from, &to, &buf](boost::system::error_code e, std::size_t) {
+        if (e) return shut(*p);
+        pump(p, from, to, buf);
+      });
+    });
+  }
+  static void shut(pair_t& p) {
+    boost::system::error_code ec;
+    p.a.close(ec);
+    p.b.close(ec);
+  }
+  void close_all() {
+    for (auto& w : pairs_)
+      if (const auto p = w.lock()) shut(*p);
+    pairs_.clear();
+  }
+  boost::asio::io_context io_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{io_.get_executor()};
+  tcp::acceptor acceptor_{io_};
+  unsigned short upstream_port_ = 0;
+  std::atomic<bool> cut_{false};
+  std::vector<std::weak_ptr<pair_t>> pairs_;
+  std::thread thread_;
+};
+
+// Partition: a coordinator that reaches etcd only through the proxy holds a grant inside a call; the proxy is cut
+// past the 2 s TTL, another coordinator is granted meanwhile and writes the fenced file, the proxy is resumed: the
+// partitioned call fails with lease_lost and its fenced write is refused. Nothing hangs. The control: not cut.
+TEST(EtcdCoordinator, APartitionedHolderFailsWithLeaseLostAndItsFencedWriteIsRefused) {
+  REQUIRE_CLUSTER();
+  for (const bool cut : {true, false}) {
+    const auto prefix = fresh_prefix();
+    const auto path = temp_dir() + "/fenced";
+    cut_proxy proxy(endpoints().front());
+    auto o = options(prefix, 2s);
+    o.client.endpoints = {proxy.url()};
+    o.client.request_timeout = 1000ms;
+    etcd::etcd_coordinator partitioned(o);
+    etcd::etcd_coordinator other(options(prefix, 5s));
+    int ready[2], go[2];
+    ASSERT_EQ(pipe(ready), 0);
+    ASSERT_EQ(pipe(go), 0);
+    std::atomic<int> wrote{0};
+    boost::asio::thread_pool pool(1);
+    std::optional<te::outcome<long>> result;
+    std::thread turn([&] {
+      auto [r] = te::run_plan(pool, te::run_options{}.with(partitioned), te::call(fenced_writer{path, ready[1], go[0], &wrote}));
+      result = std::move(r);
+    });
+    char b = 0;
+    ASSERT_EQ(read(ready[0], &b, 1), 1);
+    const auto d = te::describe<fenced_writer>("fenced_writer");
+    if (cut) {
+      proxy.cut(true);
+      const auto t0 = std::chrono::steady_clock::now();
+      auto g = other.acquire(d, {.wait_limit = 15s});
+      std::printf("granted to the other side %.2f s after the cut (TTL 2 s)\n",
+                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      EXPECT_TRUE(fenced_write(path, g.fencing_token(), 2));
+      g.release();
+      proxy.cut(false);
+    } else {  // the control: not cut, the grant holds; the other side waits in vain
+      EXPECT_THROW((void)other.acquire(d, {.wait_limit = 3s}), boost::system::system_error);
+    }
+    b = 'g';
+    ASSERT_EQ(write(go[1], &b, 1), 1);
+    turn.join();
+    for (const int fd : {ready[0], ready[1], go[0], go[1]}) close(fd);
+    ASSERT_TRUE(result.has_value());
+    if (!cut) {
+      EXPECT_EQ(wrote.load(), 1) << "the control's fenced write was refused";
+      EXPECT_TRUE(result->has_value());
+      EXPECT_FALSE(partitioned.lease_lost());
+      continue;
+    }
+    EXPECT_EQ(wrote.load(), 2) << "the partitioned holder's fenced write was accepted";
+    ASSERT_FALSE(result->has_value());
+    try {
+      std::rethrow_exception(result->error());
+    } catch (const te::call_failure& f) {
+      EXPECT_EQ(f.reason(), te::failure_reason::lease_lost);
+    }
+    EXPECT_TRUE(partitioned.lease_lost());
   }
 }
 
