@@ -14,6 +14,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
@@ -237,6 +238,7 @@ fleet_result run_fleet(int n, int turns, bool coordinated, During&& during) {
     while (std::getline(in, line)) ++r.appended;
   }
   r.overlaps = conflicting_overlaps(read_log(f.log));
+  std::filesystem::remove_all(dir);
   return r;
 }
 
