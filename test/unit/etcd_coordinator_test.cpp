@@ -29,7 +29,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 
@@ -696,6 +701,36 @@ TEST(EtcdCoordinator, APartitionedHolderFailsWithLeaseLostAndItsFencedWriteIsRef
     }
     EXPECT_TRUE(partitioned.lease_lost());
   }
+}
+
+// Cancellation of an asynchronous acquisition: the handler gets operation_aborted at once, and the cancelled
+// request's keys go (a younger conflicting request is granted once the holder releases, instead of waiting
+// behind them).
+TEST(EtcdCoordinator, ACancelledAsyncAcquisitionCompletesAtOnceAndLeavesNoKeys) {
+  REQUIRE_CLUSTER();
+  const auto prefix = fresh_prefix();
+  etcd::etcd_coordinator a(options(prefix, 5s)), b(options(prefix, 5s)), c(options(prefix, 5s));
+  const auto d = te::describe<increment>("increment");
+  auto held = a.acquire(d, {});
+  boost::asio::io_context io;
+  boost::asio::cancellation_signal cancel;
+  boost::system::error_code got;
+  bool called = false;
+  b.async_acquire(d, {},
+                  boost::asio::bind_cancellation_slot(
+                      cancel.slot(), boost::asio::bind_executor(io, [&](boost::system::error_code ec, etcd::etcd_grant g) {
+                        called = true;
+                        got = ec;
+                        EXPECT_FALSE(g.held());
+                      })));
+  boost::asio::steady_timer t(io, 300ms);
+  t.async_wait([&](boost::system::error_code) { cancel.emit(boost::asio::cancellation_type::terminal); });
+  io.run();
+  EXPECT_TRUE(called);
+  EXPECT_EQ(got, boost::asio::error::operation_aborted);
+  std::this_thread::sleep_for(500ms);  // the waiting thread notices within 250 ms and deletes b's keys
+  held.release();
+  EXPECT_NO_THROW((void)c.acquire(d, {.wait_limit = 3s})) << "the cancelled request's keys still block";
 }
 
 }  // namespace etcd_coordinator_test_ns
