@@ -36,6 +36,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -70,6 +72,31 @@ struct acquire_options {
   std::chrono::nanoseconds wait_limit{0};
 };
 
+/// Errors a coordinator may complete an acquisition with besides `timed_out`
+/// and `operation_aborted` (an etcd coordinator, issue 18): the dispatcher
+/// fails the call with `call_failure{lease_lost}` or, for `unavailable`,
+/// `coordination_timeout` (never ran, either way).
+enum class coordination_errc { lease_lost = 1, unavailable = 2 };
+
+namespace detail {
+struct coordination_category_impl final : boost::system::error_category {
+  const char* name() const noexcept override { return "tool_effects.coordination"; }
+  std::string message(int v) const override {
+    return v == 1 ? "lease_lost" : v == 2 ? "coordinator unavailable" : "unknown coordination error";
+  }
+};
+}  // namespace detail
+
+/// The category of `coordination_errc`.
+inline const boost::system::error_category& coordination_category() noexcept {
+  static const detail::coordination_category_impl c;
+  return c;
+}
+/// `coordination_errc` as an error code.
+inline boost::system::error_code make_error_code(coordination_errc e) noexcept {
+  return {static_cast<int>(e), coordination_category()};
+}
+
 namespace detail {
 // A completion handler of the acquire signature, to state the concept.
 template <class Grant>
@@ -81,6 +108,9 @@ struct acquire_handler_archetype {
 /// A grant of a coordinator: move-only ownership of a call's accesses.
 /// `release()` (idempotent) and the destructor give them back;
 /// `fencing_token()` is the grant's token; `held()` says whether it is still held.
+/// A grant that can be lost while held (a lease) also has `lost()`: when it
+/// is true as the call ends, the dispatcher fails the call with
+/// `call_failure{lease_lost}` whatever it returned (its token is stale).
 template <class G>
 concept CoordinatorGrant = std::movable<G> && std::is_default_constructible_v<G> && requires(G& g, const G& cg) {
   { cg.fencing_token() } -> std::convertible_to<std::uint64_t>;

@@ -5,6 +5,8 @@
 #define TOOL_EFFECTS_ETCD_HPP
 
 #include <tool_effects/etcd/client.hpp>
+#include <tool_effects/etcd/coordinator.hpp>
+#include <tool_effects/etcd/journal.hpp>
 #include <tool_effects/etcd/lease.hpp>
 #include <tool_effects/etcd/lock.hpp>
 

@@ -6,7 +6,7 @@
 // `rollback_not_supported_for_side_effects`) plus those of this library
 // (`confirmation_denied`, `retries_exhausted`, and for model-chosen calls
 // `invalid_arguments`, `unknown_tool`, `repeated_call`, `turn_too_large`; for
-// coordinated and journaled calls `coordination_timeout`, `in_doubt`). See
+// coordinated and journaled calls `coordination_timeout`, `in_doubt`, `lease_lost`). See
 // docs/recovery.md and docs/coordination.md.
 #ifndef TOOL_EFFECTS_FAILURE_HPP
 #define TOOL_EFFECTS_FAILURE_HPP
@@ -40,18 +40,19 @@ enum class failure_reason : std::uint8_t {
   repeated_call,                            ///< a loop guard refused a call repeated too often (never ran)
   turn_too_large,                           ///< a model turn had more calls than `plan_limits::max_calls` (never ran)
   coordination_timeout,                     ///< the call waited for its coordinator grant past its wait limit, or was cancelled while waiting (never ran)
-  in_doubt                                  ///< a journal shows the call started but never ended, and it is not retry-safe (not run again)
+  in_doubt,                                 ///< a journal shows the call started but never ended, and it is not retry-safe (not run again)
+  lease_lost                                ///< the coordinator's lease (etcd) was lost before or while the call ran: its grant and fencing token are stale
 };
 
 /// Number of enumerators of `failure_reason`.
-inline constexpr std::size_t failure_reason_count = 11;
+inline constexpr std::size_t failure_reason_count = 12;
 
 /// The stable slug of `r` (the enumerator's name). Never changes between versions.
 constexpr std::string_view to_string(failure_reason r) noexcept {
   constexpr std::array<std::string_view, failure_reason_count> slugs{
       "unsafe_to_retry", "non_idempotent_side_effect", "rollback_not_supported_for_side_effects",
       "confirmation_denied", "retries_exhausted", "invalid_arguments", "unknown_tool", "repeated_call",
-      "turn_too_large", "coordination_timeout", "in_doubt"};
+      "turn_too_large", "coordination_timeout", "in_doubt", "lease_lost"};
   const auto i = static_cast<std::size_t>(r);
   return i < failure_reason_count ? slugs[i] : std::string_view{};
 }

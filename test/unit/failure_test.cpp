@@ -20,7 +20,7 @@ constexpr te::failure_reason all_reasons[] = {
     te::failure_reason::rollback_not_supported_for_side_effects, te::failure_reason::confirmation_denied,
     te::failure_reason::retries_exhausted, te::failure_reason::invalid_arguments, te::failure_reason::unknown_tool,
     te::failure_reason::repeated_call, te::failure_reason::turn_too_large, te::failure_reason::coordination_timeout,
-    te::failure_reason::in_doubt};
+    te::failure_reason::in_doubt, te::failure_reason::lease_lost};
 constexpr te::side_effect_class all_classes[] = {te::side_effect_class::none, te::side_effect_class::idempotent,
                                                  te::side_effect_class::non_idempotent};
 }  // namespace
@@ -38,6 +38,7 @@ TEST(FailureReason, SlugsAreTheDocumentedStableStrings) {
   EXPECT_EQ(te::to_string(te::failure_reason::turn_too_large), "turn_too_large");
   EXPECT_EQ(te::to_string(te::failure_reason::coordination_timeout), "coordination_timeout");
   EXPECT_EQ(te::to_string(te::failure_reason::in_doubt), "in_doubt");
+  EXPECT_EQ(te::to_string(te::failure_reason::lease_lost), "lease_lost");
 }
 
 TEST(FailureReason, EverySlugRoundTripsAndSlugsAreDistinct) {

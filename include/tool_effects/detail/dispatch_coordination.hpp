@@ -21,6 +21,7 @@
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/coordination.hpp>  // (which includes this header at its end)
 #include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
@@ -48,27 +49,43 @@ class fencing_scope {
   std::uint64_t saved_;
 };
 
+// The failure of a call whose wait ended without a grant (it never ran), or
+// whose grant was lost (`coordination_errc::lease_lost`).
+template <class R>
+outcome<R> coordination_failure(std::string_view name, effect_set effects, const boost::system::error_code& ec) {
+  const bool lost = ec == make_error_code(coordination_errc::lease_lost);
+  auto rec = make_failure_record(std::string(name), 0, classify(effects),
+                                 lost ? failure_reason::lease_lost : failure_reason::coordination_timeout);
+  rec.last_error_message = ec == boost::asio::error::timed_out ? "waited for the coordinator past the wait limit"
+                           : lost ? "the coordinator's lease was lost: the grant and its fencing token are stale"
+                           : ec == make_error_code(coordination_errc::unavailable)
+                               ? "the coordinator could not be reached"
+                               : "cancelled while waiting for the coordinator";
+  return outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec))));
+}
+
 // The completion of a granted call: gives the grant back, then delivers the
-// outcome (so the turn's successors find the accesses free).
-template <class Done, class Grant>
+// outcome (so the turn's successors find the accesses free); a grant lost
+// while the call ran turns the outcome into `call_failure{lease_lost}`.
+template <class R, class Done, class Grant>
 struct release_then {
   Done done;
   Grant grant;
+  std::string_view name;
+  effect_set effects;
   template <class O>
   void operator()(O&& o) {
+    if constexpr (requires { grant.lost(); }) {
+      if (grant.lost()) {  // the grant was lost while the call ran: whatever it did is not covered
+        grant.release();
+        done(coordination_failure<R>(name, effects, make_error_code(coordination_errc::lease_lost)));
+        return;
+      }
+    }
     grant.release();
     done(std::forward<O>(o));
   }
 };
-
-// The failure of a call whose wait ended without a grant (it never ran).
-template <class R>
-outcome<R> coordination_failure(std::string_view name, effect_set effects, const boost::system::error_code& ec) {
-  auto rec = make_failure_record(std::string(name), 0, classify(effects), failure_reason::coordination_timeout);
-  rec.last_error_message = ec == boost::asio::error::timed_out ? "waited for the coordinator past the wait limit"
-                                                               : "cancelled while waiting for the coordinator";
-  return outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec))));
-}
 
 // THE coordinated start of a dispatched call: acquires a grant for all of
 // `d`'s accesses, then `run(done')` with `done'` releasing the grant before
@@ -81,9 +98,9 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
                      const Executor& ex, Done&& done, Run run) {
   using grant_t = typename C::grant_type;
   using done_t = std::decay_t<Done>;
-  auto start = [&run](done_t dn, grant_t g) {
+  auto start = [&run, name, effects](done_t dn, grant_t g) {
     const fencing_scope scope(g.fencing_token());
-    run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
+    run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
   };
   if constexpr (TryAcquireCoordinator<C>) {
     if (auto g = c.try_acquire(d)) {
@@ -108,7 +125,7 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
                         }
                       }
                       const fencing_scope scope(g.fencing_token());
-                      run(release_then<done_t, grant_t>{std::move(dn), std::move(g)});
+                      run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
                     }));
   } else {
     grant_t g;

@@ -167,6 +167,12 @@ struct watch_response {
 
 namespace tool_effects::etcd {
 
+/// A member's status: its id and its leader's id (equal on the leader), as etcd's decimal uint64 strings.
+struct member_status {
+  std::string member_id;
+  std::string leader;
+};
+
 class client;
 
 /// A watch on a key or range, on its own connection to one endpoint. `next` returns each message; a
@@ -284,6 +290,18 @@ class client {
       out.responses.push_back(std::move(r));
     }
     return out;
+  }
+
+  /// The answering member's status (/v3/maintenance/status): its id and the id of the leader it knows.
+  member_status status() {
+    const auto res = call("/v3/maintenance/status", nlohmann::json::object());
+    const auto id = [](const nlohmann::json* j, const char* name) -> std::string {
+      const auto* f = j ? detail::field(*j, name) : nullptr;
+      if (f && f->is_string()) return f->get<std::string>();
+      if (f && f->is_number_unsigned()) return std::to_string(f->get<std::uint64_t>());
+      throw error("bad_response", detail::str_cat("status: no ", name));
+    };
+    return {id(detail::field(res, "header"), "member_id"), id(&res, "leader")};
   }
 
   /// Compacts the key-value history up to `revision` (watches from older revisions are then canceled).

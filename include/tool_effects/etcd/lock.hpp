@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -134,10 +135,13 @@ class lock_session {
   lock_session(client& c, std::int64_t lease_id, std::string client_uuid, std::string prefix = "tool_effects/")
       : client_(c), lease_(lease_id), uuid_(std::move(client_uuid)), prefix_(std::move(prefix)) {}
 
-  lock_grant acquire(const call_description& call, std::chrono::milliseconds wait_limit) {
+  /// `interrupt`, if given, is asked at least every 250 ms while the call waits: a non-empty reason it returns
+  /// ends the wait (the keys are deleted) with an etcd::error of that reason (e.g. "cancelled", "lease_lost").
+  lock_grant acquire(const call_description& call, std::chrono::milliseconds wait_limit,
+                     const std::function<std::string()>& interrupt = {}) {
     lock_grant g;
     try {
-      return acquire_into(g, call, wait_limit);
+      return acquire_into(g, call, wait_limit, interrupt);
     } catch (const error& e) {
       // a failed request may have left the keys (its answer was lost): delete them, best effort (the lease
       // takes them otherwise)
@@ -159,7 +163,8 @@ class lock_session {
   }
 
  private:
-  lock_grant& acquire_into(lock_grant& g, const call_description& call, std::chrono::milliseconds wait_limit) {
+  lock_grant& acquire_into(lock_grant& g, const call_description& call, std::chrono::milliseconds wait_limit,
+                           const std::function<std::string()>& interrupt) {
     const auto deadline = std::chrono::steady_clock::now() + wait_limit;
     const auto id = detail::str_cat(std::to_string(lease_), "/", uuid_, "/", std::to_string(++calls_));
     std::vector<key_range> ranges;
@@ -215,10 +220,16 @@ class lock_session {
           release(g);
           throw error("coordination_timeout", "the wait limit passed before the grant");
         }
+        if (interrupt) {
+          if (auto why = interrupt(); !why.empty()) {
+            release(g);
+            throw error(why, "the wait was interrupted");
+          }
+        }
         std::optional<watch_response> m;
         try {
           m = w.next(std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::seconds(1))));
+              std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(250))));
         } catch (const error&) {
           break;  // the stream ended: check again
         }

@@ -108,6 +108,9 @@ inline std::string explain_failure(const failure_record& r, std::string_view too
     case failure_reason::in_doubt:
       out += with_error(tool + " was not run again: an earlier run started it and may have done it already");
       break;
+    case failure_reason::lease_lost:
+      out += with_error(tool + " lost its lock on what it used (the coordinator's lease expired); it may have run in part");
+      break;
     case failure_reason::invalid_arguments:
     case failure_reason::unknown_tool:
     case failure_reason::repeated_call:

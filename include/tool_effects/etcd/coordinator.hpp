@@ -1,0 +1,293 @@
+// tool_effects/etcd/coordinator.hpp — the coordinator of issue 17's Coordinator concept across processes
+// and machines (issue 18): the lock protocol of etcd/lock.hpp under one lease per coordinator, kept alive by
+// a lease_keeper. A drop-in for local_coordinator in `run_options{}.with(coordinator)`:
+//
+//   tool_effects::etcd::coordinator_options o;
+//   o.client.endpoints = {"http://10.0.0.1:2379", "http://10.0.0.2:2379", "http://10.0.0.3:2379"};
+//   tool_effects::etcd::etcd_coordinator coordinator(o);   // one per process, shared by its sessions
+//   auto out = run_plan(pool, run_options{}.with(coordinator), call(a), call(b));
+//
+// - Same rule as local_coordinator (access.hpp's `conflicts`), now against every process using the same
+//   etcd key prefix; first come first served by etcd revision; deadlock-free (docs/coordination.md).
+// - The fencing token is the create revision of the call's keys: it grows along every chain of conflicting
+//   grants of the whole fleet, and reaches the tool as `attempt_context::fencing_token`.
+// - When the lease is lost (etcd expired it, or no keepalive succeeded for a TTL), a waiting acquisition
+//   fails with `coordination_errc::lease_lost`, and a call that was running when it was lost fails with
+//   `call_failure{lease_lost}` as it ends (grant::lost()); its token is stale, so a fenced resource refuses it.
+// Include <tool_effects/etcd.hpp>.
+#ifndef TOOL_EFFECTS_ETCD_COORDINATOR_HPP
+#define TOOL_EFFECTS_ETCD_COORDINATOR_HPP
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/associated_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/error.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/system_executor.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <tool_effects/coordination.hpp>
+#include <tool_effects/etcd/client.hpp>
+#include <tool_effects/etcd/lease.hpp>
+#include <tool_effects/etcd/lock.hpp>
+
+namespace tool_effects::etcd {
+
+/// How an etcd_coordinator reaches etcd and keeps its lease.
+struct coordinator_options {
+  client_options client;                     ///< endpoints (fail over in order), TLS, user / password, timeouts
+  lease_options lease;                       ///< TTL and keepalive period of the process's lease
+  std::string prefix = "tool_effects/";      ///< key prefix: processes coordinate iff they share it
+  std::chrono::milliseconds wait_limit{0};   ///< default wait limit of an acquisition (0: none)
+};
+
+namespace detail {
+
+// What the copies of one coordinator share: the lease, the client UUID, a pool of idle clients (a waiting
+// acquisition holds a client of its own, so waits do not serialize on one connection).
+struct coordinator_state {
+  coordinator_options opts;
+  lease_keeper keeper;
+  std::string uuid;
+  std::atomic<std::uint64_t> calls{0};
+  std::mutex m;
+  std::vector<std::unique_ptr<client>> idle;
+
+  explicit coordinator_state(coordinator_options o) : opts(std::move(o)), keeper(opts.client, opts.lease) {
+    std::random_device rd;
+    static constexpr char hex[] = "0123456789abcdef";
+    for (int i = 0; i < 16; ++i) uuid += hex[rd() & 15];
+  }
+
+  std::unique_ptr<client> take() {
+    {
+      std::lock_guard lock(m);
+      if (!idle.empty()) {
+        auto c = std::move(idle.back());
+        idle.pop_back();
+        return c;
+      }
+    }
+    return std::make_unique<client>(opts.client);
+  }
+  void give(std::unique_ptr<client> c) {
+    std::lock_guard lock(m);
+    if (idle.size() < 16) idle.push_back(std::move(c));
+  }
+
+  // Deletes a grant's keys, best effort (else the lease takes them).
+  void release(const lock_grant& g) noexcept {
+    try {
+      auto c = take();
+      lock_session(*c, keeper.id(), uuid, opts.prefix).release(g);
+      give(std::move(c));
+    } catch (...) {
+    }
+  }
+};
+
+}  // namespace detail
+
+/// A grant of etcd_coordinator: the call's keys in etcd and their create revision as fencing token.
+/// Move-only; released (keys deleted, best effort: the lease takes them otherwise) by `release()` or the
+/// destructor. `lost()`: the coordinator's lease was lost while the grant was held (its token is stale).
+class etcd_grant {
+ public:
+  etcd_grant() = default;
+  etcd_grant(const etcd_grant&) = delete;
+  etcd_grant& operator=(const etcd_grant&) = delete;
+  etcd_grant(etcd_grant&& o) noexcept : state_(std::move(o.state_)), grant_(std::move(o.grant_)) { o.grant_ = {}; }
+  etcd_grant& operator=(etcd_grant&& o) noexcept {
+    if (this != &o) {
+      release();
+      state_ = std::move(o.state_);
+      grant_ = std::move(o.grant_);
+      o.grant_ = {};
+    }
+    return *this;
+  }
+  ~etcd_grant() { release(); }
+
+  /// The fencing token: the create revision of the call's keys (0 for an empty grant).
+  [[nodiscard]] std::uint64_t fencing_token() const noexcept { return static_cast<std::uint64_t>(grant_.token); }
+  /// Whether the grant is held (it may still be lost: see lost()).
+  [[nodiscard]] bool held() const noexcept { return state_ != nullptr; }
+  /// Whether the lease under the grant was lost: its keys may be gone and a conflicting call granted.
+  [[nodiscard]] bool lost() const { return state_ != nullptr && state_->keeper.lost(); }
+  /// Deletes the call's keys. Idempotent.
+  void release() noexcept {
+    if (const auto s = std::move(state_)) {
+      state_.reset();
+      s->release(grant_);
+    }
+    grant_ = {};
+  }
+
+ private:
+  friend class etcd_coordinator;
+  etcd_grant(std::shared_ptr<detail::coordinator_state> s, lock_grant g) noexcept
+      : state_(std::move(s)), grant_(std::move(g)) {}
+  std::shared_ptr<detail::coordinator_state> state_;
+  lock_grant grant_;
+};
+
+namespace detail {
+
+// The shared end of an asynchronous acquisition: completes the handler exactly once (grant, cancellation).
+template <class Handler>
+struct etcd_async_op {
+  using executor_type = boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>;
+  std::mutex m;
+  std::optional<Handler> handler;
+  std::optional<boost::asio::executor_work_guard<executor_type>> work;
+  std::atomic<bool> cancelled{false};
+
+  etcd_async_op(Handler h, const executor_type& ex) : handler(std::move(h)), work(ex) {}
+
+  // A grant that comes after the handler was completed (cancelled) is released by its destructor.
+  void complete(boost::system::error_code ec, etcd_grant g) {
+    std::optional<Handler> h;
+    std::optional<boost::asio::executor_work_guard<executor_type>> w;
+    {
+      std::lock_guard lock(m);
+      if (!handler) return;
+      h.emplace(std::move(*handler));
+      handler.reset();
+      w.emplace(std::move(*work));
+      work.reset();
+    }
+    auto ex = w->get_executor();
+    boost::asio::post(ex, [h = std::move(*h), ec, g = std::move(g), w = std::move(*w)]() mutable {
+      auto slot = boost::asio::get_associated_cancellation_slot(h);
+      if (slot.is_connected()) slot.clear();
+      std::move(h)(ec, std::move(g));
+    });
+  }
+};
+
+}  // namespace detail
+
+/// The coordinator across processes: a handle (copies share one lease and one client UUID) that grants
+/// calls their accesses against every call of every process using the same etcd prefix. Thread-safe.
+/// The lease is granted when the coordinator is made (throws etcd::error when no endpoint answers) and
+/// revoked when the last copy (and the last grant) goes.
+class etcd_coordinator {
+ public:
+  using grant_type = etcd_grant;
+
+  explicit etcd_coordinator(coordinator_options o)
+      : state_(std::make_shared<detail::coordinator_state>(std::move(o))) {
+    defaults_.wait_limit = state_->opts.wait_limit;
+  }
+
+  /// A handle on the same lease whose acquisitions wait at most `limit` (zero: no limit).
+  [[nodiscard]] etcd_coordinator with_wait_limit(std::chrono::nanoseconds limit) const {
+    etcd_coordinator c = *this;
+    c.defaults_.wait_limit = limit;
+    return c;
+  }
+  /// The options the dispatcher uses for every call (the wait limit).
+  [[nodiscard]] acquire_options default_acquire_options() const noexcept { return defaults_; }
+
+  /// The lease id and whether it is lost (for tests and monitoring).
+  [[nodiscard]] std::int64_t lease_id() const noexcept { return state_->keeper.id(); }
+  [[nodiscard]] bool lease_lost() const { return state_->keeper.lost(); }
+
+  /// Blocking acquisition: the grant, or throws `boost::system::system_error` with `timed_out` (wait limit),
+  /// `coordination_errc::lease_lost` or `coordination_errc::unavailable` (no endpoint answered).
+  [[nodiscard]] etcd_grant acquire(const call_description& d, acquire_options o) const {
+    boost::system::error_code ec;
+    auto g = acquire_impl(state_, d, o, nullptr, ec);
+    if (ec) throw boost::system::system_error(ec, "tool_effects::etcd::etcd_coordinator::acquire");
+    return g;
+  }
+
+  /// Asynchronous acquisition, signature `void(error_code, etcd_grant)`: the protocol's blocking round trips
+  /// and watch run on a thread of their own; the handler runs on its associated executor (never inside this
+  /// call). Per-operation cancellation completes at once with `operation_aborted` (the request's keys are
+  /// deleted within 250 ms).
+  template <class Token>
+  auto async_acquire(const call_description& d, acquire_options o, Token&& token) const {
+    return boost::asio::async_initiate<Token, void(boost::system::error_code, etcd_grant)>(
+        [this, &d, o](auto handler) { this->initiate(d, o, std::move(handler)); }, token);
+  }
+
+ private:
+  static etcd_grant acquire_impl(const std::shared_ptr<detail::coordinator_state>& s, const call_description& d,
+                                 acquire_options o, const std::atomic<bool>* cancelled,
+                                 boost::system::error_code& ec) {
+    if (s->keeper.lost()) {
+      ec = make_error_code(coordination_errc::lease_lost);
+      return {};
+    }
+    const auto wait = o.wait_limit.count() > 0
+                          ? std::chrono::ceil<std::chrono::milliseconds>(o.wait_limit)
+                          : std::chrono::milliseconds(std::chrono::hours(24 * 365));
+    std::unique_ptr<client> c;
+    try {
+      c = s->take();
+      // one session per acquisition: its id (lease / UUID.n / 1) is unique in the fleet
+      lock_session session(*c, s->keeper.id(), s->uuid + "." + std::to_string(++s->calls), s->opts.prefix);
+      auto g = session.acquire(d, wait, [&]() -> std::string {
+        if (cancelled && cancelled->load()) return "cancelled";
+        return s->keeper.lost() ? "lease_lost" : "";
+      });
+      s->give(std::move(c));
+      etcd_grant out(s, std::move(g));
+      if (s->keeper.lost()) {  // granted under a lease that is gone by now: stale
+        ec = make_error_code(coordination_errc::lease_lost);
+        return {};
+      }
+      return out;
+    } catch (const error& e) {
+      if (c && e.reason() != "unavailable" && e.reason() != "timeout") s->give(std::move(c));
+      if (e.reason() == "coordination_timeout") ec = boost::asio::error::timed_out;
+      else if (e.reason() == "lease_lost") ec = make_error_code(coordination_errc::lease_lost);
+      else if (e.reason() == "cancelled") ec = boost::asio::error::operation_aborted;
+      else ec = make_error_code(coordination_errc::unavailable);
+      return {};
+    }
+  }
+
+  template <class Handler>
+  void initiate(const call_description& d, acquire_options o, Handler handler) const {
+    using op_t = detail::etcd_async_op<Handler>;
+    auto ex = boost::asio::get_associated_executor(handler, boost::asio::any_io_executor(boost::asio::system_executor()));
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    auto op = std::make_shared<op_t>(std::move(handler), ex);
+    if (slot.is_connected()) {
+      slot.assign([op](boost::asio::cancellation_type) {
+        op->cancelled = true;
+        op->complete(boost::asio::error::operation_aborted, etcd_grant{});
+      });
+    }
+    std::thread([s = state_, d = d, o, op] {  // a copy: a cancelled caller may drop its description
+      boost::system::error_code ec;
+      auto g = acquire_impl(s, d, o, &op->cancelled, ec);
+      op->complete(ec, std::move(g));
+    }).detach();
+  }
+
+  std::shared_ptr<detail::coordinator_state> state_;
+  acquire_options defaults_{};
+};
+
+static_assert(Coordinator<etcd_coordinator>);
+
+}  // namespace tool_effects::etcd
+
+#endif  // TOOL_EFFECTS_ETCD_COORDINATOR_HPP
