@@ -3,3 +3,6 @@
 #if TOOL_EFFECTS_GCC
 #pragma GCC diagnostic pop
 #endif
+#if defined(__clang__) && __cplusplus > 202002L
+#pragma clang diagnostic pop
+#endif

@@ -12,3 +12,9 @@
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #pragma GCC diagnostic ignored "-Wsubobject-linkage"
 #endif
+//  * clang in C++23 -Wdeprecated-declarations: Boost.Beast 1.81 (core/detail/type_traits.hpp, reached by the
+//    etcd client's includes) uses std::aligned_storage, deprecated in C++23.
+#if defined(__clang__) && __cplusplus > 202002L
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#endif

@@ -14,6 +14,7 @@
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/empty_body.hpp>
@@ -26,6 +27,7 @@
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #endif
+#include <tool_effects/detail/pop_options.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/etcd/detail/gateway_json.hpp>
