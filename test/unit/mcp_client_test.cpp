@@ -35,17 +35,7 @@ te::mcp_client_options fast_options() {
   return o;
 }
 
-// The kind of the mcp_error `f` throws (or "no error").
-template <class F>
-std::string error_kind(F&& f, std::string* what = nullptr) {
-  try {
-    f();
-  } catch (const te::mcp_error& e) {
-    if (what) *what = e.what();
-    return std::string(te::to_string(e.kind()));
-  }
-  return "no error";
-}
+using mcp_test::error_kind;
 
 }  // namespace
 

@@ -111,17 +111,7 @@ te::mcp_client_options options() {
   return o;
 }
 
-// The kind of the mcp_error `f` throws (or "no error").
-template <class F>
-std::string error_kind(F&& f, std::string* what = nullptr) {
-  try {
-    f();
-  } catch (const te::mcp_error& e) {
-    if (what) *what = e.what();
-    return std::string(te::to_string(e.kind()));
-  }
-  return "no error";
-}
+using mcp_test::error_kind;
 
 double seconds_since(clock_type::time_point t) {
   return std::chrono::duration<double>(clock_type::now() - t).count();

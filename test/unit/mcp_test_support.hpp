@@ -39,6 +39,18 @@ inline std::vector<std::string> fake_server(std::vector<std::string> extra = {})
   return argv;
 }
 
+// The kind of the mcp_error `f` throws (or "no error"); `what` receives its message.
+template <class F>
+std::string error_kind(F&& f, std::string* what = nullptr) {
+  try {
+    f();
+  } catch (const tool_effects::mcp_error& e) {
+    if (what) *what = e.what();
+    return std::string(tool_effects::to_string(e.kind()));
+  }
+  return "no error";
+}
+
 }  // namespace mcp_test
 
 // Skips the test when node is absent; fails it when node is there but the

@@ -37,16 +37,7 @@ te::mcp_client_options fast_options() {
   return o;
 }
 
-template <class F>
-std::string error_kind(F&& f, std::string* what = nullptr) {
-  try {
-    f();
-  } catch (const te::mcp_error& e) {
-    if (what) *what = e.what();
-    return std::string(te::to_string(e.kind()));
-  }
-  return "no error";
-}
+using mcp_test::error_kind;
 
 // A file the fake server appends every request line to (--log), removed at the end.
 struct wire_log {
