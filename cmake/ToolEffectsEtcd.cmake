@@ -1,7 +1,8 @@
 # etcd for the tests (issue 18): the ctest fixture `etcd_cluster` (three etcd members on 127.0.0.1 on free
 # ports, started by test/etcd/cluster.py, stopped by pid; data under <build>/etcd-cluster) and the model check
 # of the lock protocol (scripts/model-check, label model).
-# Included from test/CMakeLists.txt.
+# Included from the top-level CMakeLists.txt when tests or examples are built (the example etcd_fleet needs
+# the fixture too, also in the release preset, which builds no tests).
 #
 # Provides:
 #   TOOL_EFFECTS_ETCD_STATE_DIR        where the fixture writes cluster.json (pids, endpoints)
