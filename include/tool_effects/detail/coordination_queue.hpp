@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,7 +21,9 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/execution.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -41,25 +44,48 @@ struct local_waiter {
   virtual void complete(boost::system::error_code ec, local_grant g) = 0;
 };
 
-enum class node_state : std::uint8_t { waiting, granted, gone };
+enum class node_state : std::uint8_t { waiting, granted, free };
 
-// One request: in the queue (arrival order) from its acquire until its release or abandonment.
+// One request: in the queue (arrival order) from its acquire until its release or abandonment. Nodes are
+// owned by the queue and reused (a free list), so a request costs no allocation once the queue is warm,
+// and a node outlives every ticket naming it (a ticket's holder keeps the queue alive while it uses it);
+// `serial` tells which request a node holds now. The queue keeps as many nodes as it ever held requests
+// at once.
 struct local_node {
   const call_description* what = nullptr;
-  node_state state = node_state::waiting;
+  node_state state = node_state::free;
   std::uint64_t token = 0;
+  std::uint64_t serial = 0;
   local_node* prev = nullptr;
   local_node* next = nullptr;
-  std::shared_ptr<local_node> self;  // the queue's reference (null once unlinked)
   std::unique_ptr<local_waiter> waiter;
 };
 
-struct local_state : std::enable_shared_from_this<local_state> {
+// A waiting request, as its wait limit and its cancellation name it: the node and the request's serial
+// (the node may hold a later request by the time they fire).
+struct local_ticket {
+  local_node* node = nullptr;
+  std::uint64_t serial = 0;
+};
+
+// `self` below: the shared pointer to this queue that the caller holds (a grant keeps the queue alive).
+struct local_state {
   std::mutex m;
   local_node* head = nullptr;
   local_node* tail = nullptr;
+  local_node* free_nodes = nullptr;  // linked through `next`
   std::uint64_t last_token = 0;
+  std::uint64_t last_serial = 0;
   std::size_t queued = 0;
+  std::size_t waiting = 0;  // requests in the queue not granted yet
+
+  local_state() = default;
+  local_state(const local_state&) = delete;
+  local_state& operator=(const local_state&) = delete;
+  ~local_state() {
+    for (local_node* n = free_nodes; n != nullptr;) delete std::exchange(n, n->next);
+    for (local_node* n = head; n != nullptr;) delete std::exchange(n, n->next);
+  }
 
   // THE admission rule: no older request (held or waiting) conflicts (access.hpp's rule).
   bool grantable(const local_node* n) const {
@@ -68,30 +94,43 @@ struct local_state : std::enable_shared_from_this<local_state> {
     return true;
   }
 
-  std::shared_ptr<local_node> enqueue(const call_description& d) {
-    auto n = std::make_shared<local_node>();
+  // Appends a request for `d` (a reused node, or a new one).
+  local_node* enqueue(const call_description& d) {
+    local_node* n = free_nodes;
+    if (n != nullptr) free_nodes = n->next;
+    else n = new local_node;
     n->what = &d;
-    n->self = n;
+    n->state = node_state::waiting;
+    n->serial = ++last_serial;
     n->prev = tail;
-    if (tail) tail->next = n.get();
-    else head = n.get();
-    tail = n.get();
+    n->next = nullptr;
+    if (tail) tail->next = n;
+    else head = n;
+    tail = n;
     ++queued;
+    ++waiting;
     return n;
   }
 
-  void unlink(local_node* n) {
+  // Takes a node out of the queue and puts it on the free list.
+  void unlink_and_free(local_node* n) {
     if (n->prev) n->prev->next = n->next;
     else head = n->next;
     if (n->next) n->next->prev = n->prev;
     else tail = n->prev;
-    n->prev = n->next = nullptr;
     --queued;
+    n->state = node_state::free;
+    n->what = nullptr;
+    n->prev = nullptr;
+    n->next = free_nodes;
+    free_nodes = n;
   }
 
-  void grant(local_node* n) {
+  local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
     n->state = node_state::granted;
     n->token = ++last_token;
+    --waiting;
+    return local_grant(self, n, n->token);
   }
 
   struct granted_waiter {
@@ -99,13 +138,14 @@ struct local_state : std::enable_shared_from_this<local_state> {
     local_grant grant;
   };
 
-  // After `removed` left the queue: the younger waiting requests it may have
-  // blocked that are now grantable. Called under the mutex.
-  void collect_unblocked(const call_description& removed, local_node* from, std::vector<granted_waiter>& out) {
-    for (local_node* w = from; w != nullptr; w = w->next) {
+  // After a request for `removed` left the queue: the younger waiting requests it may have blocked that
+  // are now grantable, from `from` on. Called under the mutex, only while some request waits.
+  void collect_unblocked(const call_description& removed, local_node* from, std::vector<granted_waiter>& out,
+                         const std::shared_ptr<local_state>& self) {
+    for (local_node* w = from; w != nullptr && waiting != 0; w = w->next) {
       if (w->state != node_state::waiting || !conflicts(removed, *w->what) || !grantable(w)) continue;
-      grant(w);
-      out.push_back({std::move(w->waiter), local_grant(shared_from_this(), w->self, w->token)});
+      auto waiter = std::move(w->waiter);
+      out.push_back({std::move(waiter), grant(w, self)});
     }
   }
 
@@ -113,80 +153,104 @@ struct local_state : std::enable_shared_from_this<local_state> {
     for (auto& r : ready) r.waiter->complete({}, std::move(r.grant));
   }
 
-  // Removes a node (released, or abandoned while waiting) and grants what it blocked.
-  void remove(local_node* n) {
-    std::vector<granted_waiter> ready;
-    std::shared_ptr<local_node> keep;
+  // release and abandon: the waiters to complete once the mutex is let go
+  // (none unless a request waits: no vector, no call on the fast path).
+  struct unblocked {
+    std::optional<std::vector<granted_waiter>> ready;
+    void collect(const std::shared_ptr<local_state>& s, const call_description& removed, local_node* from) {
+      if (s->waiting == 0) return;
+      ready.emplace();
+      s->collect_unblocked(removed, from, *ready, s);
+    }
+    void deliver() {
+      if (ready) local_state::deliver(*ready);
+    }
+  };
+
+  // A granted request is released: it leaves the queue, and what it blocked is granted.
+  void release(local_node* n, const std::shared_ptr<local_state>& self) {
+    unblocked u;
     {
       std::lock_guard lock(m);
-      if (n->state == node_state::gone) return;
-      n->state = node_state::gone;
+      const call_description& removed = *n->what;  // the holder's description: valid until it returns
       local_node* next = n->next;
-      unlink(n);
-      keep = std::move(n->self);
-      collect_unblocked(*n->what, next, ready);
+      unlink_and_free(n);
+      u.collect(self, removed, next);
     }
-    deliver(ready);
+    u.deliver();
   }
 
   // A waiting request gives up (wait limit, cancellation): it leaves the queue
   // and its waiter completes with `ec`. No-op once granted.
-  void abandon(const std::shared_ptr<local_node>& n, boost::system::error_code ec) {
-    std::vector<granted_waiter> ready;
+  void abandon(local_ticket t, boost::system::error_code ec, const std::shared_ptr<local_state>& self) {
+    unblocked u;
     std::unique_ptr<local_waiter> w;
     {
       std::lock_guard lock(m);
-      if (n->state != node_state::waiting) return;
-      n->state = node_state::gone;
+      local_node* n = t.node;
+      if (n->serial != t.serial || n->state != node_state::waiting) return;
+      const call_description& removed = *n->what;
       local_node* next = n->next;
-      unlink(n.get());
-      n->self.reset();
       w = std::move(n->waiter);
-      collect_unblocked(*n->what, next, ready);
+      --waiting;
+      unlink_and_free(n);
+      u.collect(self, removed, next);
     }
-    deliver(ready);
+    u.deliver();
     if (w) w->complete(ec, local_grant{});
   }
 
-  std::optional<local_grant> try_acquire(const call_description& d) {
+  std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>& self) {
     std::lock_guard lock(m);
     for (const local_node* o = head; o != nullptr; o = o->next)
       if (conflicts(*o->what, d)) return std::nullopt;
-    auto n = enqueue(d);
-    grant(n.get());
-    return local_grant(shared_from_this(), n, n->token);
+    return grant(enqueue(d), self);
   }
 
-  // Enqueues; granted at once, or `make_waiter()` is installed under the mutex.
+  // Enqueues; granted at once, or `make_waiter(ticket)` is installed under the mutex.
   template <class MakeWaiter>
-  std::pair<std::shared_ptr<local_node>, std::optional<local_grant>> start(const call_description& d,
-                                                                           MakeWaiter&& make_waiter) {
+  std::pair<local_ticket, std::optional<local_grant>> start(const call_description& d, MakeWaiter&& make_waiter,
+                                                            const std::shared_ptr<local_state>& self) {
     std::lock_guard lock(m);
-    auto n = enqueue(d);
-    if (grantable(n.get())) {
-      grant(n.get());
-      return {n, local_grant(shared_from_this(), n, n->token)};
-    }
-    n->waiter = make_waiter(n);
-    return {n, std::nullopt};
+    local_node* n = enqueue(d);
+    const local_ticket t{n, n->serial};
+    if (grantable(n)) return {t, grant(n, self)};
+    n->waiter = make_waiter(t);
+    return {t, std::nullopt};
   }
 };
 
-// The waiter of an asynchronous acquisition: the handler, a work guard on
+// Outstanding work counted on an executor until this is destroyed: the executor
+// preferred with `outstanding_work.tracked` (standard executors, strands of
+// them) or a work guard (the older executor model).
+template <class Ex, bool Standard = boost::asio::execution::is_executor<Ex>::value>
+struct tracked_work {
+  std::decay_t<decltype(boost::asio::prefer(std::declval<const Ex&>(), boost::asio::execution::outstanding_work.tracked))> ex;
+  explicit tracked_work(const Ex& e) : ex(boost::asio::prefer(e, boost::asio::execution::outstanding_work.tracked)) {}
+  [[nodiscard]] auto executor() const { return ex; }
+};
+template <class Ex>
+struct tracked_work<Ex, false> {
+  boost::asio::executor_work_guard<Ex> guard;
+  explicit tracked_work(const Ex& e) : guard(e) {}
+  [[nodiscard]] Ex executor() const { return guard.get_executor(); }
+};
+
+// The waiter of an asynchronous acquisition: the handler, outstanding work on
 // its executor, and the wait-limit timer.
 template <class Handler>
 struct async_local_waiter final : local_waiter {
   using executor_type = boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>;
 
   Handler handler;
-  boost::asio::executor_work_guard<executor_type> work;
+  tracked_work<executor_type> work;
   std::shared_ptr<boost::asio::steady_timer> timer;  // the wait limit, if any
 
   async_local_waiter(Handler h, const executor_type& ex) : handler(std::move(h)), work(ex) {}
 
   void complete(boost::system::error_code ec, local_grant g) override {
     if (timer) timer->cancel();
-    auto ex = work.get_executor();
+    auto ex = work.executor();
     boost::asio::post(ex, [h = std::move(handler), ec, g = std::move(g), w = std::move(work)]() mutable {
       auto slot = boost::asio::get_associated_cancellation_slot(h);
       if (slot.is_connected()) slot.clear();
@@ -221,32 +285,29 @@ struct forwarding_waiter final : local_waiter {
 
 }  // namespace detail
 
-inline void local_grant::release() noexcept {
-  if (node_) {
-    const auto n = std::move(node_);
-    const auto s = std::move(state_);
-    s->remove(n.get());
-  }
-  token_ = 0;
+inline void local_grant::release_held() noexcept {
+  detail::local_node* const n = std::exchange(node_, nullptr);
+  const auto s = std::move(state_);
+  s->release(n, s);
 }
 
 inline local_coordinator::local_coordinator() : state_(std::make_shared<detail::local_state>()) {}
 
 inline std::optional<local_grant> local_coordinator::try_acquire(const call_description& d) const {
-  return state_->try_acquire(d);
+  return state_->try_acquire(d, state_);
 }
 
 inline local_grant local_coordinator::acquire(const call_description& d, acquire_options o) const {
   detail::blocking_local_waiter w;
-  auto [node, now] = state_->start(d, [&](const std::shared_ptr<detail::local_node>&) {
+  auto [ticket, now] = state_->start(d, [&](detail::local_ticket) {
     return std::make_unique<detail::forwarding_waiter>(&w);
-  });
+  }, state_);
   if (now) return std::move(*now);
   std::unique_lock lock(w.m);
   if (o.wait_limit.count() > 0) {
     if (!w.cv.wait_for(lock, o.wait_limit, [&] { return w.done; })) {
       lock.unlock();
-      state_->abandon(node, boost::asio::error::timed_out);
+      state_->abandon(ticket, boost::asio::error::timed_out, state_);
       lock.lock();
       w.cv.wait(lock, [&] { return w.done; });  // granted or abandoned: either way done now
     }
@@ -270,22 +331,22 @@ void local_coordinator::initiate(const call_description& d, acquire_options o, H
   const std::weak_ptr<detail::local_state> weak = state_;
   // The waiter, its timer and its cancellation are set up under the queue's
   // mutex, before anyone can grant the request.
-  auto [node, now] = state_->start(d, [&](const std::shared_ptr<detail::local_node>& n) {
+  auto [ticket, now] = state_->start(d, [&](detail::local_ticket t) {
     auto w = std::make_unique<waiter_t>(std::move(handler), ex);
     if (slot.is_connected()) {
-      slot.assign([weak, n](boost::asio::cancellation_type) {
-        if (const auto s = weak.lock()) s->abandon(n, boost::asio::error::operation_aborted);
+      slot.assign([weak, t](boost::asio::cancellation_type) {
+        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::operation_aborted, s);
       });
     }
     if (o.wait_limit.count() > 0) {
       w->timer = std::make_shared<boost::asio::steady_timer>(ex, o.wait_limit);
-      w->timer->async_wait([weak, n](const boost::system::error_code& ec) {
+      w->timer->async_wait([weak, t](const boost::system::error_code& ec) {
         if (ec) return;  // cancelled: the request was granted
-        if (const auto s = weak.lock()) s->abandon(n, boost::asio::error::timed_out);
+        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::timed_out, s);
       });
     }
     return w;
-  });
+  }, state_);
   if (now) {
     boost::asio::post(ex, [h = std::move(handler), g = std::move(*now)]() mutable {
       std::move(h)(boost::system::error_code{}, std::move(g));
