@@ -12,6 +12,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -46,6 +47,69 @@ struct local_waiter {
 
 enum class node_state : std::uint8_t { waiting, granted, free };
 
+// A quick, sound pre-check of access.hpp's rule for long queues: a 64-bit Bloom summary of what a request
+// holds (`have`) and what it would collide with (`want`). `may_conflict(a, b)` is true whenever
+// `conflicts(a, b)` is (no false negatives; modes are ignored), and false for most pairs that touch other
+// resources or other targets of one resource, so the full rule runs only on those that may conflict.
+// Per access with path P (target t or none), "strict ancestors" of "a/b/c" being "", "a", "a/b":
+//   have: node(P), under(A) for each strict ancestor A, and at(P, t) if targeted;
+//   want: under(P) (something below P), and at(P, t) if targeted, else node(P) (anything on P).
+// Overlap cases: P a strict ancestor of Q: want under(P) meets have under(P); P == Q with one side
+// untargeted: want node(P) meets have node(P); P == Q, equal targets: want at(P, t) meets have at(P, t).
+// P == Q with different targets meets nothing (bar a hash collision), which is the rule.
+struct conflict_filter {
+  std::uint64_t have = 0, want = 0;
+  bool all = false;  // exclusive (unknown) call: conflicts with everything
+};
+
+inline bool may_conflict(const conflict_filter& a, const conflict_filter& b) noexcept {
+  return a.all || b.all || (a.want & b.have) != 0 || (b.want & a.have) != 0;
+}
+
+struct filter_hash {
+  std::uint64_t h = 14695981039346656037ull;
+  void add(unsigned char c) noexcept { h = (h ^ c) * 1099511628211ull; }
+  void add(std::string_view s) noexcept {
+    for (const char c : s) add(static_cast<unsigned char>(c));
+  }
+  [[nodiscard]] std::uint64_t bit() const noexcept { return std::uint64_t{1} << (h >> 58); }
+};
+
+inline conflict_filter make_conflict_filter(const call_description& d) noexcept {
+  conflict_filter f;
+  if (d.exclusive) {
+    f.all = true;
+    return f;
+  }
+  for (const auto& x : d.accesses) {
+    const std::string_view p = x.resource;
+    filter_hash node;
+    node.add(1);
+    node.add(p);
+    f.have |= node.bit();
+    filter_hash under;  // under(prefix), extended as the path is read
+    under.add(3);
+    if (!p.empty()) f.have |= under.bit();  // under("")
+    for (const char c : p) {
+      if (c == '/') f.have |= under.bit();  // under(the strict ancestor read so far)
+      under.add(static_cast<unsigned char>(c));
+    }
+    f.want |= under.bit();  // under(P)
+    if (x.target) {
+      filter_hash at;
+      at.add(2);
+      at.add(p);
+      at.add(0xff);
+      at.add(*x.target);
+      f.have |= at.bit();
+      f.want |= at.bit();
+    } else {
+      f.want |= node.bit();
+    }
+  }
+  return f;
+}
+
 // One request: in the queue (arrival order) from its acquire until its release or abandonment. Nodes are
 // owned by the queue and reused (a free list), so a request costs no allocation once the queue is warm,
 // and a node outlives every ticket naming it (a ticket's holder keeps the queue alive while it uses it);
@@ -59,6 +123,8 @@ struct local_node {
   local_node* prev = nullptr;
   local_node* next = nullptr;
   std::unique_ptr<local_waiter> waiter;
+  conflict_filter filter;      // of `what`, made when a long queue first needs it
+  bool has_filter = false;
 };
 
 // A waiting request, as its wait limit and its cancellation name it: the node and the request's serial
@@ -87,12 +153,37 @@ struct local_state {
     for (local_node* n = head; n != nullptr;) delete std::exchange(n, n->next);
   }
 
-  // THE admission rule: no older request (held or waiting) conflicts (access.hpp's rule).
-  bool grantable(const local_node* n) const {
-    for (const local_node* o = head; o != n; o = o->next)
-      if (conflicts(*o->what, *n->what)) return false;
+  // Past this many older requests, each is first checked with the filters (making them is not free).
+  static constexpr std::size_t unfiltered_scan = 4;
+
+  static const conflict_filter& filter_of(local_node* n) noexcept {
+    if (!n->has_filter) {
+      n->filter = make_conflict_filter(*n->what);
+      n->has_filter = true;
+    }
+    return n->filter;
+  }
+
+  // THE admission rule: no request before `stop` (older; held or waiting) conflicts with `d`
+  // (access.hpp's rule; `self`, if given, is `d`'s node, whose filter it keeps).
+  bool no_older_conflict(const local_node* stop, const call_description& d, local_node* self) {
+    std::size_t k = 0;
+    conflict_filter mine;
+    bool have_mine = false;
+    for (local_node* o = head; o != stop; o = o->next, ++k) {
+      if (k >= unfiltered_scan) {
+        if (!have_mine) {
+          mine = self != nullptr ? filter_of(self) : make_conflict_filter(d);
+          have_mine = true;
+        }
+        if (!may_conflict(mine, filter_of(o))) continue;
+      }
+      if (conflicts(*o->what, d)) return false;
+    }
     return true;
   }
+
+  bool grantable(local_node* n) { return no_older_conflict(n, *n->what, n); }
 
   // Appends a request for `d` (a reused node, or a new one).
   local_node* enqueue(const call_description& d) {
@@ -100,6 +191,7 @@ struct local_state {
     if (n != nullptr) free_nodes = n->next;
     else n = new local_node;
     n->what = &d;
+    n->has_filter = false;
     n->state = node_state::waiting;
     n->serial = ++last_serial;
     n->prev = tail;
@@ -202,8 +294,7 @@ struct local_state {
 
   std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>& self) {
     std::lock_guard lock(m);
-    for (const local_node* o = head; o != nullptr; o = o->next)
-      if (conflicts(*o->what, d)) return std::nullopt;
+    if (!no_older_conflict(nullptr, d, nullptr)) return std::nullopt;
     return grant(enqueue(d), self);
   }
 
