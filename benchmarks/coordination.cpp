@@ -2,6 +2,7 @@
 //
 //  - BM_try_acquire_release: local_coordinator::try_acquire + release of a one-access call, uncontended (the
 //    dispatcher's fast path).
+//  - BM_try_acquire_release_among_holders/H: the same while H other grants (other targets) are held.
 //  - BM_async_acquire_release: async_acquire on an io_context (the handler is posted, then run by poll) + release.
 //  - BM_blocking_acquire_release: acquire() (the inline executor's path) + release.
 //  - BM_turn_runtime/N, BM_turn_runtime_coordinated/N: a turn of N calls through the runtime form on a 2-thread
@@ -61,6 +62,24 @@ void BM_try_acquire_release(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_try_acquire_release);
+
+// try_acquire + release while `range(0)` other grants are held (disjoint targets of the same resource, as
+// sessions whose I/O-bound calls hold their grants): each acquisition is checked against every holder.
+void BM_try_acquire_release_among_holders(benchmark::State& state) {
+  te::local_coordinator c;
+  const auto holders = static_cast<std::size_t>(state.range(0));
+  std::vector<te::call_description> held_d;
+  for (std::size_t i = 0; i < holders; ++i) held_d.push_back(one_write("h" + std::to_string(i)));
+  std::vector<te::local_grant> held;
+  for (const auto& h : held_d) held.push_back(*c.try_acquire(h));
+  const auto d = one_write("a");
+  for (auto _ : state) {
+    auto g = c.try_acquire(d);
+    benchmark::DoNotOptimize(g->fencing_token());
+    g->release();
+  }
+}
+BENCHMARK(BM_try_acquire_release_among_holders)->Arg(8)->Arg(64);
 
 void BM_async_acquire_release(benchmark::State& state) {
   te::local_coordinator c;
