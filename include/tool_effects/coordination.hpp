@@ -159,12 +159,12 @@ class local_grant {
   local_grant(const local_grant&) = delete;
   local_grant& operator=(const local_grant&) = delete;
   local_grant(local_grant&& o) noexcept
-      : state_(std::move(o.state_)), node_(std::move(o.node_)), token_(std::exchange(o.token_, 0)) {}
+      : state_(std::move(o.state_)), node_(std::exchange(o.node_, nullptr)), token_(std::exchange(o.token_, 0)) {}
   local_grant& operator=(local_grant&& o) noexcept {
     if (this != &o) {
       release();
       state_ = std::move(o.state_);
-      node_ = std::move(o.node_);
+      node_ = std::exchange(o.node_, nullptr);
       token_ = std::exchange(o.token_, 0);
     }
     return *this;
@@ -176,14 +176,18 @@ class local_grant {
   /// Whether the grant is held.
   [[nodiscard]] bool held() const noexcept { return node_ != nullptr; }
   /// Gives the accesses back (waiting requests they blocked may be granted). Idempotent.
-  inline void release() noexcept;
+  void release() noexcept {
+    if (node_ != nullptr) release_held();  // (moved-from and empty grants: nothing to do, inline)
+    token_ = 0;
+  }
 
  private:
   friend struct detail::local_state;
-  local_grant(std::shared_ptr<detail::local_state> s, std::shared_ptr<detail::local_node> n, std::uint64_t t) noexcept
-      : state_(std::move(s)), node_(std::move(n)), token_(t) {}
-  std::shared_ptr<detail::local_state> state_;
-  std::shared_ptr<detail::local_node> node_;
+  inline void release_held() noexcept;
+  local_grant(std::shared_ptr<detail::local_state> s, detail::local_node* n, std::uint64_t t) noexcept
+      : state_(std::move(s)), node_(n), token_(t) {}
+  std::shared_ptr<detail::local_state> state_;  // keeps the queue (and its nodes) alive
+  detail::local_node* node_ = nullptr;          // the queue's node of this request (non-null: held)
   std::uint64_t token_ = 0;
 };
 

@@ -22,6 +22,7 @@
 #include <tool_effects/call_description.hpp>
 // planning and dispatch
 #include <tool_effects/call.hpp>
+#include <tool_effects/cancellation.hpp>
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/plan.hpp>

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
+#include <future>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +25,7 @@
 
 #include <gtest/gtest.h>
 
+#include <tool_effects/cancellation.hpp>
 #include <tool_effects/coordination.hpp>
 #include <tool_effects/dispatch.hpp>
 
@@ -413,6 +416,123 @@ TEST(CoordinatedDispatch, ACallWaitingWhenItsTurnAbortsNeverRuns) {
   EXPECT_TRUE(b.aborted());
   EXPECT_EQ(writes.load(), 0);
   EXPECT_EQ(coord.queued(), 0u);
+}
+
+// Turn cancellation (cancellation.hpp): a call waiting for its grant behind another session's holder stops
+// waiting when its turn is cancelled. It fails with coordination_timeout and never runs; its in-turn successor
+// never starts (aborted); its request leaves the queue, so the request queued behind it is served as soon as
+// the holder releases. In every dispatch form that blocks (runtime and static on a pool, inline). Control:
+// the same turn without cancel() is still waiting after the same time, and runs once the holder releases.
+namespace {
+struct counted_account_write {
+  using side_effects = te::effects<te::writes<account>>;
+  std::atomic<int>* ran;
+  int operator()() const { return ++*ran; }
+};
+
+// Releases a grant when it goes out of scope.
+struct release_on_exit {
+  std::optional<te::local_grant>* grant;
+  ~release_on_exit() { grant->reset(); }
+};
+
+// Waits (bounded) until the coordinator's queue holds `n` requests.
+bool wait_for_queued(const te::local_coordinator& c, std::size_t n) {
+  for (int i = 0; i < 5000 && c.queued() != n; ++i) std::this_thread::sleep_for(1ms);
+  return c.queued() == n;
+}
+
+std::string failure_text(const std::exception_ptr& e, te::failure_reason* reason) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const te::call_failure& f) {
+    *reason = f.reason();
+    return f.record().last_error_message;
+  } catch (...) {
+    return "not a call_failure";
+  }
+}
+}  // namespace
+
+TEST(CoordinatedDispatch, CancellingTheTurnEndsAWaitForAGrantAndLeavesTheQueueClean) {
+  enum class form { runtime_pool, static_pool, runtime_inline };
+  asio::thread_pool pool(2);
+  for (const form f : {form::runtime_pool, form::static_pool, form::runtime_inline}) {
+    for (const bool cancelled : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << "form " << static_cast<int>(f) << (cancelled ? " cancelled" : " control"));
+      te::local_coordinator coord;
+      const auto other_session = te::describe<counted_account_write>("other session");
+      auto holder = coord.try_acquire(other_session);
+      ASSERT_TRUE(holder);
+      std::atomic<int> ran{0};
+      te::turn_cancellation cancel;
+      const auto opts = te::run_options{}.with(coord).with(cancel);
+      // The turn: two writes of the account (the second waits in the turn for the first).
+      const std::vector<te::call_description> descs{te::describe<counted_account_write>("w1"),
+                                                    te::describe<counted_account_write>("w2")};
+      std::vector<counted_account_write> tasks{{&ran}, {&ran}};
+      std::vector<te::outcome<int>> out;
+      std::function<void()> turn = [&] {
+        const std::span<const te::call_description> calls(descs);
+        if (f == form::runtime_pool) {
+          out = te::run_plan(pool, opts, calls, tasks);
+        } else if (f == form::runtime_inline) {
+          out = te::run_plan(te::inline_executor{}, opts, calls, tasks);
+        } else {
+          auto [a, b] = te::run_plan(pool, opts, te::call(tasks[0]), te::call(tasks[1]));
+          out.push_back(std::move(a));
+          out.push_back(std::move(b));
+        }
+      };
+      auto turn_done = std::async(std::launch::async, turn);
+      // (On every exit, even a failed assertion, the holder is released before the futures are waited for.)
+      const release_on_exit release_turn{&holder};
+      ASSERT_TRUE(wait_for_queued(coord, 2)) << "the turn's first call waits behind the holder";
+      // Another session queues behind the turn's call.
+      std::atomic<bool> next_served{false};
+      auto next = std::async(std::launch::async, [&] {
+        auto g = coord.acquire(other_session, {});
+        next_served = true;
+      });
+      const release_on_exit release_next{&holder};
+      ASSERT_TRUE(wait_for_queued(coord, 3));
+      if (cancelled) cancel.cancel();
+      const auto waited = turn_done.wait_for(cancelled ? 10s : 100ms);
+      if (cancelled) {
+        ASSERT_EQ(waited, std::future_status::ready) << "the cancelled turn ended while its call waited";
+        EXPECT_EQ(ran.load(), 0) << "nothing ran";
+        ASSERT_EQ(out.size(), 2u);
+        ASSERT_TRUE(out[0].has_error());
+        te::failure_reason reason{};
+        EXPECT_EQ(failure_text(out[0].error(), &reason), "cancelled while waiting for the coordinator");
+        EXPECT_EQ(to_string(reason), "coordination_timeout");
+        EXPECT_TRUE(out[1].aborted()) << "the in-turn successor never started";
+        EXPECT_EQ(coord.queued(), 2u) << "the cancelled request left the queue: the holder and the next session";
+        EXPECT_FALSE(next_served.load());
+        holder.reset();
+        EXPECT_EQ(next.wait_for(10s), std::future_status::ready) << "the next session is served";
+        EXPECT_TRUE(next_served.load());
+      } else {
+        EXPECT_EQ(waited, std::future_status::timeout) << "without cancel() the call still waits";
+        EXPECT_EQ(ran.load(), 0);
+        EXPECT_EQ(coord.queued(), 3u);
+        holder.reset();
+        ASSERT_EQ(turn_done.wait_for(10s), std::future_status::ready);
+        ASSERT_EQ(next.wait_for(10s), std::future_status::ready);
+        EXPECT_EQ(ran.load(), 2) << "both calls ran once the holder released";
+        ASSERT_EQ(out.size(), 2u);
+        EXPECT_TRUE(out[0].has_value() && out[1].has_value());
+      }
+      EXPECT_EQ(coord.queued(), 0u);
+      // Cancelling after the turn ended changes nothing; a later turn with the cancelled handle runs nothing.
+      cancel.cancel();
+      std::vector<te::outcome<int>> again;
+      if (cancelled) {
+        again = te::run_plan(pool, opts, std::span<const te::call_description>(descs), tasks);
+        EXPECT_TRUE(again[0].aborted() && again[1].aborted());
+      }
+    }
+  }
 }
 
 }  // namespace coordination_test_ns

@@ -61,9 +61,9 @@ inline constexpr bool options_have_journal = !std::is_void_v<options_journal_t<O
 // Defined in detail/dispatch_coordination.hpp (included by coordination.hpp).
 template <class Tool>
 const call_description& static_description();
-template <class R, class C, class Executor, class Done, class Run>
+template <class R, class C, class Executor, class Cancel, class Done, class Run>
 void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
-                     const Executor& ex, Done&& done, Run run);
+                     const Executor& ex, Cancel cancel, Done&& done, Run run);
 
 // Defined in journal.hpp.
 template <class R, class J, class Done, class Run>

@@ -12,6 +12,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,7 +22,9 @@
 #include <boost/asio/associated_executor.hpp>
 #include <boost/asio/cancellation_type.hpp>
 #include <boost/asio/error.hpp>
+#include <boost/asio/execution.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/system_executor.hpp>
@@ -41,57 +45,184 @@ struct local_waiter {
   virtual void complete(boost::system::error_code ec, local_grant g) = 0;
 };
 
-enum class node_state : std::uint8_t { waiting, granted, gone };
+enum class node_state : std::uint8_t { waiting, granted, free };
 
-// One request: in the queue (arrival order) from its acquire until its release or abandonment.
-struct local_node {
-  const call_description* what = nullptr;
-  node_state state = node_state::waiting;
-  std::uint64_t token = 0;
-  local_node* prev = nullptr;
-  local_node* next = nullptr;
-  std::shared_ptr<local_node> self;  // the queue's reference (null once unlinked)
-  std::unique_ptr<local_waiter> waiter;
+// A quick, sound pre-check of access.hpp's rule for long queues: a 64-bit Bloom summary of what a request
+// holds (`have`) and what it would collide with (`want`). `may_conflict(a, b)` is true whenever
+// `conflicts(a, b)` is (no false negatives; modes are ignored), and false for most pairs that touch other
+// resources or other targets of one resource, so the full rule runs only on those that may conflict.
+// Per access with path P (target t or none), "strict ancestors" of "a/b/c" being "", "a", "a/b":
+//   have: node(P), under(A) for each strict ancestor A, and at(P, t) if targeted;
+//   want: under(P) (something below P), and at(P, t) if targeted, else node(P) (anything on P).
+// Overlap cases: P a strict ancestor of Q: want under(P) meets have under(P); P == Q with one side
+// untargeted: want node(P) meets have node(P); P == Q, equal targets: want at(P, t) meets have at(P, t).
+// P == Q with different targets meets nothing (bar a hash collision), which is the rule.
+struct conflict_filter {
+  std::uint64_t have = 0, want = 0;
+  bool all = false;  // exclusive (unknown) call: conflicts with everything
 };
 
-struct local_state : std::enable_shared_from_this<local_state> {
+inline bool may_conflict(const conflict_filter& a, const conflict_filter& b) noexcept {
+  return a.all || b.all || (a.want & b.have) != 0 || (b.want & a.have) != 0;
+}
+
+struct filter_hash {
+  std::uint64_t h = 14695981039346656037ull;
+  void add(unsigned char c) noexcept { h = (h ^ c) * 1099511628211ull; }
+  void add(std::string_view s) noexcept {
+    for (const char c : s) add(static_cast<unsigned char>(c));
+  }
+  [[nodiscard]] std::uint64_t bit() const noexcept { return std::uint64_t{1} << (h >> 58); }
+};
+
+inline conflict_filter make_conflict_filter(const call_description& d) noexcept {
+  conflict_filter f;
+  if (d.exclusive) {
+    f.all = true;
+    return f;
+  }
+  for (const auto& x : d.accesses) {
+    const std::string_view p = x.resource;
+    filter_hash node;
+    node.add(1);
+    node.add(p);
+    f.have |= node.bit();
+    filter_hash under;  // under(prefix), extended as the path is read
+    under.add(3);
+    if (!p.empty()) f.have |= under.bit();  // under("")
+    for (const char c : p) {
+      if (c == '/') f.have |= under.bit();  // under(the strict ancestor read so far)
+      under.add(static_cast<unsigned char>(c));
+    }
+    f.want |= under.bit();  // under(P)
+    if (x.target) {
+      filter_hash at;
+      at.add(2);
+      at.add(p);
+      at.add(0xff);
+      at.add(*x.target);
+      f.have |= at.bit();
+      f.want |= at.bit();
+    } else {
+      f.want |= node.bit();
+    }
+  }
+  return f;
+}
+
+// One request: in the queue (arrival order) from its acquire until its release or abandonment. Nodes are
+// owned by the queue and reused (a free list), so a request costs no allocation once the queue is warm,
+// and a node outlives every ticket naming it (a ticket's holder keeps the queue alive while it uses it);
+// `serial` tells which request a node holds now. The queue keeps as many nodes as it ever held requests
+// at once.
+struct local_node {
+  const call_description* what = nullptr;
+  node_state state = node_state::free;
+  std::uint64_t token = 0;
+  std::uint64_t serial = 0;
+  local_node* prev = nullptr;
+  local_node* next = nullptr;
+  std::unique_ptr<local_waiter> waiter;
+  conflict_filter filter;      // of `what`, made when a long queue first needs it
+  bool has_filter = false;
+};
+
+// A waiting request, as its wait limit and its cancellation name it: the node and the request's serial
+// (the node may hold a later request by the time they fire).
+struct local_ticket {
+  local_node* node = nullptr;
+  std::uint64_t serial = 0;
+};
+
+// `self` below: the shared pointer to this queue that the caller holds (a grant keeps the queue alive).
+struct local_state {
   std::mutex m;
   local_node* head = nullptr;
   local_node* tail = nullptr;
+  local_node* free_nodes = nullptr;  // linked through `next`
   std::uint64_t last_token = 0;
+  std::uint64_t last_serial = 0;
   std::size_t queued = 0;
+  std::size_t waiting = 0;  // requests in the queue not granted yet
 
-  // THE admission rule: no older request (held or waiting) conflicts (access.hpp's rule).
-  bool grantable(const local_node* n) const {
-    for (const local_node* o = head; o != n; o = o->next)
-      if (conflicts(*o->what, *n->what)) return false;
+  local_state() = default;
+  local_state(const local_state&) = delete;
+  local_state& operator=(const local_state&) = delete;
+  ~local_state() {
+    for (local_node* n = free_nodes; n != nullptr;) delete std::exchange(n, n->next);
+    for (local_node* n = head; n != nullptr;) delete std::exchange(n, n->next);
+  }
+
+  // Past this many older requests, each is first checked with the filters (making them is not free).
+  static constexpr std::size_t unfiltered_scan = 4;
+
+  static const conflict_filter& filter_of(local_node* n) noexcept {
+    if (!n->has_filter) {
+      n->filter = make_conflict_filter(*n->what);
+      n->has_filter = true;
+    }
+    return n->filter;
+  }
+
+  // THE admission rule: no request before `stop` (older; held or waiting) conflicts with `d`
+  // (access.hpp's rule; `self`, if given, is `d`'s node, whose filter it keeps).
+  bool no_older_conflict(const local_node* stop, const call_description& d, local_node* self) {
+    std::size_t k = 0;
+    conflict_filter mine;
+    bool have_mine = false;
+    for (local_node* o = head; o != stop; o = o->next, ++k) {
+      if (k >= unfiltered_scan) {
+        if (!have_mine) {
+          mine = self != nullptr ? filter_of(self) : make_conflict_filter(d);
+          have_mine = true;
+        }
+        if (!may_conflict(mine, filter_of(o))) continue;
+      }
+      if (conflicts(*o->what, d)) return false;
+    }
     return true;
   }
 
-  std::shared_ptr<local_node> enqueue(const call_description& d) {
-    auto n = std::make_shared<local_node>();
+  bool grantable(local_node* n) { return no_older_conflict(n, *n->what, n); }
+
+  // Appends a request for `d` (a reused node, or a new one).
+  local_node* enqueue(const call_description& d) {
+    local_node* n = free_nodes;
+    if (n != nullptr) free_nodes = n->next;
+    else n = new local_node;
     n->what = &d;
-    n->self = n;
+    n->has_filter = false;
+    n->state = node_state::waiting;
+    n->serial = ++last_serial;
     n->prev = tail;
-    if (tail) tail->next = n.get();
-    else head = n.get();
-    tail = n.get();
+    n->next = nullptr;
+    if (tail) tail->next = n;
+    else head = n;
+    tail = n;
     ++queued;
+    ++waiting;
     return n;
   }
 
-  void unlink(local_node* n) {
+  // Takes a node out of the queue and puts it on the free list.
+  void unlink_and_free(local_node* n) {
     if (n->prev) n->prev->next = n->next;
     else head = n->next;
     if (n->next) n->next->prev = n->prev;
     else tail = n->prev;
-    n->prev = n->next = nullptr;
     --queued;
+    n->state = node_state::free;
+    n->what = nullptr;
+    n->prev = nullptr;
+    n->next = free_nodes;
+    free_nodes = n;
   }
 
-  void grant(local_node* n) {
+  local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
     n->state = node_state::granted;
     n->token = ++last_token;
+    --waiting;
+    return local_grant(self, n, n->token);
   }
 
   struct granted_waiter {
@@ -99,13 +230,14 @@ struct local_state : std::enable_shared_from_this<local_state> {
     local_grant grant;
   };
 
-  // After `removed` left the queue: the younger waiting requests it may have
-  // blocked that are now grantable. Called under the mutex.
-  void collect_unblocked(const call_description& removed, local_node* from, std::vector<granted_waiter>& out) {
-    for (local_node* w = from; w != nullptr; w = w->next) {
+  // After a request for `removed` left the queue: the younger waiting requests it may have blocked that
+  // are now grantable, from `from` on. Called under the mutex, only while some request waits.
+  void collect_unblocked(const call_description& removed, local_node* from, std::vector<granted_waiter>& out,
+                         const std::shared_ptr<local_state>& self) {
+    for (local_node* w = from; w != nullptr && waiting != 0; w = w->next) {
       if (w->state != node_state::waiting || !conflicts(removed, *w->what) || !grantable(w)) continue;
-      grant(w);
-      out.push_back({std::move(w->waiter), local_grant(shared_from_this(), w->self, w->token)});
+      auto waiter = std::move(w->waiter);
+      out.push_back({std::move(waiter), grant(w, self)});
     }
   }
 
@@ -113,80 +245,103 @@ struct local_state : std::enable_shared_from_this<local_state> {
     for (auto& r : ready) r.waiter->complete({}, std::move(r.grant));
   }
 
-  // Removes a node (released, or abandoned while waiting) and grants what it blocked.
-  void remove(local_node* n) {
-    std::vector<granted_waiter> ready;
-    std::shared_ptr<local_node> keep;
+  // release and abandon: the waiters to complete once the mutex is let go
+  // (none unless a request waits: no vector, no call on the fast path).
+  struct unblocked {
+    std::optional<std::vector<granted_waiter>> ready;
+    void collect(const std::shared_ptr<local_state>& s, const call_description& removed, local_node* from) {
+      if (s->waiting == 0) return;
+      ready.emplace();
+      s->collect_unblocked(removed, from, *ready, s);
+    }
+    void deliver() {
+      if (ready) local_state::deliver(*ready);
+    }
+  };
+
+  // A granted request is released: it leaves the queue, and what it blocked is granted.
+  void release(local_node* n, const std::shared_ptr<local_state>& self) {
+    unblocked u;
     {
       std::lock_guard lock(m);
-      if (n->state == node_state::gone) return;
-      n->state = node_state::gone;
+      const call_description& removed = *n->what;  // the holder's description: valid until it returns
       local_node* next = n->next;
-      unlink(n);
-      keep = std::move(n->self);
-      collect_unblocked(*n->what, next, ready);
+      unlink_and_free(n);
+      u.collect(self, removed, next);
     }
-    deliver(ready);
+    u.deliver();
   }
 
   // A waiting request gives up (wait limit, cancellation): it leaves the queue
   // and its waiter completes with `ec`. No-op once granted.
-  void abandon(const std::shared_ptr<local_node>& n, boost::system::error_code ec) {
-    std::vector<granted_waiter> ready;
+  void abandon(local_ticket t, boost::system::error_code ec, const std::shared_ptr<local_state>& self) {
+    unblocked u;
     std::unique_ptr<local_waiter> w;
     {
       std::lock_guard lock(m);
-      if (n->state != node_state::waiting) return;
-      n->state = node_state::gone;
+      local_node* n = t.node;
+      if (n->serial != t.serial || n->state != node_state::waiting) return;
+      const call_description& removed = *n->what;
       local_node* next = n->next;
-      unlink(n.get());
-      n->self.reset();
       w = std::move(n->waiter);
-      collect_unblocked(*n->what, next, ready);
+      --waiting;
+      unlink_and_free(n);
+      u.collect(self, removed, next);
     }
-    deliver(ready);
+    u.deliver();
     if (w) w->complete(ec, local_grant{});
   }
 
-  std::optional<local_grant> try_acquire(const call_description& d) {
+  std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>& self) {
     std::lock_guard lock(m);
-    for (const local_node* o = head; o != nullptr; o = o->next)
-      if (conflicts(*o->what, d)) return std::nullopt;
-    auto n = enqueue(d);
-    grant(n.get());
-    return local_grant(shared_from_this(), n, n->token);
+    if (!no_older_conflict(nullptr, d, nullptr)) return std::nullopt;
+    return grant(enqueue(d), self);
   }
 
-  // Enqueues; granted at once, or `make_waiter()` is installed under the mutex.
+  // Enqueues; granted at once, or `make_waiter(ticket)` is installed under the mutex.
   template <class MakeWaiter>
-  std::pair<std::shared_ptr<local_node>, std::optional<local_grant>> start(const call_description& d,
-                                                                           MakeWaiter&& make_waiter) {
+  std::pair<local_ticket, std::optional<local_grant>> start(const call_description& d, MakeWaiter&& make_waiter,
+                                                            const std::shared_ptr<local_state>& self) {
     std::lock_guard lock(m);
-    auto n = enqueue(d);
-    if (grantable(n.get())) {
-      grant(n.get());
-      return {n, local_grant(shared_from_this(), n, n->token)};
-    }
-    n->waiter = make_waiter(n);
-    return {n, std::nullopt};
+    local_node* n = enqueue(d);
+    const local_ticket t{n, n->serial};
+    if (grantable(n)) return {t, grant(n, self)};
+    n->waiter = make_waiter(t);
+    return {t, std::nullopt};
   }
 };
 
-// The waiter of an asynchronous acquisition: the handler, a work guard on
+// Outstanding work counted on an executor until this is destroyed: the executor
+// preferred with `outstanding_work.tracked` (standard executors, strands of
+// them) or a work guard (the older executor model).
+template <class Ex, bool Standard = boost::asio::execution::is_executor<Ex>::value>
+struct tracked_work {
+  std::decay_t<decltype(boost::asio::prefer(std::declval<const Ex&>(), boost::asio::execution::outstanding_work.tracked))> ex;
+  explicit tracked_work(const Ex& e) : ex(boost::asio::prefer(e, boost::asio::execution::outstanding_work.tracked)) {}
+  [[nodiscard]] auto executor() const { return ex; }
+};
+template <class Ex>
+struct tracked_work<Ex, false> {
+  boost::asio::executor_work_guard<Ex> guard;
+  explicit tracked_work(const Ex& e) : guard(e) {}
+  [[nodiscard]] Ex executor() const { return guard.get_executor(); }
+};
+
+// The waiter of an asynchronous acquisition: the handler, outstanding work on
 // its executor, and the wait-limit timer.
 template <class Handler>
 struct async_local_waiter final : local_waiter {
   using executor_type = boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>;
 
   Handler handler;
-  boost::asio::executor_work_guard<executor_type> work;
+  tracked_work<executor_type> work;
   std::shared_ptr<boost::asio::steady_timer> timer;  // the wait limit, if any
 
   async_local_waiter(Handler h, const executor_type& ex) : handler(std::move(h)), work(ex) {}
 
   void complete(boost::system::error_code ec, local_grant g) override {
     if (timer) timer->cancel();
-    auto ex = work.get_executor();
+    auto ex = work.executor();
     boost::asio::post(ex, [h = std::move(handler), ec, g = std::move(g), w = std::move(work)]() mutable {
       auto slot = boost::asio::get_associated_cancellation_slot(h);
       if (slot.is_connected()) slot.clear();
@@ -221,32 +376,29 @@ struct forwarding_waiter final : local_waiter {
 
 }  // namespace detail
 
-inline void local_grant::release() noexcept {
-  if (node_) {
-    const auto n = std::move(node_);
-    const auto s = std::move(state_);
-    s->remove(n.get());
-  }
-  token_ = 0;
+inline void local_grant::release_held() noexcept {
+  detail::local_node* const n = std::exchange(node_, nullptr);
+  const auto s = std::move(state_);
+  s->release(n, s);
 }
 
 inline local_coordinator::local_coordinator() : state_(std::make_shared<detail::local_state>()) {}
 
 inline std::optional<local_grant> local_coordinator::try_acquire(const call_description& d) const {
-  return state_->try_acquire(d);
+  return state_->try_acquire(d, state_);
 }
 
 inline local_grant local_coordinator::acquire(const call_description& d, acquire_options o) const {
   detail::blocking_local_waiter w;
-  auto [node, now] = state_->start(d, [&](const std::shared_ptr<detail::local_node>&) {
+  auto [ticket, now] = state_->start(d, [&](detail::local_ticket) {
     return std::make_unique<detail::forwarding_waiter>(&w);
-  });
+  }, state_);
   if (now) return std::move(*now);
   std::unique_lock lock(w.m);
   if (o.wait_limit.count() > 0) {
     if (!w.cv.wait_for(lock, o.wait_limit, [&] { return w.done; })) {
       lock.unlock();
-      state_->abandon(node, boost::asio::error::timed_out);
+      state_->abandon(ticket, boost::asio::error::timed_out, state_);
       lock.lock();
       w.cv.wait(lock, [&] { return w.done; });  // granted or abandoned: either way done now
     }
@@ -270,22 +422,22 @@ void local_coordinator::initiate(const call_description& d, acquire_options o, H
   const std::weak_ptr<detail::local_state> weak = state_;
   // The waiter, its timer and its cancellation are set up under the queue's
   // mutex, before anyone can grant the request.
-  auto [node, now] = state_->start(d, [&](const std::shared_ptr<detail::local_node>& n) {
+  auto [ticket, now] = state_->start(d, [&](detail::local_ticket t) {
     auto w = std::make_unique<waiter_t>(std::move(handler), ex);
     if (slot.is_connected()) {
-      slot.assign([weak, n](boost::asio::cancellation_type) {
-        if (const auto s = weak.lock()) s->abandon(n, boost::asio::error::operation_aborted);
+      slot.assign([weak, t](boost::asio::cancellation_type) {
+        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::operation_aborted, s);
       });
     }
     if (o.wait_limit.count() > 0) {
       w->timer = std::make_shared<boost::asio::steady_timer>(ex, o.wait_limit);
-      w->timer->async_wait([weak, n](const boost::system::error_code& ec) {
+      w->timer->async_wait([weak, t](const boost::system::error_code& ec) {
         if (ec) return;  // cancelled: the request was granted
-        if (const auto s = weak.lock()) s->abandon(n, boost::asio::error::timed_out);
+        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::timed_out, s);
       });
     }
     return w;
-  });
+  }, state_);
   if (now) {
     boost::asio::post(ex, [h = std::move(handler), g = std::move(*now)]() mutable {
       std::move(h)(boost::system::error_code{}, std::move(g));

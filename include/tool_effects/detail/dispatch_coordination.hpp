@@ -7,20 +7,29 @@
 
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/bind_executor.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/dispatch.hpp>
 #include <boost/asio/error.hpp>
 #include <boost/asio/execution.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/is_executor.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/system/error_code.hpp>
 #include <boost/system/system_error.hpp>
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/cancellation.hpp>
 #include <tool_effects/coordination.hpp>  // (which includes this header at its end)
 #include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/failure.hpp>
@@ -87,15 +96,52 @@ struct release_then {
   }
 };
 
+// A wait for a grant that the turn's cancellation can end. Asio's cancellation slots are not
+// thread-safe, so the acquisition is started, the cancellation emitted and the completion run on one
+// strand; `ended` (on that strand) says the completion ran.
+struct cancellable_wait {
+  boost::asio::cancellation_signal signal;
+  bool ended = false;
+  std::uint64_t reaction = 0;
+};
+
+// Starts `c.async_acquire(d)` on a strand of `ex` with a cancellation slot that `cancel` triggers;
+// `on_grant(ec, grant)` runs on that strand (`operation_aborted` if the turn was cancelled first).
+template <class C, class Executor, class OnGrant>
+void acquire_cancellably(const C& c, const call_description& d, const Executor& ex, const turn_cancellation& cancel,
+                         OnGrant on_grant) {
+  using grant_t = typename C::grant_type;
+  auto strand = boost::asio::make_strand(ex);
+  auto w = std::make_shared<cancellable_wait>();
+  boost::asio::dispatch(strand, [&c, &d, &cancel, strand, w, on_grant = std::move(on_grant)]() mutable {
+    w->reaction = cancel.on_cancel([strand, w] {
+      boost::asio::post(strand, [w] {
+        if (!w->ended) w->signal.emit(boost::asio::cancellation_type::terminal);
+      });
+    });
+    c.async_acquire(d, c.default_acquire_options(),
+                    boost::asio::bind_cancellation_slot(
+                        w->signal.slot(),
+                        boost::asio::bind_executor(strand, [&cancel, w, on_grant = std::move(on_grant)](
+                                                               boost::system::error_code ec, grant_t g) mutable {
+                          w->ended = true;
+                          cancel.forget(w->reaction);
+                          on_grant(ec, std::move(g));
+                        })));
+  });
+}
+
 // THE coordinated start of a dispatched call: acquires a grant for all of
 // `d`'s accesses, then `run(done')` with `done'` releasing the grant before
 // delivering the outcome; the call's attempt context carries the grant's
-// token. Without a grant (wait limit, cancellation) `done` gets
-// `call_failure{coordination_timeout}` and nothing runs. With a non-Asio
-// executor (inline mode) the acquisition blocks this thread.
-template <class R, class C, class Executor, class Done, class Run>
+// token. Without a grant (wait limit, cancellation of the acquisition or of
+// the turn: `cancel`, a `const turn_cancellation*` or `nullptr`) `done` gets `call_failure{coordination_timeout}` and
+// nothing runs. With a non-Asio executor (inline mode) the acquisition
+// blocks this thread (on a private io_context when the turn is cancellable).
+template <class R, class C, class Executor, class Cancel, class Done, class Run>
 void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
-                     const Executor& ex, Done&& done, Run run) {
+                     const Executor& ex, Cancel cancel, Done&& done, Run run) {
+  constexpr bool cancellable = std::is_same_v<Cancel, const turn_cancellation*>;
   using grant_t = typename C::grant_type;
   using done_t = std::decay_t<Done>;
   auto start = [&run, name, effects](done_t dn, grant_t g) {
@@ -109,25 +155,43 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
     }
   }
   if constexpr (boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value) {
-    c.async_acquire(d, c.default_acquire_options(),
-                    boost::asio::bind_executor(ex, [dn = done_t(std::forward<Done>(done)), run = std::move(run), name,
-                                                    effects](boost::system::error_code ec, grant_t g) mutable {
-                      if (ec) {
-                        dn(coordination_failure<R>(name, effects, ec));
-                        return;
-                      }
-                      // The turn aborted while this call waited (abort_on_error): it never starts.
-                      if constexpr (requires { dn.engine->abort_requested(); }) {
-                        if (dn.engine->abort_requested()) {
-                          g.release();
-                          dn(outcome<R>::abort());
-                          return;
-                        }
-                      }
-                      const fencing_scope scope(g.fencing_token());
-                      run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
-                    }));
+    // The end of the wait: fail, abort, or run the call under its grant.
+    auto on_grant = [dn = done_t(std::forward<Done>(done)), run = std::move(run), name, effects,
+                     cancel](boost::system::error_code ec, grant_t g) mutable {
+      (void)cancel;  // (nullptr_t without a turn cancellation)
+      if constexpr (cancellable) {
+        if (!ec && cancel->cancelled()) {  // granted as its turn was cancelled: never runs
+          g.release();
+          ec = boost::asio::error::operation_aborted;
+        }
+      }
+      if (ec) {
+        dn(coordination_failure<R>(name, effects, ec));
+        return;
+      }
+      // The turn aborted while this call waited (abort_on_error): it never starts.
+      if constexpr (requires { dn.engine->abort_requested(); }) {
+        if (dn.engine->abort_requested()) {
+          g.release();
+          dn(outcome<R>::abort());
+          return;
+        }
+      }
+      const fencing_scope scope(g.fencing_token());
+      run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
+    };
+    if constexpr (cancellable) {
+      acquire_cancellably(c, d, ex, *cancel, std::move(on_grant));
+    } else {
+      c.async_acquire(d, c.default_acquire_options(), boost::asio::bind_executor(ex, std::move(on_grant)));
+    }
   } else {
+    if constexpr (cancellable) {  // a cancellable wait, run to its end in this thread
+      boost::asio::io_context ctx;
+      coordinate_call<R>(c, d, name, effects, ctx.get_executor(), cancel, std::forward<Done>(done), std::move(run));
+      ctx.run();
+      return;
+    }
     grant_t g;
     try {
       g = c.acquire(d, c.default_acquire_options());

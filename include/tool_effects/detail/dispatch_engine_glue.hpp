@@ -26,6 +26,7 @@
 #include <boost/asio/post.hpp>
 
 #include <tool_effects/call.hpp>
+#include <tool_effects/cancellation.hpp>
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
 #include <tool_effects/detail/awaitable.hpp>
@@ -146,6 +147,13 @@ void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const
 // policy, approver) wraps this function, keyed on `Options`' extras.
 template <class R, class Options, class Fn, class Executor, class Done>
 void execute_call(const Options& opts, Fn& fn, const call_info& info, const Executor& ex, Done&& done) {
+  // Turn cancellation (cancellation.hpp): a call of a cancelled turn does not start.
+  if constexpr (options_have_cancellation<Options>) {
+    if (opts.template get<turn_cancellation>().cancelled()) {
+      done(outcome<R>::abort());
+      return;
+    }
+  }
   // Coordination across turns (coordination.hpp): with a coordinator in the
   // options, the call first holds a grant for all its accesses; the grant is
   // released before its outcome is delivered. `opts` and `fn` are the engine's.
@@ -153,7 +161,8 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
     using coordinator_t = options_coordinator_t<Options>;
     const call_description* d = info.description;
     if constexpr (is_static_call<Fn>) d = &static_description<typename Fn::tool_type>();
-    coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, std::forward<Done>(done),
+    coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, options_cancellation(opts),
+                       std::forward<Done>(done),
                        [&opts, &fn, info, ex](auto&& granted_done) {
                          execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
                        });
