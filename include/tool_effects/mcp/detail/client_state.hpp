@@ -239,7 +239,7 @@ class mcp_client_state {
                                                     const std::vector<std::string>& versions) {
     const auto& o = self->shared->options;
     nlohmann::json params = {{"protocolVersion", legacy.front()},
-                             {"capabilities", nlohmann::json::object()},
+                             {"capabilities", mcp_client_capabilities(o)},
                              {"clientInfo", o.client_info}};
     nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), o.initialize_timeout);
     const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
@@ -264,6 +264,12 @@ class mcp_client_state {
                                                  nlohmann::json params, std::chrono::milliseconds timeout) {
     auto c = co_await connection(self);
     co_return co_await mcp_connection::request(std::move(c), std::move(method), std::move(params), timeout);
+  }
+
+  // A notification to the live server, if there is one (nothing is started for it).
+  static asio::awaitable<void> notify(std::shared_ptr<mcp_client_state> self, std::string method) {
+    if (self->conn_ && self->conn_->alive()) self->conn_->notify(method, nullptr);
+    co_return;
   }
 
   static asio::awaitable<void> close(std::shared_ptr<mcp_client_state> self) {
