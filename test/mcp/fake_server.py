@@ -46,6 +46,9 @@ Client capabilities (docs/mcp.md "Client capabilities"; with --caps they are als
   cancel_elicit [ms]        sends elicitation/create, then notifications/cancelled for it after ms; answers with
                             whatever response came within 1.5 s (none expected)
   caps                      answers with the capabilities initialize declared and the roots/list_changed count
+  mrtr [kind]               modern: answers InputRequiredResult (elicit, sample, roots, all: those input requests;
+                            bad_schema: a nested property; forever: asks again on every retry) with requestState
+                            "opaque-<n>"; the retry (inputResponses) is answered with what it carried
   progress [n]              sends n notifications/progress with the request's _meta.progressToken (if any), then
                             a late one 200 ms (late_ms) after answering; answers with the token it got
 """
@@ -214,8 +217,35 @@ def tools_for_version(tools):
     return out
 
 
-def call(rid, name, a, meta=None):
-    if name == "elicit":
+def mrtr(rid, a, meta, params):
+    """modern: input through InputRequiredResult (MRTR); answers with what the retry carried."""
+    kind = a.get("kind", "all")
+    responses = params.get("inputResponses")
+    state = params.get("requestState")
+    if responses is not None and kind != "forever":
+        result(rid, "mrtr", {"inputResponses": responses, "requestState": state,
+                             "clientCapabilities": (meta or {}).get(CAPS)})
+        return
+    reqs = {}
+    if kind in ("elicit", "all", "forever"):
+        reqs["form"] = {"method": "elicitation/create",
+                        "params": {"mode": "form", "message": "Sure?", "requestedSchema": SEP1034_SCHEMA}}
+    if kind in ("sample", "all"):
+        reqs["model"] = {"method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "capital of France?"}}], "maxTokens": 10}}
+    if kind in ("roots", "all"):
+        reqs["dirs"] = {"method": "roots/list", "params": {}}
+    if kind == "bad_schema":
+        reqs["form"] = {"method": "elicitation/create", "params": {
+            "message": "m", "requestedSchema": {"type": "object", "properties": {"x": {"type": "object"}}}}}
+    reply(rid, {"resultType": "input_required", "inputRequests": reqs,
+                "requestState": "opaque-%d" % len(responses or {})})
+
+
+def call(rid, name, a, meta=None, params=None):
+    if name == "mrtr":
+        mrtr(rid, a, meta, params or {})
+    elif name == "elicit":
         p = a.get("params", {"message": "Test client default value handling", "requestedSchema": SEP1034_SCHEMA})
         answered(rid, ask("elicitation/create", p, a.get("wait", 5)))
     elif name == "elicit_big":
@@ -386,7 +416,7 @@ def main():
                 page.update({"ttlMs": 0, "cacheScope": "public"})
             reply(rid, page)
         elif method == "tools/call":
-            threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta),
+            threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta, params),
                              daemon=True).start()
         elif method == "ping" and not modern:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})

@@ -241,8 +241,11 @@ TEST(McpCapabilities, TheContentCheckCoversEveryKeywordItReads) {
       {schema_of({{"x", {{"type", "string"}}}}, {"y"}), "/requestedSchema/required/0"},
       {json{{"type", "array"}}, "/requestedSchema/type"},
   };
-  for (const auto& [s, pointer] : bad_schemas)
-    EXPECT_EQ(pointer_of([&] { (void)te::mcp_elicitation_content(s, json::object()); }), pointer) << s;
+  for (const auto& [bad_schema, pointer] : bad_schemas) {
+    const json& schema_under_test = bad_schema;
+    EXPECT_EQ(pointer_of([&] { (void)te::mcp_elicitation_content(schema_under_test, json::object()); }), pointer)
+        << bad_schema;
+  }
 }
 
 TEST(McpCapabilities, ABadOrHugeSchemaIsRefusedBeforeTheHandlerSeesIt) {
@@ -259,7 +262,7 @@ TEST(McpCapabilities, ABadOrHugeSchemaIsRefusedBeforeTheHandlerSeesIt) {
   const json nested = elicit(client, {{"message", "m"},
                                       {"requestedSchema", schema_of({{"x", {{"type", "object"}, {"properties", json::object()}}}})}});
   EXPECT_EQ(error_code(nested), -32602) << nested;
-  EXPECT_NE(error_message(nested).find("at /requestedSchema/properties/x/type: unsupported type \"object\""),
+  EXPECT_NE(error_message(nested).find("at /params/requestedSchema/properties/x/type: unsupported type \"object\""),
             std::string::npos)
       << nested;
   const json url_mode = elicit(client, {{"mode", "url"}, {"message", "m"}, {"url", "https://x"}, {"elicitationId", "1"}});
@@ -535,6 +538,54 @@ TEST(McpCapabilities, ProgressIsReachableThroughTheHost) {
   const auto plain_out = plain.run(pool, te::run_options{}, calls);
   ASSERT_TRUE(plain_out[0].has_value()) << te::detail::message_of(plain_out[0].error());
   EXPECT_TRUE(plain_out[0].value()["structuredContent"]["token"].is_null());
+  client.close();
+}
+
+TEST(McpCapabilities, AModernServerGetsItsInputThroughMrtr) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(3);
+  // Control: without handlers, an InputRequiredResult fails the call, as before.
+  auto bare = te::mcp_client::launch(pool, mcp_test::fake_server({"--era", "modern"}), fast_options());
+  ASSERT_EQ(bare.protocol_version(), "2026-07-28");
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)bare.call("mrtr"); }, &what), "protocol_error");
+  EXPECT_NE(what.find("needs input this client cannot give"), std::string::npos) << what;
+  EXPECT_EQ(bare.call("meta")["structuredContent"]["io.modelcontextprotocol/clientCapabilities"], json::object());
+  bare.close();
+
+  auto o = fast_options();
+  o.on_elicitation = [](const te::mcp_elicitation_request&) { return te::mcp_elicitation_response::accept(); };
+  o.on_sampling = [](const te::mcp_sampling_request&) {
+    return json{{"role", "assistant"}, {"content", {{"type", "text"}, {"text", "Paris"}}}, {"model", "m"}};
+  };
+  o.roots = [] { return std::vector<te::mcp_root>{{"file:///workspace", ""}}; };
+  auto client = te::mcp_client::launch(pool, mcp_test::fake_server({"--era", "modern"}), o);
+  const json declared = json::parse(R"({"elicitation": {"form": {}}, "sampling": {}, "roots": {"listChanged": true}})");
+  EXPECT_EQ(client.call("meta")["structuredContent"]["io.modelcontextprotocol/clientCapabilities"], declared);
+  const json r = client.call("mrtr")["structuredContent"];
+  EXPECT_EQ(r["requestState"], "opaque-0");  // echoed as it came
+  EXPECT_EQ(r["clientCapabilities"], declared);
+  EXPECT_EQ(r["inputResponses"]["form"], json({{"action", "accept"}, {"content", sep1034_defaults}}));
+  EXPECT_EQ(r["inputResponses"]["model"]["content"]["text"], "Paris");
+  EXPECT_EQ(r["inputResponses"]["dirs"], json::parse(R"({"roots": [{"uri": "file:///workspace"}]})"));
+
+  // Bounds: what is not declared, a bad schema, and a server that never stops asking each fail that call alone.
+  auto only_form = o;
+  only_form.on_sampling = nullptr;
+  auto partial = te::mcp_client::launch(pool, mcp_test::fake_server({"--era", "modern"}), only_form);
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)partial.call("mrtr", {{"kind", "sample"}}); }, &what), "protocol_error");
+  EXPECT_NE(what.find("at /result/inputRequests/model/method: \"sampling/createMessage\" is not a capability this "
+                      "client declares"),
+            std::string::npos)
+      << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)partial.call("mrtr", {{"kind", "bad_schema"}}); }, &what), "protocol_error");
+  EXPECT_NE(what.find("at /result/inputRequests/form/params/requestedSchema/properties/x/type"), std::string::npos)
+      << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)partial.call("mrtr", {{"kind", "forever"}}); }, &what), "protocol_error");
+  EXPECT_NE(what.find("the server asked for input 8 times in a row"), std::string::npos) << what;
+  EXPECT_EQ(partial.call("mrtr", {{"kind", "elicit"}})["structuredContent"]["inputResponses"]["form"]["action"],
+            "accept");  // the same server, served again
+  partial.close();
   client.close();
 }
 

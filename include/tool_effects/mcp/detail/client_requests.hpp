@@ -40,6 +40,7 @@
 
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/capabilities.hpp>
+#include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects {
 namespace detail {
@@ -49,6 +50,10 @@ namespace detail {
 inline constexpr std::size_t mcp_max_elicitation_properties = 256;
 inline constexpr std::size_t mcp_max_enum_values = 1024;
 inline constexpr std::size_t mcp_max_sampling_messages = 10000;
+// MRTR (2026-07-28): the most input requests of one InputRequiredResult,
+// and the most rounds of one request (the server may ask again and again).
+inline constexpr std::size_t mcp_max_input_requests = 16;
+inline constexpr std::size_t mcp_max_input_rounds = 8;
 
 // The `capabilities` of initialize: only what has a handler.
 inline nlohmann::json mcp_client_capabilities(const mcp_client_options& o) {
@@ -317,10 +322,11 @@ inline form form_of(const json& schema) {
 inline json content_of(const form& f, json content) {
   const std::string root = "/content";
   if (!content.is_object()) fail(root, expected("an object", content));
-  for (const auto& [k, v] : content.items()) {
-    (void)v;
-    const bool known = std::any_of(f.properties.begin(), f.properties.end(), [&](const auto& p) { return p.first == k; });
-    if (!known) fail(at(root, k), "not a property of the requested schema");
+  for (const auto& item : content.items()) {
+    const std::string& key = item.key();
+    const bool known =
+        std::any_of(f.properties.begin(), f.properties.end(), [&](const auto& p) { return p.first == key; });
+    if (!known) fail(at(root, key), "not a property of the requested schema");
   }
   for (const auto& [k, p] : f.properties)
     if (p.default_value && !content.contains(k)) content[k] = *p.default_value;  // SEP-1034
@@ -336,15 +342,15 @@ inline json content_of(const form& f, json content) {
 // A sampling request's params: the members the specification requires.
 inline void mcp_check_sampling_request(const nlohmann::json& params) {
   using elicit::fail;
-  if (!params.is_object()) fail("/params", expected("an object", params));
+  if (!params.is_object()) fail("", expected("an object", params));
   const auto m = params.find("messages");
-  if (m == params.end()) fail("/params", "missing messages");
-  if (!m->is_array() || m->empty()) fail("/params/messages", "expected a non-empty array");
+  if (m == params.end()) fail("", "missing messages");
+  if (!m->is_array() || m->empty()) fail("/messages", "expected a non-empty array");
   if (m->size() > mcp_max_sampling_messages)
-    fail("/params/messages", str_cat(std::to_string(m->size()), " messages, more than ", std::to_string(mcp_max_sampling_messages)));
+    fail("/messages", str_cat(std::to_string(m->size()), " messages, more than ", std::to_string(mcp_max_sampling_messages)));
   std::size_t i = 0;
   for (const auto& msg : *m) {
-    const std::string p = str_cat("/params/messages/", std::to_string(i++));
+    const std::string p = str_cat("/messages/", std::to_string(i++));
     if (!msg.is_object()) fail(p, expected("an object", msg));
     const auto role = msg.find("role");
     if (role == msg.end() || !(*role == "user" || *role == "assistant"))
@@ -358,9 +364,9 @@ inline void mcp_check_sampling_request(const nlohmann::json& params) {
       fail(p + "/content", "expected an object with a string type, or an array of them");
   }
   const auto mt = params.find("maxTokens");
-  if (mt == params.end()) fail("/params", "missing maxTokens");
+  if (mt == params.end()) fail("", "missing maxTokens");
   if (!mt->is_number_integer() || mt->get<std::int64_t>() <= 0)
-    fail("/params/maxTokens", expected("a positive integer", *mt));
+    fail("/maxTokens", expected("a positive integer", *mt));
 }
 
 // A sampling handler's CreateMessageResult: role, content, model.
@@ -452,6 +458,58 @@ inline mcp_progress mcp_progress_of(const std::string& server, const std::string
   return out;
 }
 
+// What a handler computes for a server's request: the result, or throws
+// (json_error: the handler's answer does not fit; anything else: it failed).
+using mcp_handler_work_fn = std::function<nlohmann::json()>;
+
+// Checks a server's request `method` with `params` (found at `base` of the
+// message: pointers in the json_error it throws start there) and returns the
+// work of the application's handler for it. The handler must be set.
+inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const std::string& server,
+                                            const std::string& method, const nlohmann::json& params,
+                                            const std::string& base) {
+  using json = nlohmann::json;
+  try {
+    if (method == "elicitation/create") {
+      if (!params.is_object()) elicit::fail("", expected("an object", params));
+      if (const auto mode = params.find("mode"); mode != params.end() && *mode != "form")
+        elicit::fail("/mode", str_cat("\"", preview(*mode), "\" is not supported (this client declares form mode only)"));
+      const auto msg = params.find("message");
+      if (msg == params.end() || !msg->is_string()) elicit::fail("/message", "expected a string");
+      const auto schema = params.find("requestedSchema");
+      if (schema == params.end()) elicit::fail("", "missing requestedSchema");
+      auto f = std::make_shared<elicit::form>(elicit::form_of(*schema));
+      mcp_elicitation_request r{server, msg->get<std::string>(), *schema, params};
+      return [h = o.on_elicitation, r = std::move(r), f]() -> json {
+        mcp_elicitation_response a = h(r);
+        switch (a.action) {
+          case mcp_elicitation_action::accept:
+            return {{"action", "accept"}, {"content", elicit::content_of(*f, std::move(a.content))}};
+          case mcp_elicitation_action::decline: return {{"action", "decline"}};
+          case mcp_elicitation_action::cancel: return {{"action", "cancel"}};
+        }
+        throw std::invalid_argument("unknown elicitation action");
+      };
+    }
+    if (method == "sampling/createMessage") {
+      mcp_check_sampling_request(params);
+      return [h = o.on_sampling, r = mcp_sampling_request{server, params}]() -> json {
+        json result = h(r);
+        mcp_check_sampling_result(result);
+        return result;
+      };
+    }
+    return [h = o.roots]() -> json { return mcp_roots_result(h()); };
+  } catch (const json_error& e) {
+    throw json_error(base + e.pointer(), e.message(), "", method);
+  }
+}
+
+// Whether the client serves input requests at all (some handler is set).
+inline bool mcp_serves_input(const mcp_client_options& o) {
+  return static_cast<bool>(o.on_elicitation) || static_cast<bool>(o.on_sampling) || static_cast<bool>(o.roots);
+}
+
 // Serves a server's requests with the application's handlers, for one
 // connection. `Shared` is the connection's shared settings (mcp_shared:
 // `options`, `name`). Everything but the handlers runs on the strand; a
@@ -523,7 +581,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
  private:
   using json = nlohmann::json;
   // What a handler computes: the result, or throws.
-  using work_fn = std::function<json()>;
+  using work_fn = mcp_handler_work_fn;
 
   struct job {
     explicit job(const strand_type& s) : timer(s) {}
@@ -544,39 +602,8 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
   // Checks the request and returns what the handler will do; on a bad
   // request answers -32602 and returns nothing.
   work_fn prepare(const json& id, const std::string& method, const json& params) {
-    const auto& o = shared_->options;
-    const std::string server = shared_->name;
     try {
-      if (method == "elicitation/create") {
-        if (!params.is_object()) elicit::fail("/params", expected("an object", params));
-        if (const auto mode = params.find("mode"); mode != params.end() && *mode != "form")
-          elicit::fail("/params/mode", str_cat("\"", preview(*mode), "\" is not supported (this client declares form mode only)"));
-        const auto msg = params.find("message");
-        if (msg == params.end() || !msg->is_string()) elicit::fail("/params/message", "expected a string");
-        const auto schema = params.find("requestedSchema");
-        if (schema == params.end()) elicit::fail("/params", "missing requestedSchema");
-        auto f = std::make_shared<elicit::form>(elicit::form_of(*schema));
-        mcp_elicitation_request r{server, msg->get<std::string>(), *schema, params};
-        return [h = o.on_elicitation, r = std::move(r), f]() -> json {
-          mcp_elicitation_response a = h(r);
-          switch (a.action) {
-            case mcp_elicitation_action::accept:
-              return {{"action", "accept"}, {"content", elicit::content_of(*f, std::move(a.content))}};
-            case mcp_elicitation_action::decline: return {{"action", "decline"}};
-            case mcp_elicitation_action::cancel: return {{"action", "cancel"}};
-          }
-          throw std::invalid_argument("unknown elicitation action");
-        };
-      }
-      if (method == "sampling/createMessage") {
-        mcp_check_sampling_request(params);
-        return [h = o.on_sampling, r = mcp_sampling_request{server, params}]() -> json {
-          json result = h(r);
-          mcp_check_sampling_result(result);
-          return result;
-        };
-      }
-      return [h = o.roots]() -> json { return mcp_roots_result(h()); };
+      return mcp_handler_work(shared_->options, shared_->name, method, params, "/params");
     } catch (const json_error& e) {
       std::string m = "Invalid params: ";
       m += elicit::cut(e.what(), 1000);
@@ -645,6 +672,116 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
   std::unordered_map<std::string, std::shared_ptr<job>> jobs_;
   bool dead_ = false;
 };
+
+// Runs `work` on the strand's inner executor and waits for it on the strand
+// (the caller runs there) at most `timeout`. Returns its result; throws
+// mcp_error (protocol_error) naming `what` when it throws or is late.
+template <class Strand>
+boost::asio::awaitable<nlohmann::json> mcp_run_handler(Strand strand, mcp_handler_work_fn work,
+                                                       std::chrono::milliseconds timeout, std::string server,
+                                                       std::string what) {
+  struct state {
+    explicit state(const Strand& s) : timer(s) {}
+    boost::asio::steady_timer timer;
+    std::optional<nlohmann::json> result;
+    std::string error;
+    bool done = false;
+  };
+  auto st = std::make_shared<state>(strand);
+  boost::asio::post(strand.get_inner_executor(), [st, work = std::move(work), strand]() {
+    std::optional<nlohmann::json> result;
+    std::string error;
+    try {
+      result = work();
+    } catch (const std::exception& e) {
+      error = elicit::cut(e.what(), 1000);
+    } catch (...) {
+      error = "it threw something that is not a std::exception";
+    }
+    boost::asio::post(strand, [st, result = std::move(result), error = std::move(error)]() mutable {
+      if (st->done) return;
+      st->result = std::move(result);
+      st->error = std::move(error);
+      st->done = true;
+      st->timer.cancel();
+    });
+  });
+  st->timer.expires_after(timeout);
+  (void)co_await st->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+  if (!st->done) {
+    st->done = true;
+    throw mcp_error(mcp_error_kind::protocol_error, server,
+                    str_cat(what, ": the handler gave no answer within ", std::to_string(timeout.count()),
+                            " ms (options.handler_timeout)"));
+  }
+  if (!st->result) throw mcp_error(mcp_error_kind::protocol_error, server, str_cat(what, ": the handler failed: ", st->error));
+  co_return std::move(*st->result);
+}
+
+inline bool mcp_is_input_required(const nlohmann::json& r) {
+  const auto t = r.is_object() ? r.find("resultType") : r.end();
+  return t != r.end() && *t == "input_required";
+}
+
+// A request to a modern server whose InputRequiredResults (MRTR,
+// basic/patterns/mrtr.mdx) the application's handlers answer: each input
+// request is checked as the server's own request would be, served by its
+// handler, and the request is sent again with `inputResponses` and the
+// `requestState` echoed, at most mcp_max_input_rounds times. A request for
+// what the client does not declare, a bad one, or a handler that fails ends
+// the request with mcp_error (protocol_error) naming the JSON pointer.
+template <class Connection, class Strand>
+boost::asio::awaitable<nlohmann::json> mcp_request_with_input(std::shared_ptr<Connection> c, Strand strand,
+                                                              const mcp_client_options& o, std::string server,
+                                                              std::string method, nlohmann::json params,
+                                                              std::chrono::milliseconds timeout) {
+  using json = nlohmann::json;
+  const auto refuse = [&](const std::string& pointer, const std::string& message) {
+    return mcp_error(mcp_error_kind::protocol_error, server, str_cat(method, " at ", pointer, ": ", message));
+  };
+  for (std::size_t round = 1;; ++round) {
+    json r = co_await Connection::request(c, method, params, timeout);
+    if (!mcp_is_input_required(r)) co_return r;
+    if (round >= mcp_max_input_rounds)
+      throw refuse("/result", str_cat("the server asked for input ", std::to_string(round),
+                                      " times in a row (the most this client answers for one request)"));
+    if (!params.is_object()) params = json::object();
+    params.erase("inputResponses");
+    params.erase("requestState");
+    if (const auto ir = r.find("inputRequests"); ir != r.end()) {
+      if (!ir->is_object()) throw refuse("/result/inputRequests", expected("an object", *ir));
+      if (ir->size() > mcp_max_input_requests)
+        throw refuse("/result/inputRequests", str_cat(std::to_string(ir->size()), " input requests, more than ",
+                                                      std::to_string(mcp_max_input_requests)));
+      json responses = json::object();
+      for (const auto& [k, req] : ir->items()) {
+        const std::string at = str_cat("/result/inputRequests/", pointer_token(k));
+        const auto m = req.is_object() ? req.find("method") : req.end();
+        if (m == req.end() || !m->is_string()) throw refuse(at + "/method", "expected a string");
+        const std::string name = m->template get<std::string>();
+        const bool served = (name == "elicitation/create" && o.on_elicitation) ||
+                            (name == "sampling/createMessage" && o.on_sampling) || (name == "roots/list" && o.roots);
+        if (!served)
+          throw refuse(at + "/method", str_cat("\"", elicit::cut(name, 60), "\" is not a capability this client declares"));
+        static const json no_params = json::object();
+        const auto p = req.find("params");
+        mcp_handler_work_fn work;
+        try {
+          work = mcp_handler_work(o, server, name, p == req.end() ? no_params : *p, at + "/params");
+        } catch (const json_error& e) {
+          throw mcp_error(mcp_error_kind::protocol_error, server, str_cat(method, ": ", e.what()));
+        }
+        responses[k] = co_await mcp_run_handler(strand, std::move(work), o.handler_timeout, server,
+                                                str_cat(method, ": input request \"", elicit::cut(k, 60), "\" (", name, ")"));
+      }
+      params["inputResponses"] = std::move(responses);
+    }
+    if (const auto rs = r.find("requestState"); rs != r.end()) {
+      if (!rs->is_string()) throw refuse("/result/requestState", expected("a string", *rs));
+      params["requestState"] = *rs;
+    }
+  }
+}
 
 }  // namespace detail
 

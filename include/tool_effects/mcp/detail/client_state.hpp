@@ -263,6 +263,9 @@ class mcp_client_state {
   static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_client_state> self, std::string method,
                                                  nlohmann::json params, std::chrono::milliseconds timeout) {
     auto c = co_await connection(self);
+    if (!c->modern_version().empty() && mcp_serves_input(self->shared->options))  // MRTR (client_requests.hpp)
+      co_return co_await mcp_request_with_input(std::move(c), self->strand, self->shared->options, self->shared->name,
+                                                std::move(method), std::move(params), timeout);
     co_return co_await mcp_connection::request(std::move(c), std::move(method), std::move(params), timeout);
   }
 

@@ -422,7 +422,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     }
     modern_meta_ = {{"io.modelcontextprotocol/protocolVersion", version},
                     {"io.modelcontextprotocol/clientInfo", shared_->options.client_info},
-                    {"io.modelcontextprotocol/clientCapabilities", nlohmann::json::object()}};
+                    {"io.modelcontextprotocol/clientCapabilities", mcp_client_capabilities(shared_->options)}};
   }
   // The modern version requests are sent with; empty on a legacy connection.
   [[nodiscard]] const std::string& modern_version() const noexcept { return modern_version_; }
@@ -916,6 +916,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       return true;
     std::string m;
     if (t->is_string() && t->get_ref<const std::string&>() == "input_required") {
+      if (mcp_serves_input(shared_->options)) return true;  // the client answers it (mcp_request_with_input)
       m = "the server needs input this client cannot give (resultType \"input_required\"";
       if (const auto r = result.find("inputRequests"); r != result.end() && r->is_object())
         for (const auto& [k, v] : r->items()) {
