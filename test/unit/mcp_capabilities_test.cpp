@@ -216,6 +216,8 @@ TEST(McpCapabilities, TheContentCheckCoversEveryKeywordItReads) {
                      {"at", "2025-11-25T07:35:00.5+01:00"}, {"nick", "äbc"}, {"n", 1.5}, {"size", "l"},
                      {"tags", {"a", "c"}}, {"legacy", "y"}};
   EXPECT_EQ(te::mcp_elicitation_content(schema, good), good);  // control: all of it fits
+  const json whole = schema_of({{"k", {{"type", "integer"}, {"default", 30.0}}}});  // JSON Schema: 30.0 is an integer
+  EXPECT_EQ(te::mcp_elicitation_content(whole, json::object())["k"], 30.0);
   const std::vector<std::pair<json, std::string>> bad = {
       {{{"mail", "no-at-sign"}}, "/content/mail"},   {{{"site", "not a uri"}}, "/content/site"},
       {{{"day", "2025-13-01"}}, "/content/day"},     {{{"at", "2025-11-25 07:35"}}, "/content/at"},

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
@@ -211,8 +212,10 @@ struct property {
       if (!ok) fail(ptr, str_cat("\"", preview(v), "\" is not a valid ", format));
     } else if (type == "number" || type == "integer") {
       if (!v.is_number()) fail(ptr, expected(type == "integer" ? "an integer" : "a number", v));
-      if (type == "integer" && !v.is_number_integer()) fail(ptr, expected("an integer", v));
       const double d = v.get<double>();
+      // JSON Schema's integer: any number without a fractional part (30.0 too)
+      if (type == "integer" && !v.is_number_integer() && !(std::isfinite(d) && std::trunc(d) == d))
+        fail(ptr, expected("an integer", v));
       if (minimum && d < *minimum) fail(ptr, str_cat(preview(v), " is less than minimum ", preview(json(*minimum))));
       if (maximum && d > *maximum) fail(ptr, str_cat(preview(v), " is more than maximum ", preview(json(*maximum))));
     } else if (type == "boolean") {
