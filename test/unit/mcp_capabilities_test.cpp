@@ -360,7 +360,7 @@ TEST(McpCapabilities, AFloodOfRequestsIsBoundedByMaxHandlerRequests) {
       int m = most.load();
       while (now > m && !most.compare_exchange_weak(m, now)) {
       }
-      std::this_thread::sleep_for(milliseconds(200));
+      std::this_thread::sleep_for(milliseconds(500));  // outlasts the burst, even on a loaded machine
       --running;
       return te::mcp_elicitation_response::accept();
     };
@@ -393,13 +393,13 @@ TEST(McpCapabilities, ARequestTheServerCancelsGetsNoAnswer) {
   boost::asio::thread_pool pool(3);
   auto o = fast_options();
   o.on_elicitation = [](const te::mcp_elicitation_request&) {
-    std::this_thread::sleep_for(milliseconds(400));
+    std::this_thread::sleep_for(milliseconds(800));
     return te::mcp_elicitation_response::accept();
   };
   auto client = te::mcp_client::launch(pool, mcp_test::fake_server(), o);
   EXPECT_TRUE(response_of(client.call("cancel_elicit", {{"ms", 100}})).is_null());
   // Control: not cancelled (cancelled only after the answer), it is answered.
-  EXPECT_EQ(response_of(client.call("cancel_elicit", {{"ms", 1000}}))["result"]["action"], "accept");
+  EXPECT_EQ(response_of(client.call("cancel_elicit", {{"ms", 2500}}))["result"]["action"], "accept");
   client.close();
 }
 
