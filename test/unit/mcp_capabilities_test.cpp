@@ -7,6 +7,7 @@
 // handler) fails alone and the connection lives on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -588,6 +589,106 @@ TEST(McpCapabilities, AModernServerGetsItsInputThroughMrtr) {
   EXPECT_EQ(partial.call("mrtr", {{"kind", "elicit"}})["structuredContent"]["inputResponses"]["form"]["action"],
             "accept");  // the same server, served again
   partial.close();
+  client.close();
+}
+
+// The real thing: @modelcontextprotocol/server-everything registers its elicitation, sampling and roots tools
+// only for a client that declares the capability, and its elicitation schema uses every primitive form of
+// 2025-11-25 (formats, bounds, untitled/titled/legacy enums, multi-selects) with defaults.
+TEST(McpCapabilities, ServerEverythingElicitsSamplesListsRootsAndReportsProgress) {
+  MCP_REQUIRE_NODE_SERVERS();
+  const std::vector<std::string> argv{"node", mcp_test::server_script("server-everything", "index.js")};
+  boost::asio::thread_pool pool(3);
+  const auto names_of = [](const json& list) {
+    std::vector<std::string> out;
+    for (const auto& t : list["tools"]) out.push_back(t["name"].get<std::string>());
+    return out;
+  };
+  const auto has = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  // Control: declaring nothing, the server offers none of those tools.
+  auto bare = te::mcp_client::launch(pool, argv, fast_options());
+  const auto bare_tools = names_of(bare.list_tools());
+  EXPECT_FALSE(has(bare_tools, "trigger-elicitation-request"));
+  EXPECT_FALSE(has(bare_tools, "trigger-sampling-request"));
+  EXPECT_FALSE(has(bare_tools, "get-roots-list"));
+  bare.close();
+
+  auto o = fast_options();
+  std::mutex m;
+  json schema_seen;
+  json sampled;
+  std::vector<te::mcp_root> roots{{"file:///workspace", "workspace"}};
+  o.on_elicitation = [&](const te::mcp_elicitation_request& r) {
+    const std::lock_guard lock(m);
+    schema_seen = r.requested_schema;
+    return te::mcp_elicitation_response::accept({{"name", "Ann"}, {"email", "ann@example.com"}});
+  };
+  o.on_sampling = [&](const te::mcp_sampling_request& r) {
+    const std::lock_guard lock(m);
+    sampled = r.params;
+    return json{{"role", "assistant"}, {"content", {{"type", "text"}, {"text", "sampled-answer"}}}, {"model", "test-model"}};
+  };
+  o.roots = [&] {
+    const std::lock_guard lock(m);
+    return roots;
+  };
+  auto client = te::mcp_client::launch(pool, argv, o);
+  const auto tools = names_of(client.list_tools());
+  ASSERT_TRUE(has(tools, "trigger-elicitation-request"));
+  ASSERT_TRUE(has(tools, "trigger-sampling-request"));
+  ASSERT_TRUE(has(tools, "get-roots-list"));
+
+  const std::string elicited = te::mcp_text(client.call("trigger-elicitation-request"));
+  const auto raw_at = elicited.find("Raw result: ");
+  ASSERT_NE(raw_at, std::string::npos) << elicited;
+  const json raw = json::parse(elicited.substr(raw_at + 12));
+  EXPECT_EQ(raw["action"], "accept");
+  EXPECT_EQ(raw["content"]["name"], "Ann");                                          // the user's
+  EXPECT_EQ(raw["content"]["firstLine"], "It was a dark and stormy night.");         // SEP-1034 defaults:
+  EXPECT_EQ(raw["content"]["integer"], 42);
+  EXPECT_EQ(raw["content"]["untitledMultipleSelectEnum"], json::array({"Guitar"}));
+  EXPECT_EQ(raw["content"]["titledSingleSelectEnum"], "hero-1");
+  EXPECT_EQ(raw["content"]["legacyTitledEnum"], "pet-1");
+  EXPECT_FALSE(raw["content"].contains("homepage"));  // no default, left out: stays out
+  {
+    const std::lock_guard lock(m);
+    EXPECT_GE(schema_seen["properties"].size(), 12U);
+  }
+
+  const std::string sample = te::mcp_text(client.call("trigger-sampling-request", {{"prompt", "hi"}, {"maxTokens", 5}}));
+  EXPECT_NE(sample.find("sampled-answer"), std::string::npos) << sample;
+  {
+    const std::lock_guard lock(m);
+    EXPECT_EQ(sampled["maxTokens"], 5);
+  }
+
+  EXPECT_NE(te::mcp_text(client.call("get-roots-list")).find("URI: file:///workspace"), std::string::npos);
+  {
+    const std::lock_guard lock(m);
+    roots.push_back({"file:///data", "data"});
+  }
+  client.notify_roots_list_changed();  // the server asks again
+  std::string listed;
+  for (int i = 0; i < 100 && listed.find("file:///data") == std::string::npos; ++i) {
+    std::this_thread::sleep_for(milliseconds(50));
+    listed = te::mcp_text(client.call("get-roots-list"));
+  }
+  EXPECT_NE(listed.find("URI: file:///data"), std::string::npos) << listed;
+
+  std::vector<json> progress;
+  (void)client.call("trigger-long-running-operation", {{"duration", 0.3}, {"steps", 3}}, std::nullopt,
+                    [&](const json& p) {
+                      const std::lock_guard lock(m);
+                      progress.push_back(p);
+                    });
+  {
+    const std::lock_guard lock(m);
+    ASSERT_EQ(progress.size(), 3U);
+    EXPECT_EQ(progress[2]["progress"], 3);
+    EXPECT_EQ(progress[2]["total"], 3);
+  }
   client.close();
 }
 
