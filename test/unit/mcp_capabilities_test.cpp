@@ -353,6 +353,37 @@ TEST(McpCapabilities, AHangingHandlerIsAnsweredAtTheTimeoutAndTheClientGoesOn) {
   patient.close();
 }
 
+TEST(McpCapabilities, AHungHandlerStillCountsAfterTheServerRestarts) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(3);
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  std::atomic<int> calls{0};
+  auto o = fast_options();
+  o.handler_timeout = milliseconds(200);
+  o.max_handler_requests = 1;
+  o.on_elicitation = [&calls, released](const te::mcp_elicitation_request&) {
+    if (calls++ == 0) released.wait();  // the first one hangs until released
+    return te::mcp_elicitation_response::accept();
+  };
+  auto client = te::mcp_client::launch(pool, mcp_test::fake_server(), o);
+  EXPECT_EQ(error_code(elicit(client)), -32603);  // timed out; its handler still holds a thread
+  const int pid = client.pid();
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)client.call("crash"); }), "server_exited");
+  const json refused = elicit(client);  // a fresh server process, the same client: no room yet
+  EXPECT_NE(client.pid(), pid);
+  EXPECT_EQ(error_code(refused), -32000) << refused;
+  release.set_value();
+  // Control: once the hung handler returned, there is room again.
+  json served;
+  for (int i = 0; i < 50 && !served.contains("result"); ++i) {
+    std::this_thread::sleep_for(milliseconds(20));
+    served = elicit(client);
+  }
+  EXPECT_EQ(served["result"]["action"], "accept") << served;
+  client.close();
+}
+
 TEST(McpCapabilities, AFloodOfRequestsIsBoundedByMaxHandlerRequests) {
   MCP_REQUIRE_PYTHON();
   const auto flood = [](std::size_t max_handlers, std::size_t threads, int* peak) {

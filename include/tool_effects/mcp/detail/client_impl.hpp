@@ -194,7 +194,7 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::call_op(state_ptr s, s
   nlohmann::json params = {{"name", tool}, {"arguments", std::move(arguments)}};
   std::optional<detail::mcp_progress_routes::registration> progress;  // unregistered when the call ends
   if (on_progress) {
-    progress.emplace(s->shared->progress, std::move(on_progress));
+    progress.emplace(s->shared->caps.progress, std::move(on_progress));
     params["_meta"] = {{"progressToken", progress->token()}};
   }
   nlohmann::json r = co_await request_op(s, "tools/call", std::move(params), timeout);

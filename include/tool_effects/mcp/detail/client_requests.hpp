@@ -447,6 +447,15 @@ class mcp_progress_routes {
   std::unordered_map<std::string, std::shared_ptr<mcp_call_progress>> routes_;
 };
 
+// The client side's state shared by a client's connections (mcp_shared::caps):
+// the progress tokens of calls in flight, and how many handlers are running
+// (a hung handler keeps counting after its connection died, so restarts do
+// not make room for more: a shared_ptr, held by the running handlers).
+struct mcp_client_side {
+  mcp_progress_routes progress;
+  std::shared_ptr<std::atomic<std::size_t>> busy = std::make_shared<std::atomic<std::size_t>>(0);
+};
+
 // What add_mcp_server reports of one progress notification.
 inline mcp_progress mcp_progress_of(const std::string& server, const std::string& tool, const std::string& key,
                                     const nlohmann::json& params) {
@@ -528,7 +537,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
   using sender = std::function<void(std::string line)>;
 
   mcp_client_requests(strand_type strand, std::shared_ptr<Shared> shared, sender send)
-      : strand_(std::move(strand)), shared_(std::move(shared)), send_(std::move(send)) {}
+      : strand_(std::move(strand)), shared_(std::move(shared)), send_(std::move(send)), busy_(shared_->caps.busy) {}
 
   // Whether the application serves `method` (its handler is set).
   [[nodiscard]] bool serves(const std::string& method) const {
@@ -671,7 +680,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
   strand_type strand_;
   std::shared_ptr<Shared> shared_;
   sender send_;
-  std::shared_ptr<std::atomic<std::size_t>> busy_ = std::make_shared<std::atomic<std::size_t>>(0);
+  std::shared_ptr<std::atomic<std::size_t>> busy_;  // the client's count (mcp_client_side)
   std::unordered_map<std::string, std::shared_ptr<job>> jobs_;
   bool dead_ = false;
 };

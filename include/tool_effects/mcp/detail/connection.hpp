@@ -227,7 +227,7 @@ struct mcp_shared {
   std::atomic<std::uint64_t> ignored_messages{0};
   std::atomic<int> pid{-1};
   mcp_info_snapshot info;
-  mcp_progress_routes progress;  // the progress tokens of calls in flight
+  mcp_client_side caps;  // progress tokens of calls, handlers running (client_requests.hpp)
 
   mcp_shared(std::vector<std::string> a, mcp_client_options o, std::string n)
       : argv(std::move(a)), options(std::move(o)), name(std::move(n)), stderr_ring(options.stderr_lines) {}
@@ -865,7 +865,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   void on_notification(const std::string& method, const nlohmann::json& params) {
     const auto& o = shared_->options;
     try {
-      if (method == "notifications/progress" && shared_->progress.route(params)) return;  // a call's own token
+      if (method == "notifications/progress" && shared_->caps.progress.route(params)) return;  // a call's own token
       if (method == "notifications/cancelled" && requests_ && requests_->cancel(params)) return;
       if (method == "notifications/tools/list_changed" && o.on_tools_list_changed) o.on_tools_list_changed();
       else if (method == "notifications/message" && o.on_log) o.on_log(params);
