@@ -4,7 +4,8 @@
 // (form mode, with the schema's defaults applied, SEP-1034), sampling and
 // roots — and the progress of a call. The client declares a capability in
 // `initialize` only when its handler is set; without one the request is
-// refused (JSON-RPC -32601) as before. The machinery is in
+// refused (JSON-RPC -32601) as before. A 2026-07-28 server asks inside a
+// call's result instead (MRTR); the same handlers answer. The machinery is in
 // mcp/detail/client_requests.hpp; see docs/mcp.md ("Client capabilities").
 //
 //   te::mcp_client_options o;
@@ -90,7 +91,9 @@ struct mcp_progress {
 /// asks a person holds one thread of the executor while it waits), and it may
 /// use the client. Each is bounded by `mcp_client_options::handler_timeout`:
 /// past it, or when it throws, that one request is answered with a JSON-RPC
-/// error and the connection lives on.
+/// error (from a 2026-07-28 server, whose input requests come inside a
+/// call's result, that call fails with `mcp_error` protocol_error) and the
+/// connection lives on.
 using mcp_elicitation_handler = std::function<mcp_elicitation_response(const mcp_elicitation_request&)>;
 /// Returns a `CreateMessageResult`: `role`, `content` (an object or array of
 /// objects with a string `type`), `model` (a string); checked before it is sent.
