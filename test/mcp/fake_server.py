@@ -49,6 +49,7 @@ Client capabilities (docs/mcp.md "Client capabilities"; with --caps they are als
   mrtr [kind]               modern: answers InputRequiredResult (elicit, sample, roots, all: those input requests;
                             bad_schema: a nested property; forever: asks again on every retry) with requestState
                             "opaque-<n>"; the retry (inputResponses) is answered with what it carried
+  (modern: resources/list answers an InputRequiredResult, which the specification does not allow there)
   progress [n]              sends n notifications/progress with the request's _meta.progressToken (if any), then
                             a late one 200 ms (late_ms) after answering; answers with the token it got
 """
@@ -418,6 +419,9 @@ def main():
         elif method == "tools/call":
             threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta, params),
                              daemon=True).start()
+        elif method == "resources/list" and modern:  # against the specification: MRTR only on calls and reads
+            reply(rid, {"resultType": "input_required", "inputRequests": {
+                "dirs": {"method": "roots/list", "params": {}}}})
         elif method == "ping" and not modern:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif rid is not None:

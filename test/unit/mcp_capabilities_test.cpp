@@ -620,6 +620,9 @@ TEST(McpCapabilities, AModernServerGetsItsInputThroughMrtr) {
   EXPECT_EQ(mcp_test::error_kind([&] { (void)partial.call("mrtr", {{"kind", "bad_schema"}}); }, &what), "protocol_error");
   EXPECT_NE(what.find("at /result/inputRequests/form/params/requestedSchema/properties/x/type"), std::string::npos)
       << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)partial.request("resources/list"); }, &what), "protocol_error");
+  EXPECT_NE(what.find("resources/list at /result/resultType: \"input_required\" is not allowed here"), std::string::npos)
+      << what;
   EXPECT_EQ(mcp_test::error_kind([&] { (void)partial.call("mrtr", {{"kind", "forever"}}); }, &what), "protocol_error");
   EXPECT_NE(what.find("the server asked for input 8 times in a row"), std::string::npos) << what;
   EXPECT_EQ(partial.call("mrtr", {{"kind", "elicit"}})["structuredContent"]["inputResponses"]["form"]["action"],

@@ -754,6 +754,9 @@ boost::asio::awaitable<nlohmann::json> mcp_request_with_input(std::shared_ptr<Co
   for (std::size_t round = 1;; ++round) {
     json r = co_await Connection::request(c, method, params, timeout);
     if (!mcp_is_input_required(r)) co_return r;
+    if (method != "tools/call" && method != "prompts/get" && method != "resources/read")
+      throw refuse("/result/resultType", "\"input_required\" is not allowed here (only on tools/call, prompts/get "
+                                         "and resources/read)");
     if (round >= mcp_max_input_rounds)
       throw refuse("/result", str_cat("the server asked for input ", std::to_string(round),
                                       " times in a row (the most this client answers for one request)"));
