@@ -35,6 +35,23 @@ Tools (arguments in brackets):
   meta                  readOnly: answers with the params._meta it received (structured content)
   needs_input           modern: answers resultType input_required (an elicitation the client cannot give)
   odd_result            modern: answers resultType "partial" (unknown to the specification)
+Client capabilities (docs/mcp.md "Client capabilities"; with --caps they are also listed by tools/list):
+  elicit [params, wait]     sends elicitation/create with params (default: the SEP-1034 conformance schema, every
+                            field optional with a default), answers with the JSON-RPC response it got (structured)
+  elicit_big [properties, enum]  the same with a schema of that many properties / one enum of that many values
+  elicit_deep [depth]       the same with a schema nested that deep (past the client's depth limit)
+  sample [params]           sends sampling/createMessage (default: one user message, maxTokens 100)
+  roots                     sends roots/list
+  flood [method, count, params, wait]  sends count requests at once, answers with every response (in order)
+  cancel_elicit [ms]        sends elicitation/create, then notifications/cancelled for it after ms; answers with
+                            whatever response came within 1.5 s (none expected)
+  caps                      answers with the capabilities initialize declared and the roots/list_changed count
+  mrtr [kind]               modern: answers InputRequiredResult (elicit, sample, roots, all: those input requests;
+                            bad_schema: a nested property; forever: asks again on every retry) with requestState
+                            "opaque-<n>"; the retry (inputResponses) is answered with what it carried
+  (modern: resources/list answers an InputRequiredResult, which the specification does not allow there)
+  progress [n]              sends n notifications/progress with the request's _meta.progressToken (if any), then
+                            a late one 200 ms (late_ms) after answering; answers with the token it got
 """
 import json
 import sys
@@ -46,6 +63,8 @@ store = {}
 store_lock = threading.Lock()
 waiting = {}  # id of our request -> [event, response]
 next_id = [0]
+client_caps = [None]  # the capabilities initialize declared
+roots_changed = [0]  # notifications/roots/list_changed received
 version = None
 era = "legacy"
 supported = ["2026-07-28"]
@@ -111,15 +130,49 @@ def error(rid, code, message, data=None):
     send({"jsonrpc": "2.0", "id": rid, "error": e})
 
 
-def ask(method, params):
+def new_sid():
     with out_lock:
         next_id[0] += 1
-        sid = "srv-%d" % next_id[0]
+        return "srv-%d" % next_id[0]
+
+
+def ask(method, params, wait=5, raw_params=None):
+    sid = new_sid()
     ev = threading.Event()
     waiting[sid] = [ev, None]
-    send({"jsonrpc": "2.0", "id": sid, "method": method, "params": params})
-    ev.wait(5)
+    if raw_params is None:
+        send({"jsonrpc": "2.0", "id": sid, "method": method, "params": params})
+    else:
+        send_raw('{"jsonrpc": "2.0", "id": "%s", "method": "%s", "params": %s}\n' % (sid, method, raw_params))
+    ev.wait(wait)
     return waiting.pop(sid)[1]
+
+
+SEP1034_SCHEMA = {"type": "object", "properties": {
+    "name": {"type": "string", "description": "User name", "default": "John Doe"},
+    "age": {"type": "integer", "description": "User age", "default": 30},
+    "score": {"type": "number", "description": "User score", "default": 95.5},
+    "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+    "verified": {"type": "boolean", "default": True}}, "required": []}
+
+
+def answered(rid, r):
+    result(rid, json.dumps(r), {"response": r})
+
+
+def flood(method, count, params, wait):
+    sids = [new_sid() for _ in range(count)]
+    events = []
+    for sid in sids:
+        ev = threading.Event()
+        waiting[sid] = [ev, None]
+        events.append(ev)
+    for sid in sids:
+        send({"jsonrpc": "2.0", "id": sid, "method": method, "params": params})
+    deadline = time.time() + wait
+    for ev in events:
+        ev.wait(max(0, deadline - time.time()))
+    return [waiting.pop(sid)[1] for sid in sids]
 
 
 TOOLS = [
@@ -146,6 +199,9 @@ if era != "legacy":  # (the legacy tool list stays as the other tests count it)
         {"name": "needs_input", "inputSchema": {"type": "object"}},
         {"name": "odd_result", "inputSchema": {"type": "object"}},
     ]
+if "--caps" in args:
+    TOOLS += [{"name": n, "annotations": {"readOnlyHint": True, "openWorldHint": False}, "inputSchema": {"type": "object"}}
+              for n in ("elicit", "sample", "roots", "caps", "progress")]
 
 
 def tools_for_version(tools):
@@ -162,8 +218,84 @@ def tools_for_version(tools):
     return out
 
 
-def call(rid, name, a, meta=None):
-    if name == "meta":
+def mrtr(rid, a, meta, params):
+    """modern: input through InputRequiredResult (MRTR); answers with what the retry carried."""
+    kind = a.get("kind", "all")
+    responses = params.get("inputResponses")
+    state = params.get("requestState")
+    if responses is not None and kind != "forever":
+        result(rid, "mrtr", {"inputResponses": responses, "requestState": state,
+                             "clientCapabilities": (meta or {}).get(CAPS)})
+        return
+    reqs = {}
+    if kind in ("elicit", "all", "forever"):
+        reqs["form"] = {"method": "elicitation/create",
+                        "params": {"mode": "form", "message": "Sure?", "requestedSchema": SEP1034_SCHEMA}}
+    if kind in ("sample", "all"):
+        reqs["model"] = {"method": "sampling/createMessage", "params": {
+            "messages": [{"role": "user", "content": {"type": "text", "text": "capital of France?"}}], "maxTokens": 10}}
+    if kind in ("roots", "all"):
+        reqs["dirs"] = {"method": "roots/list", "params": {}}
+    if kind == "bad_schema":
+        reqs["form"] = {"method": "elicitation/create", "params": {
+            "message": "m", "requestedSchema": {"type": "object", "properties": {"x": {"type": "object"}}}}}
+    reply(rid, {"resultType": "input_required", "inputRequests": reqs,
+                "requestState": "opaque-%d" % len(responses or {})})
+
+
+def call(rid, name, a, meta=None, params=None):
+    if name == "mrtr":
+        mrtr(rid, a, meta, params or {})
+    elif name == "elicit":
+        p = a.get("params", {"message": "Test client default value handling", "requestedSchema": SEP1034_SCHEMA})
+        answered(rid, ask("elicitation/create", p, a.get("wait", 5)))
+    elif name == "elicit_big":
+        n, m = a.get("properties", 0), a.get("enum", 0)
+        props = {"p%d" % i: {"type": "string", "default": "x"} for i in range(n)}
+        if m:
+            props["choice"] = {"type": "string", "enum": ["v%d" % i for i in range(m)], "default": "v0"}
+        answered(rid, ask("elicitation/create", {"message": "big", "requestedSchema": {"type": "object",
+                                                                                         "properties": props}}))
+    elif name == "elicit_deep":
+        d = a.get("depth", 100)
+        raw = '{"message": "deep", "requestedSchema": {"type": "object", "properties": {"x": %s}}}' % (
+            "[" * d + "]" * d)
+        answered(rid, ask("elicitation/create", None, 5, raw))
+    elif name == "sample":
+        p = a.get("params", {"messages": [{"role": "user", "content": {"type": "text", "text": "hi"}}],
+                             "maxTokens": 100})
+        answered(rid, ask("sampling/createMessage", p, a.get("wait", 5)))
+    elif name == "roots":
+        answered(rid, ask("roots/list", {}))
+    elif name == "flood":
+        rs = flood(a.get("method", "elicitation/create"), a.get("count", 10),
+                   a.get("params", {"message": "m", "requestedSchema": SEP1034_SCHEMA}), a.get("wait", 5))
+        result(rid, "flood", {"responses": rs})
+    elif name == "cancel_elicit":
+        sid = new_sid()
+        ev = threading.Event()
+        waiting[sid] = [ev, None]
+        send({"jsonrpc": "2.0", "id": sid, "method": "elicitation/create",
+              "params": {"message": "m", "requestedSchema": SEP1034_SCHEMA}})
+        time.sleep(a.get("ms", 100) / 1000.0)
+        send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": sid, "reason": "test"}})
+        ev.wait(1.5)
+        answered(rid, waiting.pop(sid)[1])
+    elif name == "caps":
+        result(rid, "caps", {"capabilities": client_caps[0], "roots_changed": roots_changed[0]})
+    elif name == "progress":
+        token = (meta or {}).get("progressToken")
+        n = a.get("n", 3)
+        if token is not None:
+            for i in range(n):
+                send({"jsonrpc": "2.0", "method": "notifications/progress",
+                      "params": {"progressToken": token, "progress": i + 1, "total": n, "message": "step %d" % (i + 1)}})
+        result(rid, "progress", {"token": token})
+        if token is not None:  # late (against the specification): the client must drop it
+            time.sleep(a.get("late_ms", 200) / 1000.0)
+            send({"jsonrpc": "2.0", "method": "notifications/progress",
+                  "params": {"progressToken": token, "progress": n + 1, "total": n}})
+    elif name == "meta":
         result(rid, "meta", meta if meta is not None else {})
     elif name == "needs_input":
         reply(rid, {"resultType": "input_required",
@@ -271,6 +403,7 @@ def main():
             pass  # a legacy server that ignores what it does not know before initialize
         elif method == "initialize":
             v = version or params["protocolVersion"]
+            client_caps[0] = params.get("capabilities")
             negotiated[0] = v
             send({"jsonrpc": "2.0", "id": rid, "result": {
                 "protocolVersion": v, "capabilities": {"tools": {"listChanged": True}},
@@ -284,13 +417,18 @@ def main():
                 page.update({"ttlMs": 0, "cacheScope": "public"})
             reply(rid, page)
         elif method == "tools/call":
-            threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta),
+            threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta, params),
                              daemon=True).start()
+        elif method == "resources/list" and modern:  # against the specification: MRTR only on calls and reads
+            reply(rid, {"resultType": "input_required", "inputRequests": {
+                "dirs": {"method": "roots/list", "params": {}}}})
         elif method == "ping" and not modern:
             send({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif rid is not None:
             send({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": "Method not found"}})
-        # notifications (initialized, cancelled) need nothing
+        elif method == "notifications/roots/list_changed":
+            roots_changed[0] += 1
+        # other notifications (initialized, cancelled) need nothing
     sys.stderr.write("fake server: stdin closed, exiting\n")
 
 

@@ -38,6 +38,7 @@
 
 #include <boost/asio/awaitable.hpp>
 
+#include <tool_effects/mcp/capabilities.hpp>
 #include <tool_effects/mcp/errors.hpp>
 #include <tool_effects/version.hpp>
 
@@ -128,6 +129,18 @@ struct mcp_client_options {
   std::function<void(const nlohmann::json& params)> on_log{};
   std::function<void(const nlohmann::json& params)> on_progress{};
   std::function<void(const std::string& method, const nlohmann::json& params)> on_notification{};
+  /// Client capabilities (mcp/capabilities.hpp, docs/mcp.md "Client
+  /// capabilities"): each is declared in `initialize` only when set; a
+  /// server's request without its handler is refused (-32601). Handlers run
+  /// on the executor (not the strand) and may block: at most
+  /// `max_handler_requests` at once (more: refused with -32000), keep it below
+  /// the executor's thread count; each request is answered within
+  /// `handler_timeout` (then -32603), a throwing handler fails that request alone.
+  mcp_elicitation_handler on_elicitation{};
+  mcp_sampling_handler on_sampling{};
+  mcp_roots_provider roots{};
+  std::chrono::milliseconds handler_timeout = std::chrono::minutes(10);
+  std::size_t max_handler_requests = 2;
 };
 
 /// A client of one MCP server over stdio. Copies share the server; the last
@@ -193,10 +206,21 @@ class mcp_client {
 
   /// tools/call: the result object (`content`, `structuredContent`, ...).
   /// `isError: true` throws `mcp_tool_error` quoting the text content.
+  /// With `on_progress`, the request carries a progress token of its own
+  /// (`_meta.progressToken`) and the server's notifications/progress for it
+  /// go to `on_progress` (on the client's strand; must not block) until the
+  /// call ends; later ones are dropped.
   boost::asio::awaitable<nlohmann::json> async_call(std::string tool, nlohmann::json arguments = nlohmann::json::object(),
-                                                    std::optional<std::chrono::milliseconds> timeout = {});
+                                                    std::optional<std::chrono::milliseconds> timeout = {},
+                                                    mcp_call_progress on_progress = {});
   nlohmann::json call(std::string tool, nlohmann::json arguments = nlohmann::json::object(),
-                      std::optional<std::chrono::milliseconds> timeout = {});
+                      std::optional<std::chrono::milliseconds> timeout = {}, mcp_call_progress on_progress = {});
+
+  /// Sends notifications/roots/list_changed to the live server (none is
+  /// started for it; a server started later asks anyway). Never blocks.
+  /// Throws std::logic_error when `options.roots` is not set (the
+  /// capability is not declared).
+  void notify_roots_list_changed();
 
   /// The server's name (errors quote it): `options.name`, else the server's
   /// serverInfo.name once the first initialize succeeded (argv's before).
@@ -236,7 +260,8 @@ class mcp_client {
   static boost::asio::awaitable<void> ping_op(state_ptr s);
   static boost::asio::awaitable<nlohmann::json> list_tools_op(state_ptr s);
   static boost::asio::awaitable<nlohmann::json> call_op(state_ptr s, std::string tool, nlohmann::json arguments,
-                                                        std::optional<std::chrono::milliseconds> timeout);
+                                                        std::optional<std::chrono::milliseconds> timeout,
+                                                        mcp_call_progress on_progress);
   // Shuts the server down when the last copy goes (without blocking).
   struct closer {
     void operator()(detail::mcp_client_state* p) const;

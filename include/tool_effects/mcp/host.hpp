@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <functional>
 #include <map>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -200,11 +201,16 @@ std::vector<std::string> mcp_model_names(const Host& host, std::span<const dynam
 /// mcp_transient()}`). The call's result is the MCP result object, with its
 /// `content` and `structuredContent`. The approver is shown the server and
 /// the server's name for the tool. Returns the tools' indices in the host.
+/// With `on_progress`, every call of these tools asks the server for
+/// progress (a token of its own) and each notifications/progress for it
+/// reaches `on_progress` with the server, the model's name of the tool and
+/// the call's idempotency key (on the client's strand; must not block).
 /// Blocking (see `mcp_client`); throws as `mcp_server_tools`,
 /// `mcp_model_names` and the client.
 template <class Host>
 std::vector<std::size_t> add_mcp_server(Host& host, const mcp_client& client, server_trust t,
-                                        std::span<const dynamic_tool> overlay = {}, const mcp_naming& naming = {}) {
+                                        std::span<const dynamic_tool> overlay = {}, const mcp_naming& naming = {},
+                                        std::function<void(const mcp_progress&)> on_progress = {}) {
   mcp_client c = client;
   const std::string server = naming.server.empty() ? c.name() : naming.server;
   const nlohmann::json list = c.list_tools();
@@ -215,11 +221,18 @@ std::vector<std::size_t> add_mcp_server(Host& host, const mcp_client& client, se
   for (std::size_t i = 0; i < tools.size(); ++i) {
     std::string remote = std::move(tools[i].name);
     tools[i].name = names[i];
-    indices.push_back(host.add(std::move(tools[i]),
-                               json_async_tool_function([c, remote](const attempt_context&, const nlohmann::json& args) mutable {
-                                 return c.async_call(remote, args);
-                               }),
-                               tool_origin{server, remote}));
+    indices.push_back(host.add(
+        std::move(tools[i]),
+        json_async_tool_function([c, remote, server, model = names[i], on_progress](const attempt_context& ctx,
+                                                                                      const nlohmann::json& args) mutable {
+          mcp_call_progress progress;
+          if (on_progress)
+            progress = [on_progress, server, model, key = ctx.idempotency_key](const nlohmann::json& params) {
+              on_progress(detail::mcp_progress_of(server, model, key, params));
+            };
+          return c.async_call(remote, args, std::nullopt, std::move(progress));
+        }),
+        tool_origin{server, remote}));
   }
   return indices;
 }

@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -102,12 +103,20 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::async_list_tools() { r
 inline nlohmann::json mcp_client::list_tools() { return blocking(async_list_tools()); }
 
 inline boost::asio::awaitable<nlohmann::json> mcp_client::async_call(std::string tool, nlohmann::json arguments,
-                                                                     std::optional<std::chrono::milliseconds> timeout) {
-  return call_op(state_, std::move(tool), std::move(arguments), timeout);
+                                                                     std::optional<std::chrono::milliseconds> timeout,
+                                                                     mcp_call_progress on_progress) {
+  return call_op(state_, std::move(tool), std::move(arguments), timeout, std::move(on_progress));
 }
 inline nlohmann::json mcp_client::call(std::string tool, nlohmann::json arguments,
-                                       std::optional<std::chrono::milliseconds> timeout) {
-  return blocking(async_call(std::move(tool), std::move(arguments), timeout));
+                                       std::optional<std::chrono::milliseconds> timeout, mcp_call_progress on_progress) {
+  return blocking(async_call(std::move(tool), std::move(arguments), timeout, std::move(on_progress)));
+}
+
+inline void mcp_client::notify_roots_list_changed() {
+  if (!state_->shared->options.roots)
+    throw std::logic_error("mcp_client::notify_roots_list_changed: options.roots is not set (no roots capability)");
+  boost::asio::co_spawn(state_->strand, detail::mcp_client_state::notify(state_, "notifications/roots/list_changed"),
+                        boost::asio::detached);
 }
 
 inline const std::string& mcp_client::name() const noexcept { return state_->shared->name; }
@@ -180,8 +189,14 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::list_tools_op(state_pt
 
 inline boost::asio::awaitable<nlohmann::json> mcp_client::call_op(state_ptr s, std::string tool,
                                                                   nlohmann::json arguments,
-                                                                  std::optional<std::chrono::milliseconds> timeout) {
+                                                                  std::optional<std::chrono::milliseconds> timeout,
+                                                                  mcp_call_progress on_progress) {
   nlohmann::json params = {{"name", tool}, {"arguments", std::move(arguments)}};
+  std::optional<detail::mcp_progress_routes::registration> progress;  // unregistered when the call ends
+  if (on_progress) {
+    progress.emplace(s->shared->caps.progress, std::move(on_progress));
+    params["_meta"] = {{"progressToken", progress->token()}};
+  }
   nlohmann::json r = co_await request_op(s, "tools/call", std::move(params), timeout);
   if (!r.is_object()) {
     std::string m = "tools/call result is not an object: ";

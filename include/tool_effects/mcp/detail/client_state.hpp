@@ -239,7 +239,7 @@ class mcp_client_state {
                                                     const std::vector<std::string>& versions) {
     const auto& o = self->shared->options;
     nlohmann::json params = {{"protocolVersion", legacy.front()},
-                             {"capabilities", nlohmann::json::object()},
+                             {"capabilities", mcp_client_capabilities(o)},
                              {"clientInfo", o.client_info}};
     nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), o.initialize_timeout);
     const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
@@ -263,7 +263,16 @@ class mcp_client_state {
   static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_client_state> self, std::string method,
                                                  nlohmann::json params, std::chrono::milliseconds timeout) {
     auto c = co_await connection(self);
+    if (!c->modern_version().empty() && mcp_serves_input(self->shared->options))  // MRTR (client_requests.hpp)
+      co_return co_await mcp_request_with_input(std::move(c), self->strand, self->shared->options, self->shared->name,
+                                                std::move(method), std::move(params), timeout);
     co_return co_await mcp_connection::request(std::move(c), std::move(method), std::move(params), timeout);
+  }
+
+  // A notification to the live server, if there is one (nothing is started for it).
+  static asio::awaitable<void> notify(std::shared_ptr<mcp_client_state> self, std::string method) {
+    if (self->conn_ && self->conn_->alive()) self->conn_->notify(method, nullptr);
+    co_return;
   }
 
   static asio::awaitable<void> close(std::shared_ptr<mcp_client_state> self) {

@@ -58,6 +58,7 @@
 #include <boost/process/v2/stdio.hpp>
 
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/mcp/detail/client_requests.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 extern "C" char** environ;  // POSIX
@@ -226,6 +227,7 @@ struct mcp_shared {
   std::atomic<std::uint64_t> ignored_messages{0};
   std::atomic<int> pid{-1};
   mcp_info_snapshot info;
+  mcp_client_side caps;  // progress tokens of calls, handlers running (client_requests.hpp)
 
   mcp_shared(std::vector<std::string> a, mcp_client_options o, std::string n)
       : argv(std::move(a)), options(std::move(o)), name(std::move(n)), stderr_ring(options.stderr_lines) {}
@@ -420,7 +422,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     }
     modern_meta_ = {{"io.modelcontextprotocol/protocolVersion", version},
                     {"io.modelcontextprotocol/clientInfo", shared_->options.client_info},
-                    {"io.modelcontextprotocol/clientCapabilities", nlohmann::json::object()}};
+                    {"io.modelcontextprotocol/clientCapabilities", mcp_client_capabilities(shared_->options)}};
   }
   // The modern version requests are sent with; empty on a legacy connection.
   [[nodiscard]] const std::string& modern_version() const noexcept { return modern_version_; }
@@ -506,6 +508,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     if (dead_) return false;
     dead_ = true;
     dead_error_ = std::move(e);
+    if (requests_) requests_->abandon();
     auto pending = std::move(pending_);
     pending_.clear();
     for (auto& [id, p] : pending) {
@@ -833,7 +836,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       const auto p = j.find("params");
       const nlohmann::json& params = p != j.end() ? *p : no_params;
       if (id != j.end())
-        on_request(*id, method->get<std::string>());
+        on_request(*id, method->get<std::string>(), params);
       else
         on_notification(method->get<std::string>(), params);
       return true;
@@ -846,7 +849,8 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     return false;
   }
 
-  void on_request(const nlohmann::json& id, const std::string& method) {
+  void on_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
+    if (method != "ping" && serve_client_request(id, method, params)) return;
     nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}};
     if (method == "ping") {
       reply["result"] = nlohmann::json::object();
@@ -861,6 +865,8 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   void on_notification(const std::string& method, const nlohmann::json& params) {
     const auto& o = shared_->options;
     try {
+      if (method == "notifications/progress" && shared_->caps.progress.route(params)) return;  // a call's own token
+      if (method == "notifications/cancelled" && requests_ && requests_->cancel(params)) return;
       if (method == "notifications/tools/list_changed" && o.on_tools_list_changed) o.on_tools_list_changed();
       else if (method == "notifications/message" && o.on_log) o.on_log(params);
       else if (method == "notifications/progress" && o.on_progress) o.on_progress(params);
@@ -910,6 +916,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       return true;
     std::string m;
     if (t->is_string() && t->get_ref<const std::string&>() == "input_required") {
+      if (mcp_serves_input(shared_->options)) return true;  // the client answers it (mcp_request_with_input)
       m = "the server needs input this client cannot give (resultType \"input_required\"";
       if (const auto r = result.find("inputRequests"); r != result.end() && r->is_object())
         for (const auto& [k, v] : r->items()) {
@@ -928,8 +935,23 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     return false;
   }
 
+  // A request the application has a handler for (client_requests.hpp):
+  // served there; false when it has none.
+  bool serve_client_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
+    if (!requests_) {
+      std::weak_ptr<mcp_connection> weak = weak_from_this();
+      requests_ = std::make_shared<mcp_client_requests<mcp_shared>>(strand_, shared_, [weak](std::string line) {
+        if (auto self = weak.lock()) self->send(std::move(line));
+      });
+    }
+    if (!requests_->serves(method)) return false;
+    requests_->start(id, method, params);
+    return true;
+  }
+
   mcp_strand strand_;
   std::shared_ptr<mcp_shared> shared_;
+  std::shared_ptr<mcp_client_requests<mcp_shared>> requests_;  // made at the first request of the server's
   asio::writable_pipe in_;
   asio::readable_pipe out_;
   asio::readable_pipe err_;

@@ -1,0 +1,117 @@
+// tool_effects/mcp/capabilities.hpp — internal to <tool_effects/mcp.hpp>
+// (included by mcp/client.hpp before `mcp_client_options`): what an
+// application may supply to answer a server's own requests — elicitation
+// (form mode, with the schema's defaults applied, SEP-1034), sampling and
+// roots — and the progress of a call. The client declares a capability in
+// `initialize` only when its handler is set; without one the request is
+// refused (JSON-RPC -32601) as before. A 2026-07-28 server asks inside a
+// call's result instead (MRTR); the same handlers answer. The machinery is in
+// mcp/detail/client_requests.hpp; see docs/mcp.md ("Client capabilities").
+//
+//   te::mcp_client_options o;
+//   o.on_elicitation = [](const te::mcp_elicitation_request& r) {
+//     return te::mcp_elicitation_response::accept({{"name", ask_user(r.message)}});
+//   };
+//   o.roots = [] { return std::vector<te::mcp_root>{{"file:///workspace", "workspace"}}; };
+#ifndef TOOL_EFFECTS_MCP_CAPABILITIES_HPP
+#define TOOL_EFFECTS_MCP_CAPABILITIES_HPP
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace tool_effects {
+
+/// What the user did with an elicitation (the specification's three actions).
+enum class mcp_elicitation_action : std::uint8_t { accept, decline, cancel };
+
+/// A server's `elicitation/create` request (form mode), checked before the
+/// handler sees it: `requested_schema` is a flat object schema whose every
+/// property is one of the specification's primitive schemas (string, number,
+/// integer, boolean, the enum forms), each `default` valid for its property.
+struct mcp_elicitation_request {
+  std::string server{};            ///< the client's `name()`
+  std::string message{};           ///< what to ask the user
+  nlohmann::json requested_schema;  ///< `{"type": "object", "properties": {...}, "required": [...]}`
+  nlohmann::json params;            ///< the request's params as sent (with any `_meta`)
+};
+
+/// What an elicitation handler answers. On `accept`, `content` holds what the
+/// user gave; a property the user left out that has a `default` gets it
+/// (SEP-1034), and the whole is then checked against the schema (types,
+/// bounds, enum members, formats, required): a handler whose content does not
+/// fit fails that request (the server gets JSON-RPC -32603 naming the JSON
+/// pointer), never the connection.
+struct mcp_elicitation_response {
+  mcp_elicitation_action action = mcp_elicitation_action::decline;
+  nlohmann::json content = nlohmann::json::object();
+
+  static mcp_elicitation_response accept(nlohmann::json content = nlohmann::json::object()) {
+    return {mcp_elicitation_action::accept, std::move(content)};
+  }
+  static mcp_elicitation_response decline() { return {mcp_elicitation_action::decline, nlohmann::json::object()}; }
+  static mcp_elicitation_response cancel() { return {mcp_elicitation_action::cancel, nlohmann::json::object()}; }
+};
+
+/// A server's `sampling/createMessage` request, checked before the handler
+/// sees it: `params.messages` is a non-empty array of objects with a role
+/// ("user" or "assistant") and content (an object or array of objects with a
+/// string `type`); `params.maxTokens` is a positive integer.
+struct mcp_sampling_request {
+  std::string server{};  ///< the client's `name()`
+  nlohmann::json params;  ///< the request's params as sent
+};
+
+/// A root the client exposes (`roots/list`): a `file://` URI and an optional name.
+struct mcp_root {
+  std::string uri;
+  std::string name{};
+};
+
+/// The progress of one call (`notifications/progress` for the token the
+/// call sent), as `add_mcp_server` reports it. `params` is the notification's
+/// params as sent; `progress` was checked to be a number.
+struct mcp_progress {
+  std::string server{};           ///< the server's name (as the host names it)
+  std::string tool{};             ///< the tool's name as the model sees it
+  std::string idempotency_key{};  ///< the call's key (attempt_context): which call of the turn
+  double progress = 0;
+  std::optional<double> total{};
+  std::string message{};
+  nlohmann::json params;
+};
+
+/// Handlers the application may supply (`mcp_client_options`). Each runs on
+/// the client's executor, never on its strand, so it may block (a handler that
+/// asks a person holds one thread of the executor while it waits), and it may
+/// use the client. Each is bounded by `mcp_client_options::handler_timeout`:
+/// past it, or when it throws, that one request is answered with a JSON-RPC
+/// error (from a 2026-07-28 server, whose input requests come inside a
+/// call's result, that call fails with `mcp_error` protocol_error) and the
+/// connection lives on.
+using mcp_elicitation_handler = std::function<mcp_elicitation_response(const mcp_elicitation_request&)>;
+/// Returns a `CreateMessageResult`: `role`, `content` (an object or array of
+/// objects with a string `type`), `model` (a string); checked before it is sent.
+using mcp_sampling_handler = std::function<nlohmann::json(const mcp_sampling_request&)>;
+/// The roots at the time of the request; each `uri` must start with `file://`.
+using mcp_roots_provider = std::function<std::vector<mcp_root>()>;
+/// The progress of one call: the notification's params (called on the
+/// client's strand; must not block; exceptions are swallowed).
+using mcp_call_progress = std::function<void(const nlohmann::json& params)>;
+
+/// Checks an elicitation's `requested_schema` (as `mcp_elicitation_request`
+/// documents), then applies its defaults to `content` (a property absent from
+/// `content` that has a `default` gets it, SEP-1034) and checks the result
+/// against it. Returns the content to send; throws `json_error` whose pointer
+/// names the offending value (`/requestedSchema/...` or `/content/...`).
+/// Declared here, defined in mcp/detail/client_requests.hpp.
+inline nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content);
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_MCP_CAPABILITIES_HPP
