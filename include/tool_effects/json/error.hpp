@@ -298,6 +298,116 @@ inline void check_json_depth(const nlohmann::json& v, std::size_t max_depth = js
                      json_error_reason::too_deep);
 }
 
+namespace detail {
+
+// The SAX handler of `parse_untrusted_json`: builds the value as nlohmann's own DOM parser does and checks the
+// limits and duplicate keys as it goes. (nlohmann 3.11's callback parser, used before, scans the parent
+// object's members at every nested object's end, which made objects of many object members quadratic: 8,000
+// members took 1.8 s.) Errors of the text itself come back from nlohmann as exceptions (parse_error).
+class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  using json = nlohmann::json;
+
+  untrusted_json_builder(const json_limits& limits, std::string_view context) : limits_(limits), context_(context) {}
+
+  json root;
+
+  bool null() override { return put(json(nullptr)); }
+  bool boolean(bool v) override { return put(json(v)); }
+  bool number_integer(number_integer_t v) override { return put(json(v)); }
+  bool number_unsigned(number_unsigned_t v) override { return put(json(v)); }
+  bool number_float(number_float_t v, const string_t&) override { return put(json(v)); }
+  bool string(string_t& v) override { return put(json(std::move(v))); }
+  bool binary(binary_t& v) override { return put(json::binary(std::move(v))); }
+  bool start_object(std::size_t) override { return open(true); }
+  bool start_array(std::size_t) override { return open(false); }
+  bool end_object() override { return close(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    frame& f = frames_.back();
+    if (stack_.back()->contains(k))
+      throw json_error(pointer_with(k), "duplicate key", k, context_, json_error_reason::duplicate_key);
+    f.key = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    // Rethrown as its own type (parse_error, out_of_range), which parse_untrusted_json turns into json_error.
+    if (const auto* p = dynamic_cast<const json::parse_error*>(&e)) throw *p;
+    if (const auto* r = dynamic_cast<const json::out_of_range*>(&e)) throw *r;
+    throw json::other_error::create(501, e.what(), static_cast<const json*>(nullptr));
+  }
+
+ private:
+  struct frame {
+    bool object;
+    std::string key;
+    std::size_t index = 0;  // elements seen so far (arrays)
+  };
+
+  std::string pointer_with(std::string_view last_key = {}) const {
+    std::string p;
+    for (std::size_t i = 0; i < frames_.size(); ++i) {
+      const frame& f = frames_[i];
+      const bool last = i + 1 == frames_.size();
+      if (f.object) {
+        p.append("/").append(pointer_token(last && !last_key.empty() ? last_key : std::string_view(f.key)));
+      } else if (f.index > 0) {
+        p.append("/").append(std::to_string(f.index - 1));
+      }
+    }
+    return p;
+  }
+  // Counts a value and, inside an array, its index.
+  void element() {
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    if (++values_ > limits_.max_values)
+      throw json_error(pointer_with(), str_cat("more than ", std::to_string(limits_.max_values), " values"), "",
+                       context_, json_error_reason::too_large);
+  }
+  // Stores a finished value where it belongs; returns where it went.
+  json* store(json&& v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    json& top = *stack_.back();
+    if (top.is_array()) {
+      top.push_back(std::move(v));
+      return &top.back();
+    }
+    json& slot = top[frames_.back().key];
+    slot = std::move(v);
+    return &slot;
+  }
+  bool put(json&& v) {
+    element();
+    store(std::move(v));
+    return true;
+  }
+  bool open(bool object) {
+    element();
+    if (frames_.size() >= limits_.max_depth)
+      throw json_error(pointer_with(), too_deep_message(limits_.max_depth), object ? "{" : "[", context_,
+                       json_error_reason::too_deep);
+    stack_.push_back(store(object ? json::object() : json::array()));
+    frames_.push_back({object, {}, 0});
+    return true;
+  }
+  bool close() {
+    stack_.pop_back();
+    frames_.pop_back();
+    return true;
+  }
+
+  const json_limits& limits_;
+  std::string_view context_;
+  std::vector<json*> stack_;
+  std::vector<frame> frames_;
+  std::size_t values_ = 0;
+};
+
+}  // namespace detail
+
 /// THE parse of untrusted JSON text (model output, manifests, MCP overlays
 /// and server lines, stream events): strict RFC 8259 JSON within `limits`.
 /// Refused, each as a `json_error` with the JSON pointer (`context` in front
@@ -315,64 +425,16 @@ inline void check_json_depth(const nlohmann::json& v, std::size_t max_depth = js
 /// `max_safe_json_depth`.
 inline nlohmann::json parse_untrusted_json(std::string_view text, const json_limits& limits = {},
                                            std::string_view context = {}) {
-  using detail::pointer_token;
   using detail::str_cat;
   detail::check_limits(limits);
   if (text.size() > limits.max_bytes)
     throw json_error("", str_cat("text of ", std::to_string(text.size()), " bytes exceeds the limit of ",
                                  std::to_string(limits.max_bytes), " bytes"),
                      str_cat(detail::utf8_prefix(text, 40), "..."), context, json_error_reason::too_large);
-  struct frame {
-    bool object;
-    std::set<std::string> keys;
-    std::string key;
-    std::size_t index = 0;  // elements seen so far (arrays)
-  };
-  std::vector<frame> frames;
-  auto pointer = [&frames] {
-    std::string p;
-    for (const auto& f : frames) {
-      if (f.object)
-        p.append("/").append(pointer_token(f.key));
-      else if (f.index > 0)
-        p.append("/").append(std::to_string(f.index - 1));
-    }
-    return p;
-  };
-  std::size_t values = 0;
-  auto element = [&] {
-    if (!frames.empty() && !frames.back().object) ++frames.back().index;
-    if (++values > limits.max_values)
-      throw json_error(pointer(), str_cat("more than ", std::to_string(limits.max_values), " values"), "", context,
-                       json_error_reason::too_large);
-  };
-  auto open = [&](bool object) {
-    element();
-    if (frames.size() >= limits.max_depth)
-      throw json_error(pointer(), detail::too_deep_message(limits.max_depth), object ? "{" : "[", context,
-                       json_error_reason::too_deep);
-    frames.push_back({object, {}, {}, 0});
-  };
-  using event = nlohmann::json::parse_event_t;
-  auto callback = [&](int, event e, nlohmann::json& parsed) {
-    switch (e) {
-      case event::object_start: open(true); break;
-      case event::array_start: open(false); break;
-      case event::object_end:
-      case event::array_end: frames.pop_back(); break;
-      case event::key: {
-        auto& f = frames.back();
-        f.key = parsed.get<std::string>();
-        if (!f.keys.insert(f.key).second)
-          throw json_error(pointer(), "duplicate key", f.key, context, json_error_reason::duplicate_key);
-        break;
-      }
-      case event::value: element(); break;
-    }
-    return true;
-  };
+  detail::untrusted_json_builder b(limits, context);
   try {
-    return nlohmann::json::parse(text.data(), text.data() + text.size(), callback);
+    (void)nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &b, nlohmann::json::input_format_t::json,
+                                    true);
   } catch (const nlohmann::json::parse_error& e) {
     // Up to 20 bytes either side of the error, cut at character boundaries.
     const std::size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
@@ -382,6 +444,7 @@ inline nlohmann::json parse_untrusted_json(std::string_view text, const json_lim
   } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number that overflows a double
     throw json_error("", "invalid JSON", e.what(), context, json_error_reason::invalid_json);
   }
+  return std::move(b.root);
 }
 
 namespace detail {
