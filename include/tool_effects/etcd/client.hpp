@@ -311,6 +311,12 @@ class client {
     call("/v3/kv/compaction", j);
   }
 
+  /// Asks the member this client talks to, which must be the leader, to hand leadership to the member
+  /// `target_member_id` (decimal, as member_status gives it) and waits for the hand-off (maintenance, tests).
+  void transfer_leadership(const std::string& target_member_id) {
+    call("/v3/maintenance/transfer-leadership", {{"targetID", target_member_id}});
+  }
+
   /// Grants a lease of `ttl_seconds`.
   lease lease_grant(std::int64_t ttl_seconds) {
     const auto res = call("/v3/lease/grant", {{"TTL", std::to_string(ttl_seconds)}});
