@@ -11,6 +11,7 @@
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/etcd.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -475,6 +476,55 @@ TEST(EtcdFaults, ASilentlyPartitionedHolderLearnsWithinItsTtlFailsWithLeaseLostA
     in >> t >> v;
     EXPECT_EQ(v, 2) << "the stale holder overwrote the newer write";
   }
+}
+
+// ---------------------------------------------------------------------------------------------- 4. threads
+long threads_now() {
+  long n = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator("/proc/self/task")) ++n;
+  return n;
+}
+
+// 200 asynchronous acquisitions of one resource wait behind a holder: the process does not grow by a thread per
+// waiting call (the coordinator's workers and its poller, a handful, serve them all). Once the holder releases,
+// all 200 are granted, one after the other in the order of their tokens (FIFO), each released by its handler.
+TEST(EtcdFaults, TwoHundredWaitingAsyncAcquisitionsShareAFewThreads) {
+  REQUIRE_CLUSTER();
+  constexpr int n = 200;
+  const auto prefix = fresh_prefix();
+  etcd::etcd_coordinator holder(options(prefix, 10s)), waiter(options(prefix, 10s));
+  const auto a = te::describe<write_a>("write_a");
+  auto hg = holder.acquire(a, {});
+  const auto held_token = hg.fencing_token();
+  const long before = threads_now();
+  boost::asio::io_context io;
+  std::vector<std::uint64_t> tokens;
+  int failed = 0;
+  for (int i = 0; i < n; ++i)
+    waiter.async_acquire(a, {.wait_limit = 120s},
+                         boost::asio::bind_executor(io, [&](boost::system::error_code ec, etcd::etcd_grant g) {
+                           if (ec) ++failed;
+                           else tokens.push_back(g.fencing_token());
+                         }));
+  auto adm = admin();
+  etcd::range_request q(prefix, etcd::detail::prefix_end(prefix));
+  q.count_only = true;
+  const auto t0 = clock_type::now();
+  const bool all_wait = eventually(60s, [&] { return adm.range(q).count == n + 1; });
+  std::this_thread::sleep_for(500ms);  // every waiter has opened its watch
+  const long waiting = threads_now();
+  std::printf("%d acquisitions waiting %.2f s after they were made; threads: %ld before, %ld while they wait\n", n,
+              seconds_since(t0), before, waiting);
+  EXPECT_TRUE(all_wait) << "not every acquisition put its key";
+  EXPECT_LE(waiting - before, 8) << "a thread per waiting acquisition";
+  const auto t1 = clock_type::now();
+  hg.release();
+  io.run_for(120s);
+  std::printf("%d hand-offs in %.2f s\n", n, seconds_since(t1));
+  EXPECT_EQ(failed, 0);
+  ASSERT_EQ(tokens.size(), std::size_t{n});
+  EXPECT_TRUE(std::is_sorted(tokens.begin(), tokens.end())) << "granted out of FIFO order";
+  EXPECT_GT(tokens.front(), held_token);
 }
 
 }  // namespace etcd_faults_test_ns

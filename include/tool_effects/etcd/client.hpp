@@ -189,6 +189,12 @@ class watch_stream {
     return detail::parse_watch(tool_effects::detail::parse_json(*line, "etcd watch"));
   }
 
+  /// For a poller: the socket the watch reads (-1 when closed), and whether a message (or the end) may be had
+  /// without the socket becoming readable (a complete line already read; with TLS, always: the TLS layer may
+  /// hold decrypted bytes).
+  [[nodiscard]] int native_handle() const noexcept { return conn_->native_handle(); }
+  [[nodiscard]] bool buffered() const noexcept { return conn_->may_have_buffered(); }
+
  private:
   friend class client;
   explicit watch_stream(std::unique_ptr<detail::connection> c) : conn_(std::move(c)) {}

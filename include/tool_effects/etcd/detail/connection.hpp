@@ -139,6 +139,19 @@ class connection {
     }
   }
 
+  // For a poller of streams: the socket (-1 when closed), and whether next_line() may return without the
+  // socket becoming readable (a complete line or the end already parsed; TLS may hold decrypted bytes).
+  [[nodiscard]] int native_handle() const noexcept {
+    return connected_ ? const_cast<beast::tcp_stream&>(stream_).socket().native_handle() : -1;
+  }
+  [[nodiscard]] bool may_have_buffered() const noexcept {
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    if (tls_) return true;
+#endif
+    if (!stream_parser_) return false;
+    return stream_parser_->is_done() || stream_parser_->get().body().find('\n') != std::string::npos;
+  }
+
   void close() noexcept {
 #if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
     tls_.reset();
