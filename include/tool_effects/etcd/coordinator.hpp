@@ -73,8 +73,9 @@ namespace detail {
 // One asynchronous acquisition as the waiting room sees it.
 struct room_job {
   virtual ~room_job() = default;
-  // One step on a worker thread (`readable`: its watch's socket is readable); true: park it again.
-  virtual bool run(bool readable) = 0;
+  // One step on a worker thread, reading its watch for at most `read_wait` (50 ms when its socket is readable,
+  // 1 ms when bytes may be buffered, 0 when it only has to check); true: park it again.
+  virtual bool run(std::chrono::milliseconds read_wait) = 0;
   // For the poller, while it is parked: its watch's socket (-1: run it at once), whether a message may be
   // buffered already, whether it must run now (deadline, cancellation, lost lease).
   [[nodiscard]] virtual int handle() const = 0;
@@ -91,7 +92,7 @@ class waiting_room {
   struct shared {
     std::mutex m;
     std::condition_variable cv;
-    std::deque<std::pair<std::shared_ptr<room_job>, bool>> ready;  // (job, its socket was readable)
+    std::deque<std::pair<std::shared_ptr<room_job>, std::chrono::milliseconds>> ready;  // (job, read wait)
     std::vector<std::shared_ptr<room_job>> parked;
     bool stop = false;
     int wake[2] = {-1, -1};  // a pipe: a parked job or stop wakes the poller
@@ -132,7 +133,7 @@ class waiting_room {
   void submit(std::shared_ptr<room_job> j) {
     {
       std::lock_guard lock(sh_->m);
-      sh_->ready.emplace_back(std::move(j), false);
+      sh_->ready.emplace_back(std::move(j), std::chrono::milliseconds(0));
     }
     sh_->cv.notify_one();
   }
@@ -141,15 +142,15 @@ class waiting_room {
   static void work(const std::shared_ptr<shared>& sh) {
     for (;;) {
       std::shared_ptr<room_job> j;
-      bool readable = false;
+      std::chrono::milliseconds read_wait{0};
       {
         std::unique_lock lock(sh->m);
         sh->cv.wait(lock, [&] { return sh->stop || !sh->ready.empty(); });
         if (sh->stop) return;
-        std::tie(j, readable) = std::move(sh->ready.front());
+        std::tie(j, read_wait) = std::move(sh->ready.front());
         sh->ready.pop_front();
       }
-      if (j->run(readable)) {
+      if (j->run(read_wait)) {
         {
           std::lock_guard lock(sh->m);
           sh->parked.push_back(j);
@@ -174,7 +175,8 @@ class waiting_room {
         for (auto it = sh->parked.begin(); it != sh->parked.end();) {
           auto& j = *it;
           if (j->handle() < 0 || j->buffered() || j->due(now)) {
-            sh->ready.emplace_back(std::move(j), false);  // a buffered line needs no wait
+            const auto wait = j->buffered() ? std::chrono::milliseconds(1) : std::chrono::milliseconds(0);
+            sh->ready.emplace_back(std::move(j), wait);
             it = sh->parked.erase(it);
             ++moved;
           } else {
@@ -197,7 +199,7 @@ class waiting_room {
         const auto it = std::find_if(sh->parked.begin(), sh->parked.end(),
                                      [&](const auto& p) { return p.get() == polled[i - 1]; });
         if (it == sh->parked.end()) continue;
-        sh->ready.emplace_back(std::move(*it), true);
+        sh->ready.emplace_back(std::move(*it), std::chrono::milliseconds(50));
         sh->parked.erase(it);
         ++moved;
       }
@@ -357,7 +359,7 @@ struct async_acquisition final : room_job {
   std::unique_ptr<client> c;
   std::optional<lock_acquisition> acq;
 
-  bool run(bool readable) override {
+  bool run(std::chrono::milliseconds read_wait) override {
     try {
       if (!acq) {
         if (cancelled()) return finish(boost::asio::error::operation_aborted);
@@ -370,7 +372,7 @@ struct async_acquisition final : room_job {
       }
       if (cancelled()) return give_up(boost::asio::error::operation_aborted);
       if (s->keeper.lost()) return give_up(make_error_code(coordination_errc::lease_lost));
-      return acq->step(std::chrono::milliseconds(readable ? 50 : 0)) ? granted() : true;
+      return acq->step(read_wait) ? granted() : true;
     } catch (const error& e) {
       const auto& why = e.reason();
       if (why != "lease_lost" && why != "coordination_timeout" && acq) {
