@@ -15,7 +15,7 @@ Commands, one per line on stdin (each answered by one line on stdout):
                 many answers from etcd named a compact_revision (a watch canceled by compaction).
     quit        (or end of stdin) exit; every connection is closed.
 
-Started by the test (tests/unit/etcd_coordinator_test.cpp), stopped by its pid. Python standard library only.
+Started by test/unit/etcd_faults_test.cpp, stopped by its pid. Python standard library only.
 """
 import socket
 import sys

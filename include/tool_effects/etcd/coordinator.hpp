@@ -387,6 +387,16 @@ struct async_acquisition final : room_job {
       if (why == "coordination_timeout") return finish(boost::asio::error::timed_out);
       if (why == "lease_lost") return finish(make_error_code(coordination_errc::lease_lost));
       return finish(make_error_code(coordination_errc::unavailable));
+    } catch (...) {  // nothing else may leave a worker; the keys go with the lease if not here
+      if (acq) {
+        try {
+          acq->release();
+        } catch (...) {
+        }
+      }
+      acq.reset();
+      c.reset();
+      return finish(make_error_code(coordination_errc::unavailable));
     }
   }
   [[nodiscard]] int handle() const override { return acq ? acq->watch_handle() : -1; }
