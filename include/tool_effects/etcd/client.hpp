@@ -189,6 +189,12 @@ class watch_stream {
     return detail::parse_watch(tool_effects::detail::parse_json(*line, "etcd watch"));
   }
 
+  /// For a poller: the socket the watch reads (-1 when closed), and whether a message (or the end) may be had
+  /// without the socket becoming readable (a complete line already read; with TLS, always: the TLS layer may
+  /// hold decrypted bytes).
+  [[nodiscard]] int native_handle() const noexcept { return conn_->native_handle(); }
+  [[nodiscard]] bool buffered() const noexcept { return conn_->may_have_buffered(); }
+
  private:
   friend class client;
   explicit watch_stream(std::unique_ptr<detail::connection> c) : conn_(std::move(c)) {}
@@ -309,6 +315,12 @@ class client {
     nlohmann::json j{{"revision", std::to_string(revision)}};
     if (physical) j["physical"] = true;
     call("/v3/kv/compaction", j);
+  }
+
+  /// Asks the member this client talks to, which must be the leader, to hand leadership to the member
+  /// `target_member_id` (decimal, as member_status gives it) and waits for the hand-off (maintenance, tests).
+  void transfer_leadership(const std::string& target_member_id) {
+    call("/v3/maintenance/transfer-leadership", {{"targetID", target_member_id}});
   }
 
   /// Grants a lease of `ttl_seconds`.

@@ -18,8 +18,12 @@
 #ifndef TOOL_EFFECTS_ETCD_COORDINATOR_HPP
 #define TOOL_EFFECTS_ETCD_COORDINATOR_HPP
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -27,6 +31,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -39,6 +44,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/system_executor.hpp>
 #include <boost/system/system_error.hpp>
+
+#include <cerrno>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
 
 #include <tool_effects/coordination.hpp>
 #include <tool_effects/etcd/client.hpp>
@@ -53,9 +63,153 @@ struct coordinator_options {
   lease_options lease;                       ///< TTL and keepalive period of the process's lease
   std::string prefix = "tool_effects/";      ///< key prefix: processes coordinate iff they share it
   std::chrono::milliseconds wait_limit{0};   ///< default wait limit of an acquisition (0: none)
+  /// Threads that run the round trips of asynchronous acquisitions (at least 1); one more thread polls the
+  /// watches of all that wait. Made at the first async_acquire.
+  std::size_t wait_threads = 2;
 };
 
 namespace detail {
+
+// One asynchronous acquisition as the waiting room sees it.
+struct room_job {
+  virtual ~room_job() = default;
+  // One step on a worker thread, reading its watch for at most `read_wait` (50 ms when its socket is readable,
+  // 1 ms when bytes may be buffered, 0 when it only has to check); true: park it again.
+  virtual bool run(std::chrono::milliseconds read_wait) = 0;
+  // For the poller, while it is parked: its watch's socket (-1: run it at once), whether a message may be
+  // buffered already, whether it must run now (deadline, cancellation, lost lease).
+  [[nodiscard]] virtual int handle() const = 0;
+  [[nodiscard]] virtual bool buffered() const = 0;
+  [[nodiscard]] virtual bool due(std::chrono::steady_clock::time_point now) const = 0;
+};
+
+// Where one coordinator's asynchronous acquisitions run and wait: `threads` workers run their round trips; one
+// poller waits with poll(2) on the watches of every parked acquisition and hands a job back to the workers when
+// its watch is readable or it is due (checked at least every 250 ms). So a waiting acquisition costs a watch
+// connection, not a thread. Destroyed when no job is left (jobs keep their coordinator alive), possibly on one
+// of its own threads: that one is detached and leaves through the state it shares.
+class waiting_room {
+  struct shared {
+    std::mutex m;
+    std::condition_variable cv;
+    std::deque<std::pair<std::shared_ptr<room_job>, std::chrono::milliseconds>> ready;  // (job, read wait)
+    std::vector<std::shared_ptr<room_job>> parked;
+    bool stop = false;
+    int wake[2] = {-1, -1};  // a pipe: a parked job or stop wakes the poller
+    ~shared() {
+      for (const int fd : wake)
+        if (fd >= 0) ::close(fd);
+    }
+    void poke() const noexcept {
+      const char c = 1;
+      [[maybe_unused]] const auto n = ::write(wake[1], &c, 1);
+    }
+  };
+
+ public:
+  explicit waiting_room(std::size_t threads) : sh_(std::make_shared<shared>()) {
+    if (::pipe(sh_->wake) != 0) throw error("unavailable", "waiting room: no pipe");
+    for (const int fd : sh_->wake) ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+    for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i)
+      threads_.emplace_back([sh = sh_] { work(sh); });
+    threads_.emplace_back([sh = sh_] { poll_loop(sh); });
+  }
+  waiting_room(const waiting_room&) = delete;
+  waiting_room& operator=(const waiting_room&) = delete;
+  ~waiting_room() {
+    {
+      std::lock_guard lock(sh_->m);
+      sh_->stop = true;
+    }
+    sh_->cv.notify_all();
+    sh_->poke();
+    for (auto& t : threads_) {
+      if (t.get_id() == std::this_thread::get_id()) t.detach();
+      else t.join();
+    }
+  }
+
+  // Runs the job's first step on a worker.
+  void submit(std::shared_ptr<room_job> j) {
+    {
+      std::lock_guard lock(sh_->m);
+      sh_->ready.emplace_back(std::move(j), std::chrono::milliseconds(0));
+    }
+    sh_->cv.notify_one();
+  }
+
+ private:
+  static void work(const std::shared_ptr<shared>& sh) {
+    for (;;) {
+      std::shared_ptr<room_job> j;
+      std::chrono::milliseconds read_wait{0};
+      {
+        std::unique_lock lock(sh->m);
+        sh->cv.wait(lock, [&] { return sh->stop || !sh->ready.empty(); });
+        if (sh->stop) return;
+        std::tie(j, read_wait) = std::move(sh->ready.front());
+        sh->ready.pop_front();
+      }
+      if (j->run(read_wait)) {
+        {
+          std::lock_guard lock(sh->m);
+          sh->parked.push_back(j);
+        }
+        sh->poke();
+      }
+      j.reset();  // may be the last reference to the coordinator, and so to this room (outside the lock)
+    }
+  }
+
+  static void poll_loop(const std::shared_ptr<shared>& sh) {
+    std::vector<::pollfd> fds;
+    std::vector<room_job*> polled;
+    for (;;) {
+      fds.assign(1, ::pollfd{sh->wake[0], POLLIN, 0});
+      polled.clear();
+      {
+        std::lock_guard lock(sh->m);
+        if (sh->stop) return;
+        const auto now = std::chrono::steady_clock::now();
+        std::size_t moved = 0;
+        for (auto it = sh->parked.begin(); it != sh->parked.end();) {
+          auto& j = *it;
+          if (j->handle() < 0 || j->buffered() || j->due(now)) {
+            const auto wait = j->buffered() ? std::chrono::milliseconds(1) : std::chrono::milliseconds(0);
+            sh->ready.emplace_back(std::move(j), wait);
+            it = sh->parked.erase(it);
+            ++moved;
+          } else {
+            fds.push_back(::pollfd{j->handle(), POLLIN, 0});
+            polled.push_back(j.get());
+            ++it;
+          }
+        }
+        if (moved) sh->cv.notify_all();
+      }
+      if (::poll(fds.data(), fds.size(), 250) < 0 && errno != EINTR) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      char drain[64];
+      while (::read(sh->wake[0], drain, sizeof drain) > 0) {
+      }
+      std::lock_guard lock(sh->m);
+      if (sh->stop) return;
+      std::size_t moved = 0;
+      for (std::size_t i = 1; i < fds.size(); ++i) {
+        if (fds[i].revents == 0) continue;
+        const auto it = std::find_if(sh->parked.begin(), sh->parked.end(),
+                                     [&](const auto& p) { return p.get() == polled[i - 1]; });
+        if (it == sh->parked.end()) continue;
+        sh->ready.emplace_back(std::move(*it), std::chrono::milliseconds(50));
+        sh->parked.erase(it);
+        ++moved;
+      }
+      if (moved) sh->cv.notify_all();
+    }
+  }
+
+  std::shared_ptr<shared> sh_;
+  std::vector<std::thread> threads_;
+};
 
 // What the copies of one coordinator share: the lease, the client UUID, a pool of idle clients (a waiting
 // acquisition holds a client of its own, so waits do not serialize on one connection).
@@ -89,6 +243,12 @@ struct coordinator_state {
     if (idle.size() < 16) idle.push_back(std::move(c));
   }
 
+  // The waiting room of asynchronous acquisitions, made at the first one.
+  waiting_room& room() {
+    std::call_once(room_once, [this] { room_ = std::make_unique<waiting_room>(opts.wait_threads); });
+    return *room_;
+  }
+
   // Deletes a grant's keys, best effort (else the lease takes them).
   void release(const lock_grant& g) noexcept {
     try {
@@ -98,9 +258,17 @@ struct coordinator_state {
     } catch (...) {
     }
   }
+
+ private:
+  std::once_flag room_once;
+  std::unique_ptr<waiting_room> room_;  // last: its threads stop before the rest goes
 };
 
 }  // namespace detail
+
+namespace detail {
+struct async_acquisition;
+}
 
 /// A grant of etcd_coordinator: the call's keys in etcd and their create revision as fencing token.
 /// Move-only; released (keys deleted, best effort: the lease takes them otherwise) by `release()` or the
@@ -139,6 +307,7 @@ class etcd_grant {
 
  private:
   friend class etcd_coordinator;
+  friend struct detail::async_acquisition;
   etcd_grant(std::shared_ptr<detail::coordinator_state> s, lock_grant g) noexcept
       : state_(std::move(s)), grant_(std::move(g)) {}
   std::shared_ptr<detail::coordinator_state> state_;
@@ -179,6 +348,87 @@ struct etcd_async_op {
   }
 };
 
+// An asynchronous acquisition in the waiting room: lock_acquisition's steps, then the handler (through
+// `complete`, exactly once).
+struct async_acquisition final : room_job {
+  std::shared_ptr<coordinator_state> s;
+  call_description d;  // a copy: a cancelled caller may drop its description
+  std::chrono::steady_clock::time_point deadline;
+  std::function<bool()> cancelled;
+  std::function<void(boost::system::error_code, etcd_grant)> complete;
+  std::unique_ptr<client> c;
+  std::optional<lock_acquisition> acq;
+
+  bool run(std::chrono::milliseconds read_wait) override {
+    try {
+      if (!acq) {
+        if (cancelled()) return finish(boost::asio::error::operation_aborted);
+        if (s->keeper.lost()) return finish(make_error_code(coordination_errc::lease_lost));
+        c = s->take();
+        // its id (lease / UUID.n / 1) is unique in the fleet, as a blocking acquisition's
+        const auto id = str_cat(std::to_string(s->keeper.id()), "/", s->uuid, ".", std::to_string(++s->calls), "/1");
+        acq.emplace(*c, s->keeper.id(), s->opts.prefix, id, d, deadline);
+        return acq->start() ? granted() : true;
+      }
+      if (cancelled()) return give_up(boost::asio::error::operation_aborted);
+      if (s->keeper.lost()) return give_up(make_error_code(coordination_errc::lease_lost));
+      return acq->step(read_wait) ? granted() : true;
+    } catch (const error& e) {
+      const auto& why = e.reason();
+      if (why != "lease_lost" && why != "coordination_timeout" && acq) {
+        try {
+          acq->release();  // a failed request may have left the keys
+        } catch (const error&) {
+        }
+      }
+      acq.reset();
+      if (c && why != "unavailable" && why != "timeout") s->give(std::move(c));
+      c.reset();
+      if (why == "coordination_timeout") return finish(boost::asio::error::timed_out);
+      if (why == "lease_lost") return finish(make_error_code(coordination_errc::lease_lost));
+      return finish(make_error_code(coordination_errc::unavailable));
+    } catch (...) {  // nothing else may leave a worker; the keys go with the lease if not here
+      if (acq) {
+        try {
+          acq->release();
+        } catch (...) {
+        }
+      }
+      acq.reset();
+      c.reset();
+      return finish(make_error_code(coordination_errc::unavailable));
+    }
+  }
+  [[nodiscard]] int handle() const override { return acq ? acq->watch_handle() : -1; }
+  [[nodiscard]] bool buffered() const override { return acq && acq->watch_buffered(); }
+  [[nodiscard]] bool due(std::chrono::steady_clock::time_point now) const override {
+    return now >= deadline || cancelled() || s->keeper.lost();
+  }
+
+ private:
+  bool finish(boost::system::error_code ec, etcd_grant g = {}) {
+    complete(ec, std::move(g));
+    return false;
+  }
+  bool give_up(boost::system::error_code ec) {
+    try {
+      acq->release();
+    } catch (const error&) {  // the lease takes them
+    }
+    acq.reset();
+    s->give(std::move(c));
+    return finish(ec);
+  }
+  bool granted() {
+    auto g = acq->take_grant();
+    acq.reset();
+    s->give(std::move(c));
+    etcd_grant out(s, std::move(g));
+    if (s->keeper.lost()) return finish(make_error_code(coordination_errc::lease_lost));  // stale: out releases
+    return finish({}, std::move(out));
+  }
+};
+
 }  // namespace detail
 
 /// The coordinator across processes: a handle (copies share one lease and one client UUID) that grants
@@ -216,10 +466,10 @@ class etcd_coordinator {
     return g;
   }
 
-  /// Asynchronous acquisition, signature `void(error_code, etcd_grant)`: the protocol's blocking round trips
-  /// and watch run on a thread of their own; the handler runs on its associated executor (never inside this
-  /// call). Per-operation cancellation completes at once with `operation_aborted` (the request's keys are
-  /// deleted within 250 ms).
+  /// Asynchronous acquisition, signature `void(error_code, etcd_grant)`: the protocol's round trips run on the
+  /// coordinator's `wait_threads` workers and its wait on one poller shared by every waiting acquisition (no
+  /// thread per call); the handler runs on its associated executor (never inside this call). Per-operation
+  /// cancellation completes at once with `operation_aborted` (the request's keys are deleted within 250 ms).
   template <class Token>
   auto async_acquire(const call_description& d, acquire_options o, Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, etcd_grant)>(
@@ -275,11 +525,15 @@ class etcd_coordinator {
         op->complete(boost::asio::error::operation_aborted, etcd_grant{});
       });
     }
-    std::thread([s = state_, d = d, o, op] {  // a copy: a cancelled caller may drop its description
-      boost::system::error_code ec;
-      auto g = acquire_impl(s, d, o, &op->cancelled, ec);
-      op->complete(ec, std::move(g));
-    }).detach();
+    auto job = std::make_shared<detail::async_acquisition>();
+    job->s = state_;
+    job->d = d;
+    job->deadline = o.wait_limit.count() > 0
+                        ? std::chrono::steady_clock::now() + std::chrono::ceil<std::chrono::milliseconds>(o.wait_limit)
+                        : std::chrono::steady_clock::now() + std::chrono::hours(24 * 365);
+    job->cancelled = [op] { return op->cancelled.load(); };
+    job->complete = [op](boost::system::error_code ec, etcd_grant g) { op->complete(ec, std::move(g)); };
+    state_->room().submit(std::move(job));
   }
 
   std::shared_ptr<detail::coordinator_state> state_;

@@ -60,17 +60,19 @@ class lease_keeper {
 
   /// Whether the lease must be treated as lost (see the class comment). Also checks the clock, so a keeper
   /// whose own thread was paused together with the process reports the loss as soon as it runs again.
+  /// Once true it stays true, even if a later keepalive would succeed (etcd may still hold the lease, e.g.
+  /// after a leader change extended it): a grant once reported lost is never reported held again.
   [[nodiscard]] bool lost() const {
     if (lost_) return true;
     std::lock_guard lock(mutex_);
-    return std::chrono::steady_clock::now() - last_ok_ >= ttl_;
+    return latch_if_timed_out();
   }
 
   /// Why it was lost: "lease_lost" (etcd expired it) or "keepalive_timeout"; empty while it is not.
   [[nodiscard]] std::string reason() const {
     std::lock_guard lock(mutex_);
-    if (!reason_.empty()) return reason_;
-    return std::chrono::steady_clock::now() - last_ok_ >= ttl_ ? "keepalive_timeout" : "";
+    latch_if_timed_out();
+    return reason_;
   }
 
  private:
@@ -80,11 +82,7 @@ class lease_keeper {
       wake_.wait_for(lock, period_, [this] { return stop_; });
       if (stop_) break;
       const auto before = std::chrono::steady_clock::now();
-      if (before - last_ok_ >= ttl_) {  // paused or cut off for a whole TTL: the lease may be gone already
-        lost_ = true;
-        reason_ = "keepalive_timeout";
-        break;
-      }
+      if (latch_if_timed_out()) break;  // paused or cut off for a whole TTL: the lease may be gone already
       lock.unlock();
       std::string failure;
       try {
@@ -93,6 +91,7 @@ class lease_keeper {
         failure = e.reason();
       }
       lock.lock();
+      if (lost_ || latch_if_timed_out()) break;  // an answer after a whole TTL of silence comes too late
       if (failure.empty()) {
         // counted from before the request: etcd renewed the TTL no earlier than that
         last_ok_ = before;
@@ -101,6 +100,31 @@ class lease_keeper {
         reason_ = "lease_lost";
       }
     }
+    // Given up by this side while etcd may still hold it: revoke it (best effort, retried for a TTL), so that
+    // its keys do not block others until it expires.
+    const auto give_up = std::chrono::steady_clock::now() + ttl_;
+    while (!stop_ && lost_ && reason_ == "keepalive_timeout" && std::chrono::steady_clock::now() < give_up) {
+      lock.unlock();
+      bool done = false;
+      try {
+        client_.lease_revoke(id_);
+        done = true;
+      } catch (const error& e) {
+        done = e.reason() != "unavailable" && e.reason() != "timeout";  // lease_not_found: gone already
+      }
+      lock.lock();
+      if (done) break;
+      wake_.wait_for(lock, period_, [this] { return stop_; });
+    }
+  }
+
+  // With mutex_ held: whether a whole TTL passed since the last successful keepalive; latches the loss.
+  bool latch_if_timed_out() const {
+    if (lost_) return true;
+    if (std::chrono::steady_clock::now() - last_ok_ < ttl_) return false;
+    lost_ = true;
+    reason_ = "keepalive_timeout";
+    return true;
   }
 
   client client_;
@@ -111,9 +135,9 @@ class lease_keeper {
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::chrono::steady_clock::time_point last_ok_;
-  std::atomic<bool> lost_{false};
+  mutable std::atomic<bool> lost_{false};
   bool stop_ = false;
-  std::string reason_;
+  mutable std::string reason_;
   std::thread thread_;
 };
 

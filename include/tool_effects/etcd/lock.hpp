@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -126,6 +127,119 @@ struct lock_grant {
   std::vector<std::string> keys;
 };
 
+/// One call's acquisition by the protocol of docs/coordination.md, in steps, so that many waits can share a
+/// few threads (etcd_coordinator's waiting room polls the watches of all of them). Not thread-safe.
+class lock_acquisition {
+ public:
+  /// `id` names the call in the fleet (lease / client UUID / call number).
+  lock_acquisition(client& c, std::int64_t lease_id, std::string_view prefix, std::string_view id,
+                   const call_description& call, std::chrono::steady_clock::time_point deadline)
+      : client_(c), lease_(lease_id), deadline_(deadline) {
+    for (const auto& a : lock_accesses(call)) {
+      grant_.keys.push_back(lock_key(prefix, a, id));
+      for (auto& r : conflict_ranges(prefix, a)) ranges_.push_back(std::move(r));
+    }
+  }
+
+  /// The first round trip: one Txn puts every key (kept if there: a retry keeps its create revision) and reads
+  /// the own key and the oldest key of every range. True when granted (uncontended: one round trip).
+  bool start() {
+    std::vector<txn_op> ops;
+    for (const auto& k : grant_.keys) ops.push_back(txn_op::put(k, "", lease_));
+    ops.push_back(txn_op::get({grant_.keys.front()}));
+    for (const auto& r : ranges_) {
+      range_request q(r.key, r.range_end, 1);
+      q.order = range_request::sort::create_ascending;
+      q.keys_only = true;
+      ops.push_back(txn_op::get(q));
+    }
+    std::vector<txn_op> again{txn_op::get({grant_.keys.front()})};
+    const auto first = client_.txn(
+        {{txn_compare::target::create_revision, txn_compare::relation::equal, grant_.keys.front(), 0, {}}}, ops,
+        again);
+    const auto& own = first.responses[first.succeeded ? grant_.keys.size() : 0].range.kvs;
+    if (own.empty()) throw error("lease_lost", "the call's key is gone");
+    grant_.token = own.front().create_revision;
+    bool granted = first.succeeded;
+    if (granted)
+      for (std::size_t i = grant_.keys.size() + 1; i < first.responses.size(); ++i)
+        for (const auto& kv : first.responses[i].range.kvs) granted = granted && kv.create_revision >= grant_.token;
+    return granted;
+  }
+
+  /// One step of the wait. Without an open watch: checks again (If the own key still has its create revision
+  /// Then read the newest older key of every range): none, granted (true); else opens a watch on the newest
+  /// older conflicting key. Then reads that watch for at most `wait`: its delete, its cancel (compaction) or
+  /// the end of its stream closes it, and the next step checks again. Throws `coordination_timeout` past the
+  /// deadline (the keys are deleted first), `lease_lost` when the own keys are gone.
+  bool step(std::chrono::milliseconds wait) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now >= deadline_) {
+      release();
+      throw error("coordination_timeout", "the wait limit passed before the grant");
+    }
+    if (!watch_) {
+      std::vector<txn_op> check;
+      for (const auto& r : ranges_) {
+        range_request q(r.key, r.range_end, 1);
+        q.order = range_request::sort::create_descending;
+        q.max_create_revision = grant_.token - 1;
+        q.keys_only = true;
+        check.push_back(txn_op::get(q));
+      }
+      const auto res = client_.txn(
+          {{txn_compare::target::create_revision, txn_compare::relation::equal, grant_.keys.front(), grant_.token, {}}},
+          check);
+      if (!res.succeeded) throw error("lease_lost", "the call's keys expired while it waited");
+      key_value blocker;
+      for (const auto& r : res.responses)
+        for (const auto& kv : r.range.kvs)
+          if (kv.create_revision < grant_.token && kv.create_revision > blocker.create_revision) blocker = kv;
+      if (blocker.create_revision == 0) return true;
+      watch_.emplace(client_.watch(blocker.key, {}, res.revision + 1));
+    }
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now);
+    std::optional<watch_response> m;
+    try {
+      m = watch_->next(std::min(wait, left));
+    } catch (const error&) {
+      watch_.reset();  // the stream ended: check again
+      return false;
+    }
+    if (!m) return false;
+    bool deleted = m->canceled;
+    for (const auto& e : m->events) deleted = deleted || e.is_delete;
+    if (deleted) watch_.reset();
+    return false;
+  }
+
+  /// For a poller: the open watch's socket (-1: none open, the next step checks at once), and whether the watch
+  /// may hold a message already read from it (then the next step need not wait for the socket).
+  [[nodiscard]] int watch_handle() const noexcept { return watch_ ? watch_->native_handle() : -1; }
+  [[nodiscard]] bool watch_buffered() const noexcept { return watch_ && watch_->buffered(); }
+  [[nodiscard]] std::chrono::steady_clock::time_point deadline() const noexcept { return deadline_; }
+
+  /// The grant (after start() or step() returned true); its keys also when it failed.
+  [[nodiscard]] const lock_grant& grant() const noexcept { return grant_; }
+  [[nodiscard]] lock_grant take_grant() noexcept { return std::move(grant_); }
+
+  /// Deletes the keys (idempotent); throws etcd::error when etcd cannot be reached.
+  void release() {
+    watch_.reset();
+    std::vector<txn_op> ops;
+    for (const auto& k : grant_.keys) ops.push_back(txn_op::del(k));
+    client_.txn({}, ops);
+  }
+
+ private:
+  client& client_;
+  std::int64_t lease_;
+  std::chrono::steady_clock::time_point deadline_;
+  lock_grant grant_;
+  std::vector<key_range> ranges_;
+  std::optional<watch_stream> watch_;
+};
+
 /// The protocol of docs/coordination.md for one process: its lease (kept alive by the caller), a client
 /// UUID, and a key prefix shared by every process that must be coordinated. acquire() blocks until the call
 /// is granted, fails with `lease_lost` (the lease expired: the call's keys are gone) or with
@@ -135,19 +249,33 @@ class lock_session {
   lock_session(client& c, std::int64_t lease_id, std::string client_uuid, std::string prefix = "tool_effects/")
       : client_(c), lease_(lease_id), uuid_(std::move(client_uuid)), prefix_(std::move(prefix)) {}
 
+  /// The id of this session's next call (lease / client UUID / call number).
+  [[nodiscard]] std::string next_id() {
+    return detail::str_cat(std::to_string(lease_), "/", uuid_, "/", std::to_string(++calls_));
+  }
+
   /// `interrupt`, if given, is asked at least every 250 ms while the call waits: a non-empty reason it returns
   /// ends the wait (the keys are deleted) with an etcd::error of that reason (e.g. "cancelled", "lease_lost").
   lock_grant acquire(const call_description& call, std::chrono::milliseconds wait_limit,
                      const std::function<std::string()>& interrupt = {}) {
-    lock_grant g;
+    lock_acquisition a(client_, lease_, prefix_, next_id(), call, std::chrono::steady_clock::now() + wait_limit);
     try {
-      return acquire_into(g, call, wait_limit, interrupt);
+      if (a.start()) return a.take_grant();
+      for (;;) {
+        if (interrupt) {
+          if (auto why = interrupt(); !why.empty()) {
+            a.release();
+            throw error(why, "the wait was interrupted");
+          }
+        }
+        if (a.step(std::chrono::milliseconds(250))) return a.take_grant();
+      }
     } catch (const error& e) {
       // a failed request may have left the keys (its answer was lost): delete them, best effort (the lease
       // takes them otherwise)
-      if (e.reason() != "lease_lost" && e.reason() != "coordination_timeout" && !g.keys.empty()) {
+      if (e.reason() != "lease_lost" && e.reason() != "coordination_timeout") {
         try {
-          release(g);
+          a.release();
         } catch (const error&) {
         }
       }
@@ -163,85 +291,6 @@ class lock_session {
   }
 
  private:
-  lock_grant& acquire_into(lock_grant& g, const call_description& call, std::chrono::milliseconds wait_limit,
-                           const std::function<std::string()>& interrupt) {
-    const auto deadline = std::chrono::steady_clock::now() + wait_limit;
-    const auto id = detail::str_cat(std::to_string(lease_), "/", uuid_, "/", std::to_string(++calls_));
-    std::vector<key_range> ranges;
-    for (const auto& a : lock_accesses(call)) {
-      g.keys.push_back(lock_key(prefix_, a, id));
-      for (auto& r : conflict_ranges(prefix_, a)) ranges.push_back(std::move(r));
-    }
-    // one Txn: put every key (kept if there: a retry keeps its create revision), read the own key and the
-    // oldest key of every range
-    std::vector<txn_op> ops;
-    for (const auto& k : g.keys) ops.push_back(txn_op::put(k, "", lease_));
-    ops.push_back(txn_op::get({g.keys.front()}));
-    for (const auto& r : ranges) {
-      range_request q(r.key, r.range_end, 1);
-      q.order = range_request::sort::create_ascending;
-      q.keys_only = true;
-      ops.push_back(txn_op::get(q));
-    }
-    std::vector<txn_op> again{txn_op::get({g.keys.front()})};
-    const auto first = client_.txn(
-        {{txn_compare::target::create_revision, txn_compare::relation::equal, g.keys.front(), 0, {}}}, ops, again);
-    const auto& own = first.responses[first.succeeded ? g.keys.size() : 0].range.kvs;
-    if (own.empty()) throw error("lease_lost", "the call's key is gone");
-    g.token = own.front().create_revision;
-    bool granted = first.succeeded;
-    if (granted)
-      for (std::size_t i = g.keys.size() + 1; i < first.responses.size(); ++i)
-        for (const auto& kv : first.responses[i].range.kvs) granted = granted && kv.create_revision >= g.token;
-    if (granted) return g;  // uncontended: one round trip
-    for (;;) {
-      // check: If(own key still has its create revision) Then(newest older key of every range)
-      std::vector<txn_op> check;
-      for (const auto& r : ranges) {
-        range_request q(r.key, r.range_end, 1);
-        q.order = range_request::sort::create_descending;
-        q.max_create_revision = g.token - 1;
-        q.keys_only = true;
-        check.push_back(txn_op::get(q));
-      }
-      const auto res = client_.txn(
-          {{txn_compare::target::create_revision, txn_compare::relation::equal, g.keys.front(), g.token, {}}}, check);
-      if (!res.succeeded) throw error("lease_lost", "the call's keys expired while it waited");
-      key_value blocker;
-      for (const auto& r : res.responses)
-        for (const auto& kv : r.range.kvs)
-          if (kv.create_revision < g.token && kv.create_revision > blocker.create_revision) blocker = kv;
-      if (blocker.create_revision == 0) return g;
-      // watch the newest older conflicting key until it is deleted (or the watch ends: check again)
-      auto w = client_.watch(blocker.key, {}, res.revision + 1);
-      for (;;) {
-        const auto now = std::chrono::steady_clock::now();
-        if (now >= deadline) {
-          release(g);
-          throw error("coordination_timeout", "the wait limit passed before the grant");
-        }
-        if (interrupt) {
-          if (auto why = interrupt(); !why.empty()) {
-            release(g);
-            throw error(why, "the wait was interrupted");
-          }
-        }
-        std::optional<watch_response> m;
-        try {
-          m = w.next(std::chrono::duration_cast<std::chrono::milliseconds>(
-              std::min<std::chrono::steady_clock::duration>(deadline - now, std::chrono::milliseconds(250))));
-        } catch (const error&) {
-          break;  // the stream ended: check again
-        }
-        if (!m) continue;
-        if (m->canceled) break;
-        bool deleted = false;
-        for (const auto& e : m->events) deleted = deleted || e.is_delete;
-        if (deleted) break;
-      }
-    }
-  }
-
   client& client_;
   std::int64_t lease_;
   std::string uuid_;

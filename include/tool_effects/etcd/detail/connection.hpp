@@ -139,6 +139,22 @@ class connection {
     }
   }
 
+  // For a poller of streams: the socket (-1 when closed), and whether next_line() may return without the
+  // socket becoming readable (a complete line or the end already parsed, or bytes read and not parsed).
+  [[nodiscard]] int native_handle() const noexcept {
+    return connected_ ? const_cast<beast::tcp_stream&>(stream_).socket().native_handle() : -1;
+  }
+  [[nodiscard]] bool may_have_buffered() const noexcept {
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+    // decrypted bytes the TLS layer holds do not make the socket readable
+    if (tls_ && SSL_pending(const_cast<beast::ssl_stream<beast::tcp_stream&>&>(*tls_).native_handle()) > 0) return true;
+#endif
+    if (!stream_parser_) return false;
+    // bytes read but not parsed yet (a chunk's header parsed, its data not): no read is pending for them
+    return stream_parser_->is_done() || stream_parser_->get().body().find('\n') != std::string::npos ||
+           (!read_pending_ && buffer_.size() > 0);
+  }
+
   void close() noexcept {
 #if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
     tls_.reset();
