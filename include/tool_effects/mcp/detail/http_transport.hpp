@@ -230,7 +230,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     stop();
   }
 
+  // Idempotent: after the first (on the strand), a later call (the
+  // connection's destructor, on any thread) touches nothing.
   void stop() noexcept override {
+    if (stopped_) return;
     stopped_ = true;
     for (const auto& s : open_) close(s);
     open_.clear();
