@@ -15,6 +15,7 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
   --require-version    a request after initialize without MCP-Protocol-Version (or with another version than
                        the negotiated one) is refused with 400
   --stateless          no session ids at all
+  --tls CERT KEY       https: serves TLS with the PEM certificate CERT and key KEY
 
 Sessions: initialize creates one (Mcp-Session-Id); any other request without a known one gets 400 (missing) or
 404 (unknown: expired). DELETE ends it. A GET stream (text/event-stream) carries the server's own messages.
@@ -47,7 +48,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
-        "stateless": False, "log": None, "port_file": None}
+        "stateless": False, "log": None, "port_file": None, "tls": None}
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -66,6 +67,8 @@ while i < len(args):
         opts["require_version"] = True
     elif a == "--stateless":
         opts["stateless"] = True
+    elif a == "--tls":
+        opts["tls"] = (args[i + 1], args[i + 2]); i += 2
     i += 1
 
 lock = threading.Lock()
@@ -335,6 +338,11 @@ class Server(ThreadingHTTPServer):
 
 
 server = Server(("127.0.0.1", 0), Handler)
+if opts["tls"]:
+    import ssl
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    ctx.load_cert_chain(*opts["tls"])
+    server.socket = ctx.wrap_socket(server.socket, server_side=True)
 if opts["port_file"]:
     tmp = opts["port_file"] + ".tmp"
     with open(tmp, "w") as f:

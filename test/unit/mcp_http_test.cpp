@@ -5,9 +5,13 @@
 // (server-everything in its streamableHttp mode).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
+#include <memory>
+#include <optional>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -316,6 +320,31 @@ TEST(McpHttp, AddMcpServerWorksOverHttp) {
   const auto out = host.run(pool, te::run_options{}, calls);
   ASSERT_TRUE(out[0].has_value()) << te::detail::message_of(out[0].error());
   EXPECT_EQ(te::mcp_text(out[0].value()), "via host");
+}
+
+// https (TOOL_EFFECTS_MCP_TLS, OpenSSL): the server's certificate must chain to the CA given (or the system's)
+// and name the host. The control: the same server without its CA is refused at the handshake.
+TEST(McpHttp, HttpsVerifiesTheServersCertificate) {
+#if !(defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS)
+  GTEST_SKIP() << "built without TOOL_EFFECTS_MCP_TLS (OpenSSL)";
+#else
+  MCP_REQUIRE_PYTHON();
+  if (!mcp_test::has_program("openssl")) GTEST_SKIP() << "openssl is not installed";
+  const fs::path certs = temp_dir();
+  ASSERT_EQ(std::system(("bash " TOOL_EFFECTS_MCP_MAKE_CERTS " " + certs.string()).c_str()), 0);
+  boost::asio::thread_pool pool(2);
+  http_server s({"--tls", (certs / "server.pem").string(), (certs / "server-key.pem").string()});
+  ASSERT_GT(s.port, 0);
+  const std::string url = "https://127.0.0.1:" + std::to_string(s.port) + "/mcp";
+  auto c = te::mcp_client::connect(pool, {.url = url, .tls_ca_file = (certs / "ca.pem").string()});
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "over tls"}})), "over tls");
+  c.close();
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, {.url = url}); }, &what), "server_exited")
+      << what;
+  EXPECT_NE(what.find("TLS handshake"), std::string::npos) << what;
+  fs::remove_all(certs);
+#endif
 }
 
 // The official TypeScript SDK's server (StreamableHTTPServerTransport, in server-everything 2026.8.31).

@@ -17,8 +17,9 @@
 // resumed with `Last-Event-ID` after the server's `retry`; close() DELETEs the
 // session. Faults end as on stdio: timeouts, refused or reset connections,
 // garbage, oversized or too deep bodies are `mcp_error`s of the same kinds
-// (docs/mcp.md). Plain http; https needs a build with TOOL_EFFECTS_MCP_TLS=1
-// and OpenSSL (not implemented yet: such a URL fails with launch_failed).
+// (docs/mcp.md). https needs a build with TOOL_EFFECTS_MCP_TLS=1 and
+// OpenSSL (linked by the application); without it such a URL fails with
+// launch_failed.
 #ifndef TOOL_EFFECTS_MCP_HTTP_HPP
 #define TOOL_EFFECTS_MCP_HTTP_HPP
 
@@ -33,8 +34,13 @@ namespace tool_effects {
 
 /// Where an MCP server is reached over Streamable HTTP, and how.
 struct mcp_http_endpoint {
-  /// The MCP endpoint, "http://host[:port][/path]" (port 80 when absent).
+  /// The MCP endpoint, "http://host[:port][/path]" (port 80 when absent), or
+  /// "https://..." (443) in a build with TOOL_EFFECTS_MCP_TLS=1 (OpenSSL;
+  /// the server's certificate is verified, its name checked).
   std::string url;
+  /// https: the CA certificates (PEM) the server's must chain to; empty:
+  /// the system's.
+  std::string tls_ca_file{};
   /// Headers sent with every request (e.g. a bearer token); never quoted in
   /// errors or logs.
   std::map<std::string, std::string> headers{};

@@ -35,6 +35,11 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#endif
 #include <tool_effects/detail/pop_options.hpp>
 
 #include <tool_effects/json/error.hpp>
@@ -52,6 +57,8 @@ struct mcp_http_url {
   std::string port;    // "80" when absent
   std::string target;  // "/" when absent; the query kept, a fragment dropped
   std::string origin;  // "http://host:port" for messages
+  std::string authority;  // "host:port" for the Host header
+  bool tls = false;    // https
 };
 
 // Parses "http://host[:port][/path]"; throws mcp_error(launch_failed) naming what is wrong.
@@ -64,13 +71,22 @@ inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& na
     return mcp_error(mcp_error_kind::launch_failed, name.empty() ? std::string("mcp-http") : name, m);
   };
   std::string_view rest = u;
-  if (rest.rfind("https://", 0) == 0) throw bad("https needs a build with TLS (not implemented yet): use http://");
-  if (rest.rfind("http://", 0) != 0) throw bad("not an http:// URL");
-  rest.remove_prefix(7);
+  mcp_http_url out;
+  if (rest.rfind("https://", 0) == 0) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    out.tls = true;
+    rest.remove_prefix(8);
+#else
+    throw bad("https needs a build with TOOL_EFFECTS_MCP_TLS=1 and OpenSSL");
+#endif
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else {
+    throw bad("not an http:// or https:// URL");
+  }
   if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
   const auto slash = rest.find_first_of("/?");
   std::string_view authority = rest.substr(0, slash);
-  mcp_http_url out;
   out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
   if (out.target.front() == '?') out.target.insert(out.target.begin(), '/');
   if (authority.find('@') != std::string_view::npos) throw bad("user information in the URL is not supported");
@@ -90,16 +106,17 @@ inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& na
     if (colon != std::string_view::npos) port = authority.substr(colon + 1);
   }
   if (out.host.empty()) throw bad("no host");
-  if (port.empty()) port = "80";
+  if (port.empty()) port = out.tls ? "443" : "80";
   if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
       std::stoul(std::string(port)) > 65535)
     throw bad("the port is not a number up to 65535");
   out.port = std::string(port);
   const bool v6 = out.host.find(':') != std::string::npos;
-  out.origin = "http://";
-  out.origin += v6 ? "[" + out.host + "]" : out.host;
-  out.origin += ':';
-  out.origin += out.port;
+  out.authority = v6 ? "[" + out.host + "]" : out.host;
+  out.authority += ':';
+  out.authority += out.port;
+  out.origin = out.tls ? "https://" : "http://";
+  out.origin += out.authority;
   return out;
 }
 
@@ -187,6 +204,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     beast::flat_buffer buffer;
     mcp_http::response_parser<mcp_http::string_body> parser;
     beast::error_code ec;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls;  // over *stream, for https
+#endif
     const char* what = "";    // the step that failed
     bool connected = false;   // the TCP connection was made (else the server is unreachable)
     bool had_session = false;  // the request carried a session id
@@ -195,7 +215,23 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
  public:
   mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
                      mcp_http_url url)
-      : strand_(std::move(strand)), shared_(std::move(shared)), ep_(std::move(endpoint)), url_(std::move(url)) {}
+      : strand_(std::move(strand)), shared_(std::move(shared)), ep_(std::move(endpoint)), url_(std::move(url)) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    if (url_.tls) {
+      ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+      ssl_->set_verify_mode(asio::ssl::verify_peer);
+      boost::system::error_code ec;
+      if (!ep_.tls_ca_file.empty())
+        ssl_->load_verify_file(ep_.tls_ca_file, ec);
+      else
+        ssl_->set_default_verify_paths(ec);
+      if (ec)
+        throw mcp_error(mcp_error_kind::launch_failed, shared_->name,
+                        "TLS: cannot load the CA certificates " + mcp_preview(ep_.tls_ca_file, 200) + ": " +
+                            ec.message());
+    }
+#endif
+  }
 
   void start(const std::shared_ptr<mcp_connection>& c) override { conn_ = c; }
 
@@ -241,6 +277,15 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   }
 
  private:
+  // Runs `op` on the stream an exchange talks through: TLS for https, else TCP.
+  template <class Op>
+  static decltype(auto) on_stream(exchange& x, Op&& op) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    if (x.tls) return op(*x.tls);
+#endif
+    return op(*x.stream);
+  }
+
   static void close(const stream_ptr& s) noexcept {
     beast::error_code ignored;
     s->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
@@ -299,8 +344,22 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       co_return;
     }
     x.connected = true;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    if (self->ssl_) {
+      x.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream&>>(*x.stream, *self->ssl_);
+      (void)SSL_set_tlsext_host_name(x.tls->native_handle(), self->url_.host.c_str());
+      x.tls->set_verify_callback(asio::ssl::host_name_verification(self->url_.host));
+      auto [hec] = co_await x.tls->async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
+      if (hec) {
+        x.ec = hec;
+        x.what = "TLS handshake";
+        x.connected = false;  // the server is not the one wanted: as unreachable
+        co_return;
+      }
+    }
+#endif
     mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
-    req.set(mcp_http::field::host, self->url_.origin.substr(7));
+    req.set(mcp_http::field::host, self->url_.authority);
     for (const auto& [k, v] : self->ep_.headers) req.set(k, v);
     if (verb == mcp_http::verb::post) {
       req.set(mcp_http::field::content_type, "application/json");
@@ -317,7 +376,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
     req.keep_alive(false);
     req.prepare_payload();
-    auto [wec, n] = co_await mcp_http::async_write(*x.stream, req, asio::as_tuple(asio::use_awaitable));
+    auto [wec, n] = co_await on_stream(x, [&](auto& st) {
+      return mcp_http::async_write(st, req, asio::as_tuple(asio::use_awaitable));
+    });
     (void)n;
     if (wec) {
       x.ec = wec;
@@ -330,8 +391,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       x.stream->expires_never();
     x.parser.header_limit(64 * 1024);
     x.parser.body_limit(self->shared_->options.max_line_bytes);
-    auto [rec, r] = co_await mcp_http::async_read_header(*x.stream, x.buffer, x.parser,
-                                                         asio::as_tuple(asio::use_awaitable));
+    auto [rec, r] = co_await on_stream(x, [&](auto& st) {
+      return mcp_http::async_read_header(st, x.buffer, x.parser, asio::as_tuple(asio::use_awaitable));
+    });
     (void)r;
     if (rec) {
       x.ec = rec;
@@ -418,7 +480,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
     if (status / 100 != 2) x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
     x->stream->expires_never();
-    auto [ec, n] = co_await mcp_http::async_read(*x->stream, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+    auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+      return mcp_http::async_read(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+    });
     (void)n;
     auto c = live();
     if (!c) co_return;
@@ -508,8 +572,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_return;
       }
       if (x->parser.is_done()) co_return;
-      auto [ec, n] = co_await mcp_http::async_read_some(*x->stream, x->buffer, x->parser,
-                                                        asio::as_tuple(asio::use_awaitable));
+      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+        return mcp_http::async_read_some(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+      });
       (void)n;
       if (ec && ec != mcp_http::error::need_buffer) {
         if (!x->parser.get().body().empty() && self->live()) {  // what came before the end
@@ -598,6 +663,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   mcp_http_url url_;
   std::weak_ptr<mcp_connection> conn_;
   asio::ip::tcp::resolver::results_type endpoints_;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+  std::unique_ptr<asio::ssl::context> ssl_;
+#endif
   std::string session_;  // Mcp-Session-Id, once the server gave one
   std::string version_;  // MCP-Protocol-Version, once negotiated
   bool stopped_ = false;
