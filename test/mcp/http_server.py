@@ -32,6 +32,7 @@ Tools (arguments in brackets):
   rpc_error_http      HTTP 400 with a JSON-RPC error object (id null)
   drop_stream         an SSE stream with a priming event (id, retry: 150) that closes before the response; the
                       response comes on the GET that resumes it with Last-Event-ID
+  drop_stream_no_id   the same without an event id (a control: nothing to resume from)
   notify              sends a notifications/message on the GET stream, then answers
   ping_me             (with --sse) sends a ping request on the response stream, answers once the client replied
   expire              ends the session: the next request gets 404
@@ -87,7 +88,8 @@ TOOLS = [{"name": n, "description": d, "inputSchema": {"type": "object", "proper
                          ("not_json", "a body that is not JSON", {}), ("garbage_http", "not HTTP", {}),
                          ("reset", "a TCP reset", {}), ("status500", "HTTP 500", {}),
                          ("rpc_error_http", "HTTP 400 with a JSON-RPC error", {}),
-                         ("drop_stream", "a stream to resume", {}), ("notify", "a notification on GET", {}),
+                         ("drop_stream", "a stream to resume", {}),
+                         ("drop_stream_no_id", "a stream that cannot be resumed", {}), ("notify", "a notification on GET", {}),
                          ("ping_me", "a ping request on the stream", {}), ("expire", "ends the session", {})]]
 
 
@@ -303,6 +305,11 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 resumable[eid] = text_result(rid, "resumed")
             return  # the stream closes without the response
+        if name == "drop_stream_no_id":
+            self.sse_start()
+            self.wfile.write(b"retry: 150\ndata: \n\n")
+            self.wfile.flush()
+            return
         if name == "notify":
             s["queue"].put({"jsonrpc": "2.0", "method": "notifications/message",
                             "params": {"level": "info", "data": "from the GET stream"}})

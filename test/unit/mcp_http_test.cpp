@@ -135,7 +135,7 @@ TEST(McpHttp, ListsAndCallsToolsWithJsonReplies) {
   EXPECT_EQ(c.name(), "http-test-server");  // serverInfo.name adopted, as on stdio
   EXPECT_EQ(c.protocol_version(), "2025-11-25");
   EXPECT_EQ(c.pid(), -1);
-  EXPECT_EQ(c.list_tools()["tools"].size(), 13u);
+  EXPECT_EQ(c.list_tools()["tools"].size(), 14u);
   EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "over http"}})), "over http");
   c.close();
   const auto log = s.log();
@@ -164,7 +164,7 @@ TEST(McpHttp, SseRepliesAndAServerRequestOnTheResponseStream) {
   boost::asio::thread_pool pool(2);
   http_server s({"--sse"});
   auto c = te::mcp_client::connect(pool, endpoint(s));
-  EXPECT_EQ(c.list_tools()["tools"].size(), 13u);
+  EXPECT_EQ(c.list_tools()["tools"].size(), 14u);
   EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "streamed"}})), "streamed");
   // The server's ping on the response stream is answered by a POST.
   EXPECT_EQ(te::mcp_text(c.call("ping_me")), "pong");
@@ -266,6 +266,10 @@ TEST(McpHttp, AnEndedStreamIsResumedWithLastEventId) {
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 140ms);  // the server's retry: 150
   const auto resumed = s.wait_for([](const json& e) { return is(e, "GET") && e["last_event_id"].is_string(); });
   ASSERT_TRUE(resumed.has_value());
+  // The control: a stream that ended without an event id cannot be resumed; its call fails at once.
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("drop_stream_no_id"); }, &what), "server_exited") << what;
+  EXPECT_NE(what.find("without an event id to resume from"), std::string::npos) << what;
 }
 
 TEST(McpHttp, TheGetStreamCarriesTheServersNotifications) {
@@ -315,7 +319,7 @@ TEST(McpHttp, AddMcpServerWorksOverHttp) {
   auto c = te::mcp_client::connect(pool, endpoint(s));
   te::tool_registry<> registry;
   te::json_tool_host<> host{registry};
-  EXPECT_EQ(te::add_mcp_server(host, c, te::server_trust::trusted).size(), 13u);
+  EXPECT_EQ(te::add_mcp_server(host, c, te::server_trust::trusted).size(), 14u);
   const auto calls = te::parse_tool_calls(R"([{"id": "1", "name": "echo", "arguments": {"text": "via host"}}])");
   const auto out = host.run(pool, te::run_options{}, calls);
   ASSERT_TRUE(out[0].has_value()) << te::detail::message_of(out[0].error());
