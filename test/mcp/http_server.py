@@ -16,6 +16,9 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
                        the negotiated one) is refused with 400
   --stateless          no session ids at all
   --tls CERT KEY       https: serves TLS with the PEM certificate CERT and key KEY
+  --http10             HTTP/1.0: one request per connection (default HTTP/1.1: JSON replies keep the
+                       connection alive; SSE replies close it)
+  --idle-close-ms N    closes a kept-alive connection after N ms without a request
 
 Sessions: initialize creates one (Mcp-Session-Id); any other request without a known one gets 400 (missing) or
 404 (unknown: expired). DELETE ends it. A GET stream (text/event-stream) carries the server's own messages.
@@ -49,7 +52,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
-        "stateless": False, "log": None, "port_file": None, "tls": None}
+        "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None}
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -68,6 +71,10 @@ while i < len(args):
         opts["require_version"] = True
     elif a == "--stateless":
         opts["stateless"] = True
+    elif a == "--http10":
+        opts["http10"] = True
+    elif a == "--idle-close-ms":
+        opts["idle_close_ms"] = int(args[i + 1]); i += 1
     elif a == "--tls":
         opts["tls"] = (args[i + 1], args[i + 2]); i += 2
     i += 1
@@ -112,7 +119,8 @@ def text_result(rid, text):
 
 
 class Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.0"
+    protocol_version = "HTTP/1.0" if opts["http10"] else "HTTP/1.1"
+    timeout = opts["idle_close_ms"] / 1000.0 if opts["idle_close_ms"] else None
 
     def log_message(self, *a):
         pass
@@ -123,7 +131,7 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, rpc=None, rid=None):
         log({"http": self.command, "rpc": rpc, "id": rid, "session": self.header("Mcp-Session-Id"),
              "version": self.header("MCP-Protocol-Version"), "last_event_id": self.header("Last-Event-ID"),
-             "accept": self.header("Accept")})
+             "accept": self.header("Accept"), "port": self.client_address[1]})
 
     def plain(self, status, body=b"", ctype="text/plain", extra=None):
         self.send_response(status)
@@ -138,8 +146,10 @@ class Handler(BaseHTTPRequestHandler):
         self.plain(200, (msg if isinstance(msg, str) else json.dumps(msg)).encode(), "application/json", extra)
 
     def sse_start(self, extra=None):
+        self.close_connection = True  # the stream ends with the connection
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Connection", "close")
         self.send_header("Cache-Control", "no-cache")
         for k, v in (extra or {}).items():
             self.send_header(k, v)
@@ -286,11 +296,13 @@ class Handler(BaseHTTPRequestHandler):
         if name == "not_json":
             return self.plain(200, b"this is not json {", "application/json")
         if name == "garbage_http":
+            self.close_connection = True
             self.wfile.write(b"NOT HTTP AT ALL\r\n\r\n")
             self.wfile.flush()
             self.close_connection = True
             return
         if name == "reset":
+            self.close_connection = True
             self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
             self.connection.close()
             return

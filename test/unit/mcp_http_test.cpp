@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -324,6 +325,45 @@ TEST(McpHttp, AddMcpServerWorksOverHttp) {
   const auto out = host.run(pool, te::run_options{}, calls);
   ASSERT_TRUE(out[0].has_value()) << te::detail::message_of(out[0].error());
   EXPECT_EQ(te::mcp_text(out[0].value()), "via host");
+}
+
+// The ports of the connections the POSTs of tools/call came on.
+std::set<int> call_ports(const http_server& s) {
+  std::set<int> ports;
+  for (const auto& e : s.log())
+    if (is(e, "POST", "tools/call")) ports.insert(e["port"].get<int>());
+  return ports;
+}
+
+// A POST whose JSON response kept the connection alive leaves it for the next one; the control is a server
+// that speaks HTTP/1.0 (a connection per request).
+TEST(McpHttp, KeptAliveConnectionsServeLaterRequests) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  for (const bool http10 : {false, true}) {
+    http_server s(http10 ? std::vector<std::string>{"--http10", "--no-get"} : std::vector<std::string>{"--no-get"});
+    auto c = te::mcp_client::connect(pool, endpoint(s));
+    for (int i = 0; i < 20; ++i) EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "k"}})), "k");
+    const auto ports = call_ports(s);
+    if (http10)
+      EXPECT_GE(ports.size(), 15u);
+    else
+      EXPECT_LE(ports.size(), 3u);
+  }
+}
+
+// A kept-alive connection the server closed while idle is not reused (a peek sees its end): the calls after
+// each pause succeed.
+TEST(McpHttp, AConnectionClosedWhileIdleIsNotReused) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--no-get", "--idle-close-ms", "100"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "p"}})), "p");
+    std::this_thread::sleep_for(250ms);
+  }
+  EXPECT_EQ(call_ports(s).size(), 5u);
 }
 
 // https (TOOL_EFFECTS_MCP_TLS, OpenSSL): the server's certificate must chain to the CA given (or the system's)

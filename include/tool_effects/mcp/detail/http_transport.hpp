@@ -17,6 +17,10 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
+
+#include <cerrno>
+#include <sys/socket.h>
 
 #include <nlohmann/json.hpp>
 
@@ -210,7 +214,22 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     const char* what = "";    // the step that failed
     bool connected = false;   // the TCP connection was made (else the server is unreachable)
     bool had_session = false;  // the request carried a session id
+    bool pooled = false;       // the connection went back to the idle pool
   };
+  // A kept-alive connection waiting for the next POST.
+  struct idle_connection {
+    stream_ptr stream;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls;
+#endif
+    std::chrono::steady_clock::time_point since;
+  };
+  // Idle connections kept, and for how long one is reused: well under the
+  // keep-alive timeouts of servers (Node's is 5 s), so that a server rarely
+  // closes one just as a request is sent on it (that request would fail
+  // with server_exited: a POST is never sent twice by the transport).
+  static constexpr std::size_t max_idle = 8;
+  static constexpr std::chrono::milliseconds max_idle_age{2000};
 
  public:
   mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
@@ -273,10 +292,53 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     stopped_ = true;
     for (const auto& s : open_) close(s);
     open_.clear();
+    idle_.clear();
     by_request_.clear();
   }
 
  private:
+  // After a whole response: the connection goes back to the pool when both
+  // sides keep it alive and nothing unread is left.
+  void put_idle(exchange& x, std::int64_t id) {
+    if (stopped_ || x.pooled || !x.parser.is_done() || !x.parser.get().keep_alive() || x.buffer.size() != 0 ||
+        idle_.size() >= max_idle)
+      return;
+    if (id != 0) by_request_.erase(id);
+    x.stream->expires_never();
+    idle_connection e;
+    e.stream = x.stream;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    e.tls = std::move(x.tls);
+#endif
+    e.since = std::chrono::steady_clock::now();
+    idle_.push_back(std::move(e));
+    x.pooled = true;
+  }
+
+  // An idle connection for `x`, if one is young and still open (a peek sees
+  // neither data nor the end); stale ones are closed.
+  bool take_idle(exchange& x) {
+    const auto now = std::chrono::steady_clock::now();
+    while (!idle_.empty()) {
+      idle_connection e = std::move(idle_.back());
+      idle_.pop_back();
+      char byte = 0;
+      const auto n = ::recv(e.stream->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      const bool open = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      if (!open || now - e.since > max_idle_age) {
+        forget(e.stream);
+        continue;
+      }
+      x.stream = std::move(e.stream);
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+      x.tls = std::move(e.tls);
+#endif
+      x.connected = true;
+      return true;
+    }
+    return false;
+  }
+
   // Runs `op` on the stream an exchange talks through: TLS for https, else TCP.
   template <class Op>
   static decltype(auto) on_stream(exchange& x, Op&& op) {
@@ -318,9 +380,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   // x.what say where it failed). `timeout` bounds connecting and sending, and
   // the header too unless `header_timeout` is false (a request's response
   // waits as long as the request may).
-  static asio::awaitable<void> begin(std::shared_ptr<mcp_http_transport> self, exchange& x, mcp_http::verb verb,
-                                     const std::string* body, const std::string& last_event_id,
-                                     std::chrono::milliseconds timeout, bool header_timeout = true) {
+  // A new connection (TLS handshake included) for `x`; x.ec says where it failed.
+  static asio::awaitable<void> connect(std::shared_ptr<mcp_http_transport> self, exchange& x,
+                                       std::chrono::milliseconds timeout) {
     x.stream = std::make_shared<beast::tcp_stream>(self->strand_);
     self->open_.insert(x.stream);
     if (self->endpoints_.empty()) {
@@ -358,6 +420,17 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       }
     }
 #endif
+  }
+
+  static asio::awaitable<void> begin(std::shared_ptr<mcp_http_transport> self, exchange& x, mcp_http::verb verb,
+                                     const std::string* body, const std::string& last_event_id,
+                                     std::chrono::milliseconds timeout, bool header_timeout = true) {
+    if (verb == mcp_http::verb::post && self->take_idle(x)) {
+      x.stream->expires_after(timeout);
+    } else {
+      co_await connect(self, x, timeout);
+      if (x.ec || self->stopped_) co_return;
+    }
     mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
     req.set(mcp_http::field::host, self->url_.authority);
     for (const auto& [k, v] : self->ep_.headers) req.set(k, v);
@@ -374,7 +447,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     if (!self->version_.empty()) req.set("MCP-Protocol-Version", self->version_);
     if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
-    req.keep_alive(false);
+    req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
     req.prepare_payload();
     auto [wec, n] = co_await on_stream(x, [&](auto& st) {
       return mcp_http::async_write(st, req, asio::as_tuple(asio::use_awaitable));
@@ -430,6 +503,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       c->fail_request(id, e);
   }
 
+  // Whether `ec` says the answer was not HTTP (protocol_error), rather than
+  // that the connection ended before it was whole (server_exited).
+  [[nodiscard]] static bool not_http(const beast::error_code& ec) {
+    return ec.category() == mcp_http::make_error_code(mcp_http::error::bad_version).category() &&
+           ec != mcp_http::error::end_of_stream && ec != mcp_http::error::partial_message;
+  }
+
   [[nodiscard]] std::string too_long() const {
     std::string m = "its response body exceeds the limit of ";
     m += std::to_string(shared_->options.max_line_bytes);
@@ -444,8 +524,11 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id == 0);
     if (id != 0 && x->stream && !self->stopped_) self->by_request_[id] = x->stream;
     co_await self->finish_post(self, x, id);
-    if (id != 0) self->by_request_.erase(id);
-    self->forget(x->stream);
+    if (id != 0) {
+      const auto it = self->by_request_.find(id);
+      if (it != self->by_request_.end() && it->second == x->stream) self->by_request_.erase(it);
+    }
+    if (!x->pooled) self->forget(x->stream);
   }
 
   asio::awaitable<void> finish_post(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
@@ -457,9 +540,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     if (x->ec) {
       // A reset or garbage after the connection was made fails this request alone.
-      const bool http_garbage = x->ec.category() == mcp_http::make_error_code(mcp_http::error::bad_version).category();
-      fault(id, http_garbage ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited, describe("POST", *x),
-            !x->connected);
+      fault(id, not_http(x->ec) ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited,
+            describe("POST", *x), !x->connected);
       co_return;
     }
     const unsigned status = x->parser.get().result_int();
@@ -469,7 +551,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
             true);
       co_return;
     }
-    if (id == 0) co_return;  // a notification or a response: 202 expected, any body ignored
+    if (id == 0) {  // a notification or a response: 202 expected, any body ignored
+      if (x->parser.is_done()) put_idle(*x, 0);
+      co_return;
+    }
     if (status == 202) co_return;  // the response comes on the GET stream
     if (status / 100 == 2 && is_sse(*x)) {
       mcp_sse_parser sse;
@@ -489,10 +574,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if (ec && ec != mcp_http::error::body_limit && status / 100 == 2) {
       x->what = "reading the response";
       x->ec = ec;
-      fault(id, ec.category() == mcp_http::make_error_code(mcp_http::error::bad_version).category()
-                    ? mcp_error_kind::protocol_error
-                    : mcp_error_kind::server_exited,
-            describe("POST", *x), false);
+      fault(id, not_http(ec) ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited, describe("POST", *x),
+            false);
       co_return;
     }
     std::string& text = x->parser.get().body();
@@ -512,6 +595,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         fault(id, mcp_error_kind::protocol_error, m, false);
         co_return;
       }
+      put_idle(*x, id);  // before delivering: the response ends the request
       c->deliver(text);
       co_return;
     }
@@ -563,7 +647,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         if (auto cc = self->live()) cc->deliver(data);
       });
       if (!self->live()) co_return;
-      if (id != 0 && !c->pending(id)) co_return;  // answered
+      if (id != 0 && !c->pending(id)) {  // answered: the end of the stream frees the connection for reuse
+        co_await drain(self, x, id, sse);
+        co_return;
+      }
       if (body.size() + sse.pending_bytes() > limit) {
         std::string m = "an event of its SSE stream exceeds the limit of ";
         m += std::to_string(limit);
@@ -585,6 +672,27 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_return;
       }
     }
+  }
+
+  // After the response of request `id` came on its SSE stream: the server
+  // usually ends the stream at once; when it does within a short wait (and
+  // keeps the connection alive), the connection goes back to the pool.
+  static asio::awaitable<void> drain(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
+                                     std::int64_t id, mcp_sse_parser& sse) {
+    for (int i = 0; i < 4 && !x->parser.is_done(); ++i) {
+      x->stream->expires_after(std::chrono::milliseconds(200));
+      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+        return mcp_http::async_read_some(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+      });
+      (void)n;
+      if (ec || !self->live()) co_return;
+      std::string& body = x->parser.get().body();
+      sse.feed(body, [&](std::string_view data) {
+        if (auto cc = self->live()) cc->deliver(data);
+      });
+      if (body.size() + sse.pending_bytes() > self->shared_->options.max_line_bytes) co_return;
+    }
+    if (x->parser.is_done() && self->live()) self->put_idle(*x, id);
   }
 
   // The SSE stream of request `id` ended without its response: resumed by a
@@ -672,6 +780,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   bool get_started_ = false;
   std::unordered_set<stream_ptr> open_;
   std::unordered_map<std::int64_t, stream_ptr> by_request_;
+  std::vector<idle_connection> idle_;
 };
 
 }  // namespace tool_effects::detail
