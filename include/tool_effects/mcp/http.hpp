@@ -26,7 +26,10 @@
 #include <chrono>
 #include <cstddef>
 #include <map>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <tool_effects/mcp.hpp>
 
