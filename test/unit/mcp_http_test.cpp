@@ -127,6 +127,47 @@ bool is(const json& e, const char* http, const char* rpc = nullptr) {
 
 }  // namespace
 
+// The event-stream format (WHATWG HTML "Interpreting an event stream") as the transport reads it, the input
+// cut at every byte: LF, CRLF and CR line ends, comments, multi-line data, events of other types skipped,
+// empty (priming) events not delivered, id and retry kept.
+TEST(McpHttp, SseParserFollowsTheEventStreamFormat) {
+  const std::string stream =
+      ": keep-alive comment\r\n"
+      "id: p-1\r\nretry: 250\r\ndata:\r\n\r\n"
+      "event: message\ndata: {\"a\":\ndata: 1}\n\n"
+      "event: ping\ndata: {\"skipped\":true}\n\n"
+      "id: p-2\rdata:{\"b\":2}\r\r"
+      "retry: soon\ndata: {\"c\":3}\n\n";
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    te::detail::mcp_sse_parser p;
+    std::vector<std::string> got;
+    std::string buf = stream.substr(0, cut);
+    p.feed(buf, [&](std::string_view d) { got.emplace_back(d); });
+    buf += stream.substr(cut);
+    p.feed(buf, [&](std::string_view d) { got.emplace_back(d); });
+    ASSERT_EQ(got, (std::vector<std::string>{"{\"a\":\n1}", "{\"b\":2}", "{\"c\":3}"})) << "cut at " << cut;
+    EXPECT_EQ(p.last_event_id(), "p-2");
+    ASSERT_TRUE(p.retry().has_value());
+    EXPECT_EQ(p.retry()->count(), 250);  // "soon" is not a number: ignored
+    EXPECT_EQ(p.take_events(), 5u);
+    EXPECT_TRUE(buf.empty());
+  }
+}
+
+TEST(McpHttp, EndpointUrlsAreCheckedBeforeAnyConnection) {
+  const auto u = te::detail::mcp_parse_http_url("http://[::1]:8080/a/b?c=d#frag", "");
+  EXPECT_EQ(u.host, "::1");
+  EXPECT_EQ(u.port, "8080");
+  EXPECT_EQ(u.target, "/a/b?c=d");
+  EXPECT_EQ(u.authority, "[::1]:8080");
+  const auto v = te::detail::mcp_parse_http_url("http://example.org?x=1", "");
+  EXPECT_EQ(v.port, "80");
+  EXPECT_EQ(v.target, "/?x=1");
+  for (const char* bad : {"example.org/mcp", "http://", "http://user@host/", "http://h:port/", "http://[::1/",
+                          "http://h:123456/"})
+    EXPECT_EQ(mcp_test::error_kind([&] { (void)te::detail::mcp_parse_http_url(bad, "x"); }), "launch_failed") << bad;
+}
+
 TEST(McpHttp, ListsAndCallsToolsWithJsonReplies) {
   MCP_REQUIRE_PYTHON();
   boost::asio::thread_pool pool(2);
