@@ -31,7 +31,15 @@ else()
   message(STATUS "tool_effects: npm not found; the tests against real MCP servers will skip")
 endif()
 
+# https for the HTTP transport (<tool_effects/mcp/http.hpp>) needs OpenSSL: TOOL_EFFECTS_MCP_TLS=1 where found.
+find_package(OpenSSL QUIET)
+
 function(tool_effects_mcp_target target)
   target_compile_definitions(${target} PRIVATE "TOOL_EFFECTS_MCP_SERVERS_DIR=\"${TOOL_EFFECTS_MCP_SERVERS_DIR}\""
-                                               "TOOL_EFFECTS_MCP_TEST_DIR=\"${TOOL_EFFECTS_MCP_TEST_DIR}\"")
+                                               "TOOL_EFFECTS_MCP_TEST_DIR=\"${TOOL_EFFECTS_MCP_TEST_DIR}\""
+                                               "TOOL_EFFECTS_MCP_MAKE_CERTS=\"${PROJECT_SOURCE_DIR}/test/etcd/make_certs.sh\"")
+  if(OpenSSL_FOUND)
+    target_compile_definitions(${target} PRIVATE TOOL_EFFECTS_MCP_TLS=1)
+    target_link_libraries(${target} PRIVATE OpenSSL::SSL OpenSSL::Crypto)
+  endif()
 endfunction()

@@ -43,9 +43,9 @@ BASE = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 
 HEADERS = ["side_effects.hpp", "conflict.hpp", "registry.hpp", "call_description.hpp", "plan.hpp",
            "retry_policy.hpp", "diagnostics.hpp", "coordination.hpp", "dispatch.hpp", "retry.hpp",
-           "tool_effects.hpp", "json.hpp", "mcp.hpp"]
+           "tool_effects.hpp", "json.hpp", "mcp.hpp", "mcp/http.hpp"]
 # Headers that need nlohmann::json and, for mcp.hpp, Boost.Process's define (as the tool_effects::mcp target sets).
-EXTRA_FLAGS = {"json.hpp": [], "mcp.hpp": ["-DBOOST_PROCESS_USE_STD_FS=1"]}
+EXTRA_FLAGS = {"json.hpp": [], "mcp.hpp": ["-DBOOST_PROCESS_USE_STD_FS=1"], "mcp/http.hpp": ["-DBOOST_PROCESS_USE_STD_FS=1"]}
 
 
 def static_turn_source(n):
@@ -127,7 +127,7 @@ def main():
                 for tag, inc, _ in trees:
                     if os.path.exists(os.path.join(inc, "tool_effects", h)):
                         cases.append(("headers", h + tag, cxx, syntax + EXTRA_FLAGS.get(h, []),
-                                      tu(h + ".cpp", f"#include <tool_effects/{h}>\n"), a.reps, inc))
+                                      tu(h.replace("/", "_") + ".cpp", f"#include <tool_effects/{h}>\n"), a.reps, inc))
             cases.append(("headers", "boost/asio.hpp", cxx, syntax, tu("asio.cpp", "#include <boost/asio.hpp>\n"),
                           a.reps))
             cases.append(("headers", "<string> <type_traits>", cxx, syntax,

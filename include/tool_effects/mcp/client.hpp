@@ -32,10 +32,12 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 
 #include <tool_effects/mcp/capabilities.hpp>
@@ -46,7 +48,10 @@ namespace tool_effects {
 
 namespace detail {
 class mcp_client_state;
+struct mcp_shared;
 }  // namespace detail
+
+struct mcp_http_endpoint;  // <tool_effects/mcp/http.hpp>
 
 /// Protocol versions this client speaks, newest first: 2026-07-28 (modern,
 /// stateless: `server/discover` and per-request `_meta`) and every version the
@@ -167,6 +172,13 @@ class mcp_client {
   template <class Executor>
   static mcp_client launch(Executor&& executor, std::vector<std::string> argv, mcp_client_options options = {});
 
+  /// A client of the MCP server at an HTTP endpoint (Streamable HTTP),
+  /// connected and initialized; throws as `launch`. Declared here, defined
+  /// in <tool_effects/mcp/http.hpp> (include it to call this: stdio users do
+  /// not compile Beast). Everything else is the same over both transports.
+  template <class Executor>
+  static mcp_client connect(Executor&& executor, const mcp_http_endpoint& endpoint, mcp_client_options options = {});
+
   /// Starts (or restarts) the server and initializes it.
   void start();
   boost::asio::awaitable<void> async_start();
@@ -253,6 +265,8 @@ class mcp_client {
 
  private:
   using state_ptr = std::shared_ptr<detail::mcp_client_state>;
+  explicit mcp_client(state_ptr s) noexcept : state_(std::move(s)) {}
+  static state_ptr make_state(boost::asio::any_io_executor ex, std::shared_ptr<detail::mcp_shared> shared);
   // The coroutines own the state (not `this`): an awaitable outlives the handle that made it.
   static boost::asio::awaitable<nlohmann::json> request_op(const state_ptr& s, std::string method,
                                                            nlohmann::json params,

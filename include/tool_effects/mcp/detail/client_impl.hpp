@@ -38,10 +38,13 @@ template <class Executor>
 mcp_client::mcp_client(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
   std::string name = options.name.empty() ? detail::mcp_default_name(argv) : options.name;
   auto shared = std::make_shared<detail::mcp_shared>(std::move(argv), std::move(options), std::move(name));
-  state_ = state_ptr(new detail::mcp_client_state(
-                         boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
-                         std::move(shared)),
-                     closer{});
+  state_ = make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
+                      std::move(shared));
+}
+
+inline mcp_client::state_ptr mcp_client::make_state(boost::asio::any_io_executor ex,
+                                                    std::shared_ptr<detail::mcp_shared> shared) {
+  return state_ptr(new detail::mcp_client_state(std::move(ex), std::move(shared)), closer{});
 }
 
 template <class Executor>

@@ -256,6 +256,7 @@ class mcp_client_state {
       }
       throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
     }
+    c->set_protocol_version(version);
     c->notify("notifications/initialized", nullptr);
     co_return r;
   }

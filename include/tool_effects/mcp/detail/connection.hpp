@@ -18,6 +18,7 @@
 #include <deque>
 #include <exception>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -216,6 +217,35 @@ class mcp_info_snapshot {
   std::size_t restarts_ = 0;
 };
 
+class mcp_connection;
+struct mcp_shared;
+
+// A transport other than the child process (Streamable HTTP, mcp/http.hpp):
+// it carries the messages of one connection. Every member runs on the
+// client's strand. What it receives goes to `mcp_connection::deliver`; a
+// fault of the transport ends the connection (`mcp_connection::fail`) or one
+// request (`mcp_connection::fail_request`), as on stdio.
+class mcp_transport {
+ public:
+  virtual ~mcp_transport() = default;
+  // Starts the transport of `c` (throws mcp_error(launch_failed) when it cannot).
+  virtual void start(const std::shared_ptr<mcp_connection>& c) = 0;
+  // Sends one JSON-RPC message; `request_id` is the id of a request of the
+  // client's (0: a notification or a response).
+  virtual void send(std::string message, std::int64_t request_id) = 0;
+  // The request `request_id` timed out (its cancellation is being sent).
+  virtual void abandon(std::int64_t request_id) = 0;
+  // The handshake settled on `version`.
+  virtual void initialized(const std::string& version) = 0;
+  // Clean end (e.g. HTTP DELETE of the session), then stop().
+  virtual asio::awaitable<void> shutdown() = 0;
+  // Ends everything at once.
+  virtual void stop() noexcept = 0;
+};
+
+using mcp_transport_factory =
+    std::function<std::shared_ptr<mcp_transport>(const mcp_strand&, const std::shared_ptr<mcp_shared>&)>;
+
 // Settings a connection needs, shared with the client.
 struct mcp_shared {
   std::vector<std::string> argv;
@@ -228,6 +258,8 @@ struct mcp_shared {
   std::atomic<int> pid{-1};
   mcp_info_snapshot info;
   mcp_client_side caps;  // progress tokens of calls, handlers running (client_requests.hpp)
+  // Empty: the server is the child process of argv; else the transport's maker.
+  mcp_transport_factory make_transport{};
 
   mcp_shared(std::vector<std::string> a, mcp_client_options o, std::string n)
       : argv(std::move(a)), options(std::move(o)), name(std::move(n)), stderr_ring(options.stderr_lines) {}
@@ -322,6 +354,11 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // Starts the process and the read loops. Throws mcp_error(launch_failed).
   void launch() {
     ignore_sigpipe_once();
+    if (shared_->make_transport) {
+      transport_ = shared_->make_transport(strand_, shared_);
+      transport_->start(shared_from_this());
+      return;
+    }
     const auto& argv = shared_->argv;
     const auto& o = shared_->options;
     if (argv.empty()) throw mcp_error(mcp_error_kind::launch_failed, shared_->name, "empty argv");
@@ -375,7 +412,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   mcp_connection(const mcp_connection&) = delete;
   mcp_connection& operator=(const mcp_connection&) = delete;
   // The child and its process group do not outlive the connection.
-  ~mcp_connection() { kill_now(); }
+  ~mcp_connection() {
+    if (transport_) transport_->stop();
+    kill_now();
+  }
 
   [[nodiscard]] bool alive() const noexcept { return !dead_; }
   [[nodiscard]] std::exception_ptr error() const noexcept { return dead_error_; }
@@ -427,6 +467,29 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // The modern version requests are sent with; empty on a legacy connection.
   [[nodiscard]] const std::string& modern_version() const noexcept { return modern_version_; }
 
+  // The handshake settled on `version` (told to the transport).
+  void set_protocol_version(const std::string& version) {
+    if (transport_) transport_->initialized(version);
+  }
+
+  // For a transport: one message (or batch) received, handled as a line of stdout.
+  void deliver(std::string_view message) {
+    if (!dead_) handle_line(message);
+  }
+  // For a transport: is request `id` still waiting for its response?
+  [[nodiscard]] bool pending(std::int64_t id) const { return pending_.count(id) != 0; }
+  // For a transport: request `id` ends with `e` (the connection lives on).
+  void fail_request(std::int64_t id, std::exception_ptr e) {
+    const auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    auto p = it->second;
+    pending_.erase(it);
+    p->error = std::move(e);
+    p->done = true;
+    p->timer.cancel();
+  }
+  [[nodiscard]] const std::shared_ptr<mcp_shared>& shared() const noexcept { return shared_; }
+
  private:
   // Writes the per-request _meta into `params` (an object, or null made one).
   void stamp_meta(nlohmann::json& params) const {
@@ -445,7 +508,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     p->modern = modern;
     self->pending_.emplace(id, p);
     msg["id"] = id;
-    self->send(mcp_dump(msg));
+    self->send(mcp_dump(msg), id);
     if (!p->done) {
       p->timer.expires_after(timeout);
       (void)co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -453,6 +516,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     if (!p->done) {
       self->pending_.erase(id);
       ++self->shared_->timeouts;
+      if (self->transport_) self->transport_->abandon(id);
       if (!self->dead_ && method != "initialize")  // initialize must not be cancelled (specification)
         self->notify("notifications/cancelled", {{"requestId", id}, {"reason", "timeout"}});
       std::string m = method;
@@ -488,6 +552,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // neither exited nor closed its stdout within options.shutdown_sign.
   static asio::awaitable<void> shutdown(std::shared_ptr<mcp_connection> self, std::exception_ptr why) {
     if (!self->mark_dead(std::move(why))) co_return;
+    if (auto t = self->transport_) {
+      co_await t->shutdown();
+      co_return;
+    }
     boost::system::error_code ec;
     self->in_.close(ec);
     const auto grace = self->shared_->options.shutdown_grace;
@@ -520,6 +588,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   void kill() {
+    if (transport_) transport_->stop();
     kill_now();
     close_pipes();
   }
@@ -581,8 +650,9 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // reading while the client has more than options.max_write_queue_bytes to
   // write (e.g. replies to its own flood of requests) ends the connection
   // with protocol_error; a single line is always accepted into an empty queue.
-  void send(std::string line) {
+  void send(std::string line, std::int64_t request_id = 0) {
     if (dead_) return;
+    if (transport_) return transport_->send(std::move(line), request_id);
     const std::size_t queued = out_buf_.size() + in_flight_bytes_;
     const std::size_t limit = shared_->options.max_write_queue_bytes;
     if (queued > 0 && queued + line.size() + 1 > limit) {
@@ -967,6 +1037,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   std::size_t in_flight_bytes_ = 0;
   std::int64_t next_id_ = 1;
   std::unordered_map<std::int64_t, std::shared_ptr<mcp_pending>> pending_;
+  std::shared_ptr<mcp_transport> transport_;  // null: the child process's pipes
   std::string modern_version_;  // empty: legacy (initialize) or not yet known
   nlohmann::json modern_meta_;  // the per-request _meta fields of modern_version_; null when legacy
 };

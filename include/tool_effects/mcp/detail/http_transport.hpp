@@ -1,0 +1,788 @@
+// tool_effects/mcp/detail/http_transport.hpp — internal to <tool_effects/mcp/http.hpp> (included there
+// after `mcp_http_endpoint`): the Streamable HTTP transport of one MCP connection over Boost.Beast — one
+// TCP connection per exchange, everything on the client's strand, every read bounded. See docs/mcp.md
+// ("The HTTP transport").
+#ifndef TOOL_EFFECTS_MCP_DETAIL_HTTP_TRANSPORT_HPP
+#define TOOL_EFFECTS_MCP_DETAIL_HTTP_TRANSPORT_HPP
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <cerrno>
+#include <sys/socket.h>
+
+#include <nlohmann/json.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#endif
+#include <tool_effects/detail/pop_options.hpp>
+
+#include <tool_effects/json/error.hpp>
+#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/errors.hpp>
+
+namespace tool_effects::detail {
+
+namespace beast = boost::beast;
+namespace mcp_http = boost::beast::http;
+
+// An MCP endpoint URL, split.
+struct mcp_http_url {
+  std::string host;    // without brackets
+  std::string port;    // "80" when absent
+  std::string target;  // "/" when absent; the query kept, a fragment dropped
+  std::string origin;  // "http://host:port" for messages
+  std::string authority;  // "host:port" for the Host header
+  bool tls = false;    // https
+};
+
+// Parses "http://host[:port][/path]"; throws mcp_error(launch_failed) naming what is wrong.
+inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& name) {
+  auto bad = [&](const char* why) {
+    std::string m = "bad MCP endpoint URL \"";
+    m += mcp_preview(u, 200);
+    m += "\": ";
+    m += why;
+    return mcp_error(mcp_error_kind::launch_failed, name.empty() ? std::string("mcp-http") : name, m);
+  };
+  std::string_view rest = u;
+  mcp_http_url out;
+  if (rest.rfind("https://", 0) == 0) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    out.tls = true;
+    rest.remove_prefix(8);
+#else
+    throw bad("https needs a build with TOOL_EFFECTS_MCP_TLS=1 and OpenSSL");
+#endif
+  } else if (rest.rfind("http://", 0) == 0) {
+    rest.remove_prefix(7);
+  } else {
+    throw bad("not an http:// or https:// URL");
+  }
+  if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
+  const auto slash = rest.find_first_of("/?");
+  std::string_view authority = rest.substr(0, slash);
+  out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
+  if (out.target.front() == '?') out.target.insert(out.target.begin(), '/');
+  if (authority.find('@') != std::string_view::npos) throw bad("user information in the URL is not supported");
+  std::string_view port;
+  if (!authority.empty() && authority.front() == '[') {
+    const auto close = authority.find(']');
+    if (close == std::string_view::npos) throw bad("unterminated [IPv6 address]");
+    out.host = std::string(authority.substr(1, close - 1));
+    const auto after = authority.substr(close + 1);
+    if (!after.empty()) {
+      if (after.front() != ':') throw bad("junk after the [IPv6 address]");
+      port = after.substr(1);
+    }
+  } else {
+    const auto colon = authority.rfind(':');
+    out.host = std::string(authority.substr(0, colon));
+    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
+  }
+  if (out.host.empty()) throw bad("no host");
+  if (port.empty()) port = out.tls ? "443" : "80";
+  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
+      std::stoul(std::string(port)) > 65535)
+    throw bad("the port is not a number up to 65535");
+  out.port = std::string(port);
+  const bool v6 = out.host.find(':') != std::string::npos;
+  out.authority = v6 ? "[" + out.host + "]" : out.host;
+  out.authority += ':';
+  out.authority += out.port;
+  out.origin = out.tls ? "https://" : "http://";
+  out.origin += out.authority;
+  return out;
+}
+
+// Server-sent events (WHATWG HTML, "Interpreting an event stream"): the fields MCP uses. `feed` consumes
+// the complete lines at the front of a buffer and calls on_event(data) for every dispatched event of type
+// "message" (or none).
+class mcp_sse_parser {
+ public:
+  template <class F>
+  void feed(std::string& buf, F&& on_event) {
+    std::size_t pos = 0;
+    for (;;) {
+      const auto nl = buf.find_first_of("\r\n", pos);
+      if (nl == std::string::npos) break;
+      std::size_t next = nl + 1;
+      if (buf[nl] == '\r') {
+        if (nl + 1 == buf.size()) break;  // CR LF split across reads: wait for the rest
+        if (buf[nl + 1] == '\n') ++next;
+      }
+      line(std::string_view(buf.data() + pos, nl - pos), on_event);
+      pos = next;
+    }
+    buf.erase(0, pos);
+  }
+  // The id of the last event seen ("" when none): resumption sends it as Last-Event-ID.
+  [[nodiscard]] const std::string& last_event_id() const noexcept { return last_id_; }
+  // The server's last `retry` (ms), if any.
+  [[nodiscard]] std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
+  // Bytes of the event being gathered (bounded by the caller).
+  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size(); }
+  // Events (any, including priming ones) since the last call.
+  std::size_t take_events() noexcept { return std::exchange(events_, 0); }
+
+ private:
+  template <class F>
+  void line(std::string_view l, F& on_event) {
+    if (l.empty()) {
+      ++events_;
+      if (!data_.empty()) {
+        data_.pop_back();  // the LF after the last data line
+        if ((event_.empty() || event_ == "message") && data_.find_first_not_of(" \t\r\n") != std::string::npos)
+          on_event(std::string_view(data_));
+      }
+      data_.clear();
+      event_.clear();
+      return;
+    }
+    if (l.front() == ':') return;  // a comment (keep-alive)
+    const auto colon = l.find(':');
+    const std::string_view field = l.substr(0, colon);
+    std::string_view value = colon == std::string_view::npos ? std::string_view() : l.substr(colon + 1);
+    if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+    if (field == "data") {
+      data_ += value;
+      data_ += '\n';
+    } else if (field == "event") {
+      event_ = std::string(value.substr(0, 64));
+    } else if (field == "id") {
+      if (value.find('\0') == std::string_view::npos && value.size() <= 1024) last_id_ = std::string(value);
+    } else if (field == "retry") {
+      if (!value.empty() && value.size() <= 9 &&
+          std::all_of(value.begin(), value.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        retry_ = std::chrono::milliseconds(std::stol(std::string(value)));
+    }
+  }
+  std::string data_;
+  std::string event_;
+  std::string last_id_;
+  std::optional<std::chrono::milliseconds> retry_;
+  std::size_t events_ = 0;
+};
+
+// A session id as the specification allows it: 1 to 1024 visible ASCII characters.
+inline bool mcp_session_id_ok(std::string_view s) {
+  return !s.empty() && s.size() <= 1024 &&
+         std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
+}
+
+// The transport (mcp_transport) of one connection over Streamable HTTP.
+class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
+  using stream_ptr = std::shared_ptr<beast::tcp_stream>;
+  // One HTTP exchange: its connection and the response being read.
+  struct exchange {
+    stream_ptr stream;
+    beast::flat_buffer buffer;
+    mcp_http::response_parser<mcp_http::string_body> parser;
+    beast::error_code ec;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls;  // over *stream, for https
+#endif
+    const char* what = "";    // the step that failed
+    bool connected = false;   // the TCP connection was made (else the server is unreachable)
+    bool had_session = false;  // the request carried a session id
+    bool pooled = false;       // the connection went back to the idle pool
+  };
+  // A kept-alive connection waiting for the next POST.
+  struct idle_connection {
+    stream_ptr stream;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls;
+#endif
+    std::chrono::steady_clock::time_point since;
+  };
+  // Idle connections kept, and for how long one is reused: well under the
+  // keep-alive timeouts of servers (Node's is 5 s), so that a server rarely
+  // closes one just as a request is sent on it (that request would fail
+  // with server_exited: a POST is never sent twice by the transport).
+  static constexpr std::size_t max_idle = 8;
+  static constexpr std::chrono::milliseconds max_idle_age{2000};
+
+ public:
+  mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
+                     mcp_http_url url)
+      : strand_(std::move(strand)), shared_(std::move(shared)), ep_(std::move(endpoint)), url_(std::move(url)) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    if (url_.tls) {
+      ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+      ssl_->set_verify_mode(asio::ssl::verify_peer);
+      boost::system::error_code ec;
+      if (!ep_.tls_ca_file.empty())
+        ssl_->load_verify_file(ep_.tls_ca_file, ec);
+      else
+        ssl_->set_default_verify_paths(ec);
+      if (ec)
+        throw mcp_error(mcp_error_kind::launch_failed, shared_->name,
+                        "TLS: cannot load the CA certificates " + mcp_preview(ep_.tls_ca_file, 200) + ": " +
+                            ec.message());
+    }
+#endif
+  }
+
+  void start(const std::shared_ptr<mcp_connection>& c) override { conn_ = c; }
+
+  void send(std::string message, std::int64_t request_id) override {
+    if (stopped_) return;
+    asio::co_spawn(strand_, post(shared_from_this(), std::move(message), request_id), asio::detached);
+  }
+
+  void abandon(std::int64_t request_id) override {
+    const auto it = by_request_.find(request_id);
+    if (it == by_request_.end()) return;
+    close(it->second);
+    by_request_.erase(it);
+  }
+
+  void initialized(const std::string& version) override {
+    version_ = version;
+    if (ep_.open_get_stream && !get_started_ && !stopped_) {
+      get_started_ = true;
+      asio::co_spawn(strand_, get_stream(shared_from_this()), asio::detached);
+    }
+  }
+
+  // DELETE of the session (a server that answers 405 or does not answer
+  // within shutdown_grace is left to expire it), then stop().
+  asio::awaitable<void> shutdown() override {
+    auto self = shared_from_this();
+    if (!stopped_ && !session_.empty()) {
+      auto x = std::make_shared<exchange>();
+      co_await begin(self, *x, mcp_http::verb::delete_, nullptr, {}, shared_->options.shutdown_grace);
+    }
+    stop();
+  }
+
+  // Idempotent: after the first (on the strand), a later call (the
+  // connection's destructor, on any thread) touches nothing.
+  void stop() noexcept override {
+    if (stopped_) return;
+    stopped_ = true;
+    for (const auto& s : open_) close(s);
+    open_.clear();
+    idle_.clear();
+    by_request_.clear();
+  }
+
+ private:
+  // After a whole response: the connection goes back to the pool when both
+  // sides keep it alive and nothing unread is left.
+  void put_idle(exchange& x, std::int64_t id) {
+    if (stopped_ || x.pooled || !x.parser.is_done() || !x.parser.get().keep_alive() || x.buffer.size() != 0 ||
+        idle_.size() >= max_idle)
+      return;
+    if (id != 0) by_request_.erase(id);
+    x.stream->expires_never();
+    idle_connection e;
+    e.stream = x.stream;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    e.tls = std::move(x.tls);
+#endif
+    e.since = std::chrono::steady_clock::now();
+    idle_.push_back(std::move(e));
+    x.pooled = true;
+  }
+
+  // An idle connection for `x`, if one is young and still open (a peek sees
+  // neither data nor the end); stale ones are closed.
+  bool take_idle(exchange& x) {
+    const auto now = std::chrono::steady_clock::now();
+    while (!idle_.empty()) {
+      idle_connection e = std::move(idle_.back());
+      idle_.pop_back();
+      char byte = 0;
+      const auto n = ::recv(e.stream->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      const bool open = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+      if (!open || now - e.since > max_idle_age) {
+        forget(e.stream);
+        continue;
+      }
+      x.stream = std::move(e.stream);
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+      x.tls = std::move(e.tls);
+#endif
+      x.connected = true;
+      return true;
+    }
+    return false;
+  }
+
+  // Runs `op` on the stream an exchange talks through: TLS for https, else TCP.
+  template <class Op>
+  static decltype(auto) on_stream(exchange& x, Op&& op) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    if (x.tls) return op(*x.tls);
+#endif
+    return op(*x.stream);
+  }
+
+  static void close(const stream_ptr& s) noexcept {
+    beast::error_code ignored;
+    s->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+    s->socket().close(ignored);
+  }
+  void forget(const stream_ptr& s) {
+    open_.erase(s);
+    close(s);
+  }
+
+  [[nodiscard]] std::shared_ptr<mcp_connection> live() const {
+    auto c = conn_.lock();
+    if (stopped_ || !c || !c->alive()) return nullptr;
+    return c;
+  }
+
+  std::string describe(const char* method, const exchange& x) const {
+    std::string m = method;
+    m += ' ';
+    m += url_.origin;
+    m += mcp_preview(url_.target, 200);
+    m += ": ";
+    m += x.what;
+    m += ": ";
+    m += x.ec == beast::error::timeout ? std::string("timed out") : x.ec.message();
+    return m;
+  }
+
+  // Connects, sends one request and reads the response header (x.ec and
+  // x.what say where it failed). `timeout` bounds connecting and sending, and
+  // the header too unless `header_timeout` is false (a request's response
+  // waits as long as the request may).
+  // A new connection (TLS handshake included) for `x`; x.ec says where it failed.
+  static asio::awaitable<void> connect(std::shared_ptr<mcp_http_transport> self, exchange& x,
+                                       std::chrono::milliseconds timeout) {
+    x.stream = std::make_shared<beast::tcp_stream>(self->strand_);
+    self->open_.insert(x.stream);
+    if (self->endpoints_.empty()) {
+      asio::ip::tcp::resolver resolver(self->strand_);
+      auto [ec, results] = co_await resolver.async_resolve(self->url_.host, self->url_.port,
+                                                           asio::as_tuple(asio::use_awaitable));
+      if (self->stopped_) co_return;
+      if (ec) {
+        x.ec = ec;
+        x.what = "resolving";
+        co_return;
+      }
+      self->endpoints_ = std::move(results);
+    }
+    x.stream->expires_after(timeout);
+    auto [cec, ep] = co_await x.stream->async_connect(self->endpoints_, asio::as_tuple(asio::use_awaitable));
+    (void)ep;
+    if (cec) {
+      x.ec = cec;
+      x.what = "connecting";
+      co_return;
+    }
+    x.connected = true;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+    if (self->ssl_) {
+      x.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream&>>(*x.stream, *self->ssl_);
+      (void)SSL_set_tlsext_host_name(x.tls->native_handle(), self->url_.host.c_str());
+      x.tls->set_verify_callback(asio::ssl::host_name_verification(self->url_.host));
+      auto [hec] = co_await x.tls->async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
+      if (hec) {
+        x.ec = hec;
+        x.what = "TLS handshake";
+        x.connected = false;  // the server is not the one wanted: as unreachable
+        co_return;
+      }
+    }
+#endif
+  }
+
+  static asio::awaitable<void> begin(std::shared_ptr<mcp_http_transport> self, exchange& x, mcp_http::verb verb,
+                                     const std::string* body, const std::string& last_event_id,
+                                     std::chrono::milliseconds timeout, bool header_timeout = true) {
+    if (verb == mcp_http::verb::post && self->take_idle(x)) {
+      x.stream->expires_after(timeout);
+    } else {
+      co_await connect(self, x, timeout);
+      if (x.ec || self->stopped_) co_return;
+    }
+    mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
+    req.set(mcp_http::field::host, self->url_.authority);
+    for (const auto& [k, v] : self->ep_.headers) req.set(k, v);
+    if (verb == mcp_http::verb::post) {
+      req.set(mcp_http::field::content_type, "application/json");
+      req.set(mcp_http::field::accept, "application/json, text/event-stream");
+      req.body() = *body;
+    } else if (verb == mcp_http::verb::get) {
+      req.set(mcp_http::field::accept, "text/event-stream");
+    }
+    if (!self->session_.empty()) {
+      req.set("Mcp-Session-Id", self->session_);
+      x.had_session = true;
+    }
+    if (!self->version_.empty()) req.set("MCP-Protocol-Version", self->version_);
+    if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
+    req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
+    req.prepare_payload();
+    auto [wec, n] = co_await on_stream(x, [&](auto& st) {
+      return mcp_http::async_write(st, req, asio::as_tuple(asio::use_awaitable));
+    });
+    (void)n;
+    if (wec) {
+      x.ec = wec;
+      x.what = "sending";
+      co_return;
+    }
+    if (header_timeout)
+      x.stream->expires_after(timeout);
+    else
+      x.stream->expires_never();
+    x.parser.header_limit(64 * 1024);
+    x.parser.body_limit(self->shared_->options.max_line_bytes);
+    auto [rec, r] = co_await on_stream(x, [&](auto& st) {
+      return mcp_http::async_read_header(st, x.buffer, x.parser, asio::as_tuple(asio::use_awaitable));
+    });
+    (void)r;
+    if (rec) {
+      x.ec = rec;
+      x.what = "reading the response header";
+      co_return;
+    }
+    // The session id the server assigns with the initialize response.
+    if (self->session_.empty()) {
+      const auto& h = x.parser.get();
+      if (const auto s = h.find("Mcp-Session-Id"); s != h.end() && mcp_session_id_ok(s->value()))
+        self->session_ = std::string(s->value());
+    }
+  }
+
+  [[nodiscard]] static bool is_sse(const exchange& x) {
+    const auto ct = x.parser.get()[mcp_http::field::content_type];
+    return ct.size() >= 17 && beast::iequals(ct.substr(0, 17), "text/event-stream");
+  }
+  [[nodiscard]] static bool is_json(const exchange& x) {
+    const auto ct = x.parser.get()[mcp_http::field::content_type];
+    return ct.size() >= 16 && beast::iequals(ct.substr(0, 16), "application/json");
+  }
+
+  // A fault of the transport: the request fails alone (`kind`), or, when the
+  // server could not be reached at all, the whole connection (server_exited:
+  // the next request starts a new session, as a restart does on stdio).
+  void fault(std::int64_t id, mcp_error_kind kind, const std::string& message, bool whole) {
+    auto c = live();
+    if (!c) return;
+    auto e = std::make_exception_ptr(mcp_transient_error(kind, shared_->name, message));
+    if (whole)
+      c->fail(e);
+    else if (id != 0)
+      c->fail_request(id, e);
+  }
+
+  // Whether `ec` says the answer was not HTTP (protocol_error), rather than
+  // that the connection ended before it was whole (server_exited).
+  [[nodiscard]] static bool not_http(const beast::error_code& ec) {
+    return ec.category() == mcp_http::make_error_code(mcp_http::error::bad_version).category() &&
+           ec != mcp_http::error::end_of_stream && ec != mcp_http::error::partial_message;
+  }
+
+  [[nodiscard]] std::string too_long() const {
+    std::string m = "its response body exceeds the limit of ";
+    m += std::to_string(shared_->options.max_line_bytes);
+    m += " bytes (options.max_line_bytes)";
+    return m;
+  }
+
+  // One message POSTed; its response (JSON or SSE) delivered.
+  static asio::awaitable<void> post(std::shared_ptr<mcp_http_transport> self, std::string body, std::int64_t id) {
+    auto x = std::make_shared<exchange>();
+    const auto timeout = id != 0 ? self->ep_.connect_timeout : self->shared_->options.request_timeout;
+    co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id == 0);
+    if (id != 0 && x->stream && !self->stopped_) self->by_request_[id] = x->stream;
+    co_await self->finish_post(self, x, id);
+    if (id != 0) {
+      const auto it = self->by_request_.find(id);
+      if (it != self->by_request_.end() && it->second == x->stream) self->by_request_.erase(it);
+    }
+    if (!x->pooled) self->forget(x->stream);
+  }
+
+  asio::awaitable<void> finish_post(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
+                                    std::int64_t id) {
+    if (!live()) co_return;
+    if (x->ec == mcp_http::error::body_limit) {  // Content-Length past the limit
+      fault(id, mcp_error_kind::protocol_error, too_long(), false);
+      co_return;
+    }
+    if (x->ec) {
+      // A reset or garbage after the connection was made fails this request alone.
+      fault(id, not_http(x->ec) ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited,
+            describe("POST", *x), !x->connected);
+      co_return;
+    }
+    const unsigned status = x->parser.get().result_int();
+    if (status == 404 && x->had_session) {  // the session is gone: a new one on the next request
+      fault(id, mcp_error_kind::server_exited,
+            "POST " + url_.origin + ": HTTP 404: the server ended the session (the next request starts a new one)",
+            true);
+      co_return;
+    }
+    if (id == 0) {  // a notification or a response: 202 expected, any body ignored
+      if (x->parser.is_done()) put_idle(*x, 0);
+      co_return;
+    }
+    if (status == 202) co_return;  // the response comes on the GET stream
+    if (status / 100 == 2 && is_sse(*x)) {
+      mcp_sse_parser sse;
+      co_await read_sse(self, x, id, sse);
+      co_await resume(self, id, sse);
+      co_return;
+    }
+    // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
+    if (status / 100 != 2) x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
+    x->stream->expires_never();
+    auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+      return mcp_http::async_read(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+    });
+    (void)n;
+    auto c = live();
+    if (!c) co_return;
+    if (ec && ec != mcp_http::error::body_limit && status / 100 == 2) {
+      x->what = "reading the response";
+      x->ec = ec;
+      fault(id, not_http(ec) ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited, describe("POST", *x),
+            false);
+      co_return;
+    }
+    std::string& text = x->parser.get().body();
+    if (status / 100 == 2) {
+      if (ec == mcp_http::error::body_limit) {
+        fault(id, mcp_error_kind::protocol_error, too_long(), false);
+        co_return;
+      }
+      if (!is_json(*x)) {
+        std::string m = "POST: HTTP ";
+        m += std::to_string(status);
+        m += " with content type \"";
+        m += mcp_preview(std::string(x->parser.get()[mcp_http::field::content_type]), 100);
+        m += "\" (neither application/json nor text/event-stream): \"";
+        m += mcp_preview(text);
+        m += '"';
+        fault(id, mcp_error_kind::protocol_error, m, false);
+        co_return;
+      }
+      put_idle(*x, id);  // before delivering: the response ends the request
+      c->deliver(text);
+      co_return;
+    }
+    // An HTTP error: a JSON-RPC error object in the body is the request's
+    // error response (its id is often null); anything else a protocol error.
+    try {
+      const nlohmann::json j = parse_json(text, "");
+      if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+        const auto& e = j["error"];
+        const int code = e.contains("code") && e["code"].is_number_integer() ? e["code"].get<int>() : 0;
+        std::string message = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>()
+                                                                                : std::string("(no message)");
+        message = "HTTP " + std::to_string(status) + ": " + mcp_preview(message, 2000);
+        c->fail_request(id, std::make_exception_ptr(mcp_rpc_error(shared_->name, code, message,
+                                                                  e.contains("data") ? e["data"] : nlohmann::json())));
+        co_return;
+      }
+    } catch (const std::exception&) {
+    }
+    std::string m = "POST ";
+    m += url_.origin;
+    m += ": HTTP ";
+    m += std::to_string(status);
+    m += ' ';
+    m += std::string(x->parser.get().reason());
+    if (status == 401 || status == 403) m += " (authorization is not implemented by this client)";
+    if (!text.empty()) {
+      m += ": \"";
+      m += mcp_preview(text);
+      m += '"';
+    }
+    fault(id, mcp_error_kind::protocol_error, m, false);
+  }
+
+  // Reads an SSE body: every message event delivered. Ends when the stream
+  // ends or fails, or when request `id` (non-zero) was answered. An event
+  // longer than the limit of one message fails the request (protocol_error,
+  // as an oversized line does on stdio); on the GET stream, the connection.
+  static asio::awaitable<void> read_sse(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
+                                        std::int64_t id, mcp_sse_parser& sse) {
+    const std::size_t limit = self->shared_->options.max_line_bytes;
+    x->parser.body_limit(boost::none);
+    x->stream->expires_never();
+    for (;;) {
+      auto c = self->live();
+      if (!c) co_return;
+      std::string& body = x->parser.get().body();
+      sse.feed(body, [&](std::string_view data) {
+        if (auto cc = self->live()) cc->deliver(data);
+      });
+      if (!self->live()) co_return;
+      if (id != 0 && !c->pending(id)) {  // answered: the end of the stream frees the connection for reuse
+        co_await drain(self, x, id, sse);
+        co_return;
+      }
+      if (body.size() + sse.pending_bytes() > limit) {
+        std::string m = "an event of its SSE stream exceeds the limit of ";
+        m += std::to_string(limit);
+        m += " bytes (options.max_line_bytes)";
+        self->fault(id, mcp_error_kind::protocol_error, m, id == 0);
+        co_return;
+      }
+      if (x->parser.is_done()) co_return;
+      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+        return mcp_http::async_read_some(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+      });
+      (void)n;
+      if (ec && ec != mcp_http::error::need_buffer) {
+        if (!x->parser.get().body().empty() && self->live()) {  // what came before the end
+          sse.feed(x->parser.get().body(), [&](std::string_view data) {
+            if (auto cc = self->live()) cc->deliver(data);
+          });
+        }
+        co_return;
+      }
+    }
+  }
+
+  // After the response of request `id` came on its SSE stream: the server
+  // usually ends the stream at once; when it does within a short wait (and
+  // keeps the connection alive), the connection goes back to the pool.
+  static asio::awaitable<void> drain(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
+                                     std::int64_t id, mcp_sse_parser& sse) {
+    for (int i = 0; i < 4 && !x->parser.is_done(); ++i) {
+      x->stream->expires_after(std::chrono::milliseconds(200));
+      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+        return mcp_http::async_read_some(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+      });
+      (void)n;
+      if (ec || !self->live()) co_return;
+      std::string& body = x->parser.get().body();
+      sse.feed(body, [&](std::string_view data) {
+        if (auto cc = self->live()) cc->deliver(data);
+      });
+      if (body.size() + sse.pending_bytes() > self->shared_->options.max_line_bytes) co_return;
+    }
+    if (x->parser.is_done() && self->live()) self->put_idle(*x, id);
+  }
+
+  // The SSE stream of request `id` ended without its response: resumed by a
+  // GET with Last-Event-ID after the server's retry (specification
+  // 2025-11-25, "Resumability and Redelivery"), until the response came, the
+  // stream cannot be resumed (no event id) or max_reconnects resumptions in a
+  // row brought no event.
+  static asio::awaitable<void> resume(std::shared_ptr<mcp_http_transport> self, std::int64_t id, mcp_sse_parser& sse) {
+    std::size_t idle = 0;
+    (void)sse.take_events();
+    for (;;) {
+      auto c = self->live();
+      if (!c || !c->pending(id)) co_return;
+      if (sse.last_event_id().empty()) {
+        self->fault(id, mcp_error_kind::server_exited,
+                    "the SSE stream of its response ended before the response, without an event id to resume from",
+                    false);
+        co_return;
+      }
+      if (idle >= self->ep_.max_reconnects) {
+        std::string m = "the SSE stream of its response ended before the response ";
+        m += std::to_string(idle);
+        m += " times in a row without an event (endpoint.max_reconnects)";
+        self->fault(id, mcp_error_kind::server_exited, m, false);
+        co_return;
+      }
+      co_await self->wait_retry(sse);
+      if (!self->live() || !c->pending(id)) co_return;
+      auto x = std::make_shared<exchange>();
+      co_await begin(self, *x, mcp_http::verb::get, nullptr, sse.last_event_id(), self->ep_.connect_timeout);
+      if (!self->stopped_) self->by_request_[id] = x->stream;
+      if (!x->ec && x->parser.get().result_int() == 200 && is_sse(*x)) co_await read_sse(self, x, id, sse);
+      else if (!x->ec) {
+        std::string m = "resuming the SSE stream of its response (GET with Last-Event-ID): HTTP ";
+        m += std::to_string(x->parser.get().result_int());
+        self->fault(id, mcp_error_kind::server_exited, m, false);
+        self->forget(x->stream);
+        co_return;
+      }
+      self->forget(x->stream);
+      idle = sse.take_events() == 0 ? idle + 1 : 0;
+    }
+  }
+
+  asio::awaitable<void> wait_retry(const mcp_sse_parser& sse) {
+    const auto delay = std::min(sse.retry().value_or(ep_.default_retry), ep_.max_retry);
+    asio::steady_timer t(strand_, delay);
+    (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+
+  // The GET stream of the server's own messages, reconnected (with
+  // Last-Event-ID) after it ends; given up when the server has none (any
+  // answer but 200 text/event-stream) or after max_reconnects attempts in a
+  // row without an event.
+  static asio::awaitable<void> get_stream(std::shared_ptr<mcp_http_transport> self) {
+    mcp_sse_parser sse;
+    std::size_t idle = 0;
+    while (self->live() && idle <= self->ep_.max_reconnects) {
+      auto x = std::make_shared<exchange>();
+      co_await begin(self, *x, mcp_http::verb::get, nullptr, sse.last_event_id(), self->ep_.connect_timeout);
+      if (!self->live()) break;
+      if (!x->ec && !(x->parser.get().result_int() == 200 && is_sse(*x))) {
+        self->forget(x->stream);
+        break;  // 405: the server offers no GET stream
+      }
+      if (!x->ec) co_await read_sse(self, x, 0, sse);
+      self->forget(x->stream);
+      idle = sse.take_events() == 0 ? idle + 1 : 0;
+      co_await self->wait_retry(sse);
+    }
+  }
+
+  mcp_strand strand_;
+  std::shared_ptr<mcp_shared> shared_;
+  mcp_http_endpoint ep_;
+  mcp_http_url url_;
+  std::weak_ptr<mcp_connection> conn_;
+  asio::ip::tcp::resolver::results_type endpoints_;
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+  std::unique_ptr<asio::ssl::context> ssl_;
+#endif
+  std::string session_;  // Mcp-Session-Id, once the server gave one
+  std::string version_;  // MCP-Protocol-Version, once negotiated
+  bool stopped_ = false;
+  bool get_started_ = false;
+  std::unordered_set<stream_ptr> open_;
+  std::unordered_map<std::int64_t, stream_ptr> by_request_;
+  std::vector<idle_connection> idle_;
+};
+
+}  // namespace tool_effects::detail
+
+#endif  // TOOL_EFFECTS_MCP_DETAIL_HTTP_TRANSPORT_HPP

@@ -1,0 +1,96 @@
+// tool_effects/mcp/http.hpp — the Streamable HTTP transport of the MCP client
+// (specification 2025-11-25, basic/transports): `mcp_client::connect`. Its
+// own header, so that stdio users do not compile Boost.Beast. See docs/mcp.md
+// ("The HTTP transport").
+//
+//   boost::asio::thread_pool pool(2);
+//   auto client = tool_effects::mcp_client::connect(pool, {.url = "http://127.0.0.1:3001/mcp"});
+//   nlohmann::json tools = client.list_tools();
+//   nlohmann::json r = client.call("echo", {{"message", "hi"}});
+//   te::add_mcp_server(host, client, te::server_trust::untrusted);  // as with a stdio client
+//
+// Every JSON-RPC message is one POST (`Accept: application/json,
+// text/event-stream`); a response comes as JSON or as an SSE stream. The
+// `Mcp-Session-Id` the server gives at initialize and the negotiated
+// `MCP-Protocol-Version` go on every later request; a GET stream carries the
+// server's own messages; an SSE stream that ends before its response is
+// resumed with `Last-Event-ID` after the server's `retry`; close() DELETEs the
+// session. Faults end as on stdio: timeouts, refused or reset connections,
+// garbage, oversized or too deep bodies are `mcp_error`s of the same kinds
+// (docs/mcp.md). https needs a build with TOOL_EFFECTS_MCP_TLS=1 and
+// OpenSSL (linked by the application); without it such a URL fails with
+// launch_failed.
+#ifndef TOOL_EFFECTS_MCP_HTTP_HPP
+#define TOOL_EFFECTS_MCP_HTTP_HPP
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <tool_effects/mcp.hpp>
+
+namespace tool_effects {
+
+/// Where an MCP server is reached over Streamable HTTP, and how.
+struct mcp_http_endpoint {
+  /// The MCP endpoint, "http://host[:port][/path]" (port 80 when absent), or
+  /// "https://..." (443) in a build with TOOL_EFFECTS_MCP_TLS=1 (OpenSSL;
+  /// the server's certificate is verified, its name checked).
+  std::string url;
+  /// https: the CA certificates (PEM) the server's must chain to; empty:
+  /// the system's.
+  std::string tls_ca_file{};
+  /// Headers sent with every request (e.g. a bearer token); never quoted in
+  /// errors or logs.
+  std::map<std::string, std::string> headers{};
+  /// After initialize, open the GET stream for the server's own requests and
+  /// notifications (a server without one answers 405: none is kept open).
+  bool open_get_stream = true;
+  /// Time limit of connecting and sending one request (the response of a
+  /// request is bounded by the request's own timeout).
+  std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
+  /// Resumptions (or GET-stream reconnections) in a row that brought no
+  /// event, before the stream is given up (its request fails with
+  /// server_exited).
+  std::size_t max_reconnects = 8;
+  /// Delay before a resumption when the server sent no SSE `retry`; a
+  /// server's `retry` is capped by `max_retry`.
+  std::chrono::milliseconds default_retry = std::chrono::milliseconds(1000);
+  std::chrono::milliseconds max_retry = std::chrono::seconds(30);
+};
+
+}  // namespace tool_effects
+
+#include <tool_effects/mcp/detail/http_transport.hpp>
+
+namespace tool_effects {
+
+template <class Executor>
+mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& endpoint, mcp_client_options options) {
+  const detail::mcp_http_url url = detail::mcp_parse_http_url(endpoint.url, options.name);
+  std::string name = options.name.empty() ? url.host : options.name;
+  // The 2026-07-28 HTTP binding (no sessions, per-request headers) is not
+  // implemented: over HTTP the client speaks the versions of `initialize`.
+  std::erase_if(options.protocol_versions, [](const std::string& v) { return mcp_version_is_modern(v); });
+  if (options.protocol_versions.empty())
+    throw mcp_error(mcp_error_kind::unsupported_protocol_version, name,
+                    "over HTTP this client speaks only the versions of initialize (2025-11-25 and earlier)");
+  auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
+  shared->make_transport = [endpoint, url](const detail::mcp_strand& strand,
+                                           const std::shared_ptr<detail::mcp_shared>& s) {
+    return std::static_pointer_cast<detail::mcp_transport>(
+        std::make_shared<detail::mcp_http_transport>(strand, s, endpoint, url));
+  };
+  mcp_client c(make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
+                          std::move(shared)));
+  c.start();
+  return c;
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_MCP_HTTP_HPP

@@ -1,0 +1,73 @@
+// The client the official MCP conformance suite (@modelcontextprotocol/conformance) runs: the suite starts a
+// scenario's server, then this program with the server's URL as the last argument and the scenario's name in
+// MCP_CONFORMANCE_SCENARIO (./scripts/conformance; `--client-command` prints the command line).
+//
+// What it does is what an application of the library does: connect over Streamable HTTP
+// (<tool_effects/mcp/http.hpp>), list the tools, call each (arguments made from its input schema), close.
+// Every scenario is served by that one path; the scenario's name only goes to the log. Exit status: 0 when
+// the session ran (a tool's own failure is reported, not fatal), 1 when connecting or listing failed.
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <string>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <tool_effects/mcp.hpp>
+#include <tool_effects/mcp/http.hpp>
+
+namespace {
+
+// Arguments for a tool: every property of a simple type in its input schema gets a plain value.
+nlohmann::json arguments_for(const nlohmann::json& tool) {
+  nlohmann::json args = nlohmann::json::object();
+  const auto schema = tool.find("inputSchema");
+  if (schema == tool.end() || !schema->is_object()) return args;
+  const auto props = schema->find("properties");
+  if (props == schema->end() || !props->is_object()) return args;
+  for (const auto& [name, p] : props->items()) {
+    const std::string type = p.is_object() && p.contains("type") && p["type"].is_string() ? p["type"].get<std::string>() : "";
+    if (type == "number" || type == "integer") args[name] = 1;
+    else if (type == "string") args[name] = "test";
+    else if (type == "boolean") args[name] = true;
+  }
+  return args;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << "usage: conformance_client [options...] <server-url>\n";
+    return 2;
+  }
+  const std::string url = argv[argc - 1];
+  const char* scenario = std::getenv("MCP_CONFORMANCE_SCENARIO");
+  std::cerr << "scenario " << (scenario ? scenario : "(none)") << ", server " << url << '\n';
+  boost::asio::thread_pool pool(2);
+  tool_effects::mcp_client_options options;
+  options.name = "conformance";
+  options.request_timeout = std::chrono::seconds(20);
+  options.on_log = [](const nlohmann::json& p) { std::cerr << "log: " << p.dump() << '\n'; };
+  try {
+    auto client = tool_effects::mcp_client::connect(pool, tool_effects::mcp_http_endpoint{.url = url}, options);
+    std::cerr << "initialized: " << client.protocol_version() << '\n';
+    const nlohmann::json tools = client.list_tools()["tools"];
+    for (const auto& tool : tools) {
+      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
+      const std::string name = tool["name"].get<std::string>();
+      try {
+        const nlohmann::json r = client.call(name, arguments_for(tool));
+        std::cerr << "tool " << name << ": " << tool_effects::mcp_text(r) << '\n';
+      } catch (const tool_effects::mcp_error& e) {
+        std::cerr << "tool " << name << ": " << e.what() << '\n';
+      }
+    }
+    client.close();
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << '\n';
+    return 1;
+  }
+  return 0;
+}
