@@ -3,7 +3,8 @@
 // MCP_CONFORMANCE_SCENARIO (./scripts/conformance; `--client-command` prints the command line).
 //
 // What it does is what an application of the library does: connect over Streamable HTTP
-// (<tool_effects/mcp/http.hpp>), list the tools, call each (arguments made from its input schema), close.
+// (<tool_effects/mcp/http.hpp>), list the tools, call each (arguments made from its input schema), close;
+// an elicitation is accepted as is, so the schema's defaults (SEP-1034) are what goes back.
 // Every scenario is served by that one path; the scenario's name only goes to the log. Exit status: 0 when
 // the session ran (a tool's own failure is reported, not fatal), 1 when connecting or listing failed.
 #include <chrono>
@@ -50,6 +51,12 @@ int main(int argc, char** argv) {
   options.name = "conformance";
   options.request_timeout = std::chrono::seconds(20);
   options.on_log = [](const nlohmann::json& p) { std::cerr << "log: " << p.dump() << '\n'; };
+  // A user who accepts every form without typing anything: the library fills in the schema's defaults
+  // (SEP-1034) and checks the content before it goes back.
+  options.on_elicitation = [](const tool_effects::mcp_elicitation_request& r) {
+    std::cerr << "elicitation: " << r.message << '\n';
+    return tool_effects::mcp_elicitation_response::accept();
+  };
   try {
     auto client = tool_effects::mcp_client::connect(pool, tool_effects::mcp_http_endpoint{.url = url}, options);
     std::cerr << "initialized: " << client.protocol_version() << '\n';
