@@ -16,22 +16,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etcd_test_support.hpp"
+
 namespace etcd_client_test_ns {
 
 namespace etcd = tool_effects::etcd;
 using namespace std::chrono_literals;
 
-nlohmann::json cluster_state() {
-  std::ifstream in(std::string(TOOL_EFFECTS_ETCD_STATE_DIR) + "/cluster.json");
-  if (!in) return nullptr;
-  return nlohmann::json::parse(in, nullptr, false);
-}
-
-std::vector<std::string> endpoints() {
-  const auto state = cluster_state();
-  if (!state.is_object()) return {};
-  return state["endpoints"].get<std::vector<std::string>>();
-}
+using etcd_test::endpoints;
 
 #define REQUIRE_CLUSTER()                                                                       \
   const auto eps = endpoints();                                                                 \

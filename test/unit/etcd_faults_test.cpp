@@ -37,6 +37,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etcd_test_support.hpp"
+
 namespace etcd_faults_test_ns {
 
 namespace te = tool_effects;
@@ -44,13 +46,7 @@ namespace etcd = tool_effects::etcd;
 using namespace std::chrono_literals;
 using clock_type = std::chrono::steady_clock;
 
-std::vector<std::string> endpoints() {
-  std::ifstream in(std::string(TOOL_EFFECTS_ETCD_STATE_DIR) + "/cluster.json");
-  if (!in) return {};
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object() || !j.contains("endpoints")) return {};
-  return j["endpoints"].get<std::vector<std::string>>();
-}
+using etcd_test::endpoints;
 
 etcd::coordinator_options options(const std::string& prefix, std::chrono::seconds ttl) {
   etcd::coordinator_options o;
@@ -184,25 +180,7 @@ struct write_b {
   int operator()() const { return 0; }
 };
 
-// A fenced test resource: a file holding "<largest token> <value>"; a write with a smaller token is refused.
-bool fenced_write(const std::string& path, std::uint64_t token, long value) {
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd < 0) return false;
-  flock(fd, LOCK_EX);
-  char buf[64] = {};
-  const auto n = pread(fd, buf, sizeof buf - 1, 0);
-  unsigned long long last = 0;
-  long old = 0;
-  if (n > 0) std::sscanf(buf, "%llu %ld", &last, &old);
-  bool ok = token >= last;
-  if (ok) {
-    const auto s = std::to_string(token) + " " + std::to_string(value) + "\n";
-    ok = ftruncate(fd, 0) == 0 && pwrite(fd, s.data(), s.size(), 0) == static_cast<ssize_t>(s.size());
-  }
-  flock(fd, LOCK_UN);
-  close(fd);
-  return ok;
-}
+using etcd_test::fenced_write;
 
 // Tells the test (pipe) it runs holding its grant, waits for the test's word, then writes the fenced file.
 struct fenced_writer {

@@ -23,6 +23,7 @@
 #include <tool_effects/etcd.hpp>
 
 #include "crash_rerun_support.hpp"
+#include "etcd_test_support.hpp"
 
 namespace etcd_journal_test_ns {
 
@@ -32,12 +33,7 @@ using json = nlohmann::json;
 
 namespace {
 
-std::vector<std::string> endpoints() {
-  std::ifstream in(std::string(TOOL_EFFECTS_ETCD_STATE_DIR) + "/cluster.json");
-  if (!in) return {};
-  const auto j = json::parse(in, nullptr, false);
-  return j.is_object() ? j["endpoints"].get<std::vector<std::string>>() : std::vector<std::string>{};
-}
+using etcd_test::endpoints;
 te::etcd::client_options options() {
   te::etcd::client_options o;
   o.endpoints = endpoints();

@@ -20,6 +20,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "etcd_test_support.hpp"
+
 namespace etcd_lock_test_ns {
 
 namespace etcd = tool_effects::etcd;
@@ -109,12 +111,7 @@ TEST(EtcdLockRanges, ControlRangesWithoutAncestorsOrTargetsMissConflicts) {
   EXPECT_GT(extra, 0);
 }
 
-std::vector<std::string> endpoints() {
-  std::ifstream in(std::string(TOOL_EFFECTS_ETCD_STATE_DIR) + "/cluster.json");
-  if (!in) return {};
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  return j.is_object() ? j["endpoints"].get<std::vector<std::string>>() : std::vector<std::string>{};
-}
+using etcd_test::endpoints;
 
 call_description call(std::vector<runtime_access> accesses) {
   call_description d;
