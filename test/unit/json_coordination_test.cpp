@@ -42,7 +42,8 @@ TEST(JsonCoordination, CancellingAHostTurnEndsAWaitForAGrant) {
   for (const bool cancelled : {true, false}) {
     SCOPED_TRACE(cancelled ? "cancelled" : "control");
     te::local_coordinator coord;
-    std::optional<te::local_grant> holder = coord.try_acquire(account_write("other session"));
+    const te::call_description other_session = account_write("other session");  // outlives its grant
+    std::optional<te::local_grant> holder = coord.try_acquire(other_session);
     ASSERT_TRUE(holder);
     te::tool_registry<> reg;
     te::json_tool_host<> host{reg};
