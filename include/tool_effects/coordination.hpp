@@ -231,6 +231,13 @@ class local_coordinator {
   /// (`timed_out` after `o.wait_limit`).
   [[nodiscard]] inline local_grant acquire(const call_description& d, acquire_options o) const;
 
+  /// A grant refers to its description until it is released, so a temporary
+  /// description (which would dangle) is refused at compile time.
+  std::optional<local_grant> try_acquire(const call_description&&) const = delete;
+  local_grant acquire(const call_description&&, acquire_options) const = delete;
+  template <class Token>
+  void async_acquire(const call_description&&, acquire_options, Token&&) const = delete;
+
   /// Requests in the queue (held and waiting): for tests and monitoring.
   [[nodiscard]] inline std::size_t queued() const;
 

@@ -476,6 +476,11 @@ class etcd_coordinator {
         [this, &d, o](auto handler) { this->initiate(d, o, std::move(handler)); }, token);
   }
 
+  /// The description must outlive the grant (the Coordinator contract): a temporary is refused at compile time.
+  etcd_grant acquire(const call_description&&, acquire_options) const = delete;
+  template <class Token>
+  void async_acquire(const call_description&&, acquire_options, Token&&) const = delete;
+
  private:
   static etcd_grant acquire_impl(const std::shared_ptr<detail::coordinator_state>& s, const call_description& d,
                                  acquire_options o, const std::atomic<bool>* cancelled,
