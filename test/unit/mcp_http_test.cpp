@@ -344,6 +344,15 @@ TEST(McpHttp, AnExpiredSessionIsRestarted) {
   boost::asio::thread_pool pool(2);
   http_server s({"--no-get"});
   auto c = te::mcp_client::connect(pool, endpoint(s));
+  // connect() returns once initialize is answered; its notifications/initialized POST may still be on its way
+  // on another connection. Expiring the session before it arrives would make that POST the one answered 404
+  // (the client does not wait for the notification's 202: see docs/mcp.md, "What the client does on the wire").
+  for (int i = 0; i < 500; ++i) {
+    const auto log = s.log();
+    if (std::any_of(log.begin(), log.end(), [](const json& e) { return is(e, "POST", "notifications/initialized"); }))
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   EXPECT_EQ(te::mcp_text(c.call("expire")), "expired");
   std::string what;
   EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("echo", {{"text", "x"}}); }, &what), "server_exited") << what;
