@@ -53,21 +53,10 @@ using etcd_test::cluster;
 using etcd_test::endpoints;
 
 etcd::coordinator_options options(const std::string& prefix, std::chrono::seconds ttl) {
-  etcd::coordinator_options o;
-  o.client.endpoints = endpoints();
-  o.prefix = prefix;
-  o.lease.ttl = ttl;
-  o.lease.keepalive = std::chrono::milliseconds(ttl) / 4;
-  return o;
+  return etcd_test::coordinator_options(prefix, ttl);
 }
-
-std::string fresh_prefix() { return "te-coord/" + std::to_string(std::random_device{}()) + "/"; }
-
-std::string temp_dir() {
-  char t[] = "/tmp/te_etcd_coord_XXXXXX";
-  const char* d = mkdtemp(t);
-  return d ? d : "/tmp";
-}
+std::string fresh_prefix() { return etcd_test::fresh_prefix("te-coord"); }
+std::string temp_dir() { return etcd_test::temp_dir("te_etcd_coord"); }
 
 long long now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())

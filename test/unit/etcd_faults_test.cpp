@@ -49,21 +49,10 @@ using clock_type = std::chrono::steady_clock;
 using etcd_test::endpoints;
 
 etcd::coordinator_options options(const std::string& prefix, std::chrono::seconds ttl) {
-  etcd::coordinator_options o;
-  o.client.endpoints = endpoints();
-  o.prefix = prefix;
-  o.lease.ttl = ttl;
-  o.lease.keepalive = std::chrono::milliseconds(ttl) / 4;
-  return o;
+  return etcd_test::coordinator_options(prefix, ttl);
 }
-
-std::string fresh_prefix() { return "te-faults/" + std::to_string(std::random_device{}()) + "/"; }
-
-std::string temp_dir() {
-  char t[] = "/tmp/te_etcd_faults_XXXXXX";
-  const char* d = mkdtemp(t);
-  return d ? d : "/tmp";
-}
+std::string fresh_prefix() { return etcd_test::fresh_prefix("te-faults"); }
+std::string temp_dir() { return etcd_test::temp_dir("te_etcd_faults"); }
 
 double seconds_since(clock_type::time_point t0) {
   return std::chrono::duration<double>(clock_type::now() - t0).count();

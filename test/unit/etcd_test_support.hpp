@@ -8,13 +8,18 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <random>
 #include <cstdio>
 #include <fstream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <tool_effects/etcd.hpp>
 
 namespace etcd_test {
 
@@ -31,6 +36,26 @@ inline std::vector<std::string> endpoints() {
   const auto j = cluster();
   const auto e = j.find("endpoints");
   return e != j.end() && e->is_array() ? e->get<std::vector<std::string>>() : std::vector<std::string>{};
+}
+
+// Coordinator options on the fixture's cluster: `prefix`, a lease of `ttl` kept alive every ttl / 4.
+inline tool_effects::etcd::coordinator_options coordinator_options(const std::string& prefix, std::chrono::seconds ttl) {
+  tool_effects::etcd::coordinator_options o;
+  o.client.endpoints = endpoints();
+  o.prefix = prefix;
+  o.lease.ttl = ttl;
+  o.lease.keepalive = std::chrono::milliseconds(ttl) / 4;
+  return o;
+}
+
+// A key prefix no other run uses: "<tag>/<random>/".
+inline std::string fresh_prefix(const std::string& tag) { return tag + "/" + std::to_string(std::random_device{}()) + "/"; }
+
+// A new directory /tmp/<tag>_XXXXXX (or /tmp if it cannot be made).
+inline std::string temp_dir(const std::string& tag) {
+  std::string t = "/tmp/" + tag + "_XXXXXX";
+  const char* d = ::mkdtemp(t.data());
+  return d ? std::string(d) : std::string("/tmp");
 }
 
 // A fenced test resource: a file holding "<largest token> <value>"; a write with a smaller token than the
