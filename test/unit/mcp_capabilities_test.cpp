@@ -33,13 +33,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-te::mcp_client_options fast_options() {
-  te::mcp_client_options o;
-  o.request_timeout = std::chrono::seconds(20);
-  o.initialize_timeout = std::chrono::seconds(10);
-  o.shutdown_grace = milliseconds(500);
-  return o;
-}
+te::mcp_client_options fast_options() { return mcp_test::fast_options(std::chrono::seconds(20)); }
 
 // The JSON-RPC response the fake server got for its request (tools elicit, sample, roots).
 json response_of(const json& call_result) { return call_result.at("structuredContent").at("response"); }

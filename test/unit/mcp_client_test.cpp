@@ -27,13 +27,7 @@ using std::chrono::milliseconds;
 
 namespace {
 
-te::mcp_client_options fast_options() {
-  te::mcp_client_options o;
-  o.request_timeout = std::chrono::seconds(10);
-  o.initialize_timeout = std::chrono::seconds(10);
-  o.shutdown_grace = milliseconds(500);
-  return o;
-}
+te::mcp_client_options fast_options() { return mcp_test::fast_options(); }
 
 using mcp_test::error_kind;
 

@@ -23,13 +23,7 @@ namespace te = tool_effects;
 using nlohmann::json;
 
 namespace {
-te::mcp_client_options options() {
-  te::mcp_client_options o;
-  o.request_timeout = std::chrono::seconds(10);
-  o.initialize_timeout = std::chrono::seconds(10);
-  o.shutdown_grace = std::chrono::milliseconds(500);
-  return o;
-}
+te::mcp_client_options options() { return mcp_test::fast_options(); }
 
 te::mcp_error_kind kind_of_call(te::mcp_client& c) {
   try {

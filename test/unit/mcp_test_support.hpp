@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,15 @@ inline std::string servers_dir() {
   if (const char* e = std::getenv("TOOL_EFFECTS_MCP_SERVERS"); e && *e) return e;
   return TOOL_EFFECTS_MCP_SERVERS_DIR;
 }
+// Client options for the tests: short timeouts (initialize 10 s, shutdown grace 500 ms), `request` per request.
+inline tool_effects::mcp_client_options fast_options(std::chrono::seconds request = std::chrono::seconds(10)) {
+  tool_effects::mcp_client_options o;
+  o.request_timeout = request;
+  o.initialize_timeout = std::chrono::seconds(10);
+  o.shutdown_grace = std::chrono::milliseconds(500);
+  return o;
+}
+
 inline bool has_program(const char* name) { return !tool_effects::mcp_find_program(name).empty(); }
 
 // The path of an installed server's entry script, e.g. "server-filesystem".

@@ -29,13 +29,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 using std::chrono::milliseconds;
 
-te::mcp_client_options fast_options() {
-  te::mcp_client_options o;
-  o.request_timeout = std::chrono::seconds(10);
-  o.initialize_timeout = std::chrono::seconds(10);
-  o.shutdown_grace = milliseconds(500);
-  return o;
-}
+te::mcp_client_options fast_options() { return mcp_test::fast_options(); }
 
 using mcp_test::error_kind;
 
