@@ -50,6 +50,8 @@ Client capabilities (docs/mcp.md "Client capabilities"; with --caps they are als
                             bad_schema: a nested property; forever: asks again on every retry) with requestState
                             "opaque-<n>"; the retry (inputResponses) is answered with what it carried
   (modern: resources/list answers an InputRequiredResult, which the specification does not allow there)
+  url_required [data]       answers URLElicitationRequiredError (-32042) with that data
+  complete [ids]            sends notifications/elicitation/complete for each id, then a log message, then answers
   progress [n]              sends n notifications/progress with the request's _meta.progressToken (if any), then
                             a late one 200 ms (late_ms) after answering; answers with the token it got
 """
@@ -343,6 +345,13 @@ def call(rid, name, a, meta=None, params=None):
         r = ask("sampling/createMessage", {"messages": []})
         code = r.get("error", {}).get("code") if r else None
         result(rid, str(code))
+    elif name == "url_required":
+        error(rid, -32042, "This request requires more information.", a.get("data"))
+    elif name == "complete":
+        for i in a.get("ids", []):
+            send({"jsonrpc": "2.0", "method": "notifications/elicitation/complete", "params": {"elicitationId": i}})
+        send({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": "completed"}})
+        result(rid, "completed")
     elif name == "notify":
         send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"})
         send({"jsonrpc": "2.0", "method": "notifications/message",

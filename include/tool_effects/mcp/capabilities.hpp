@@ -1,8 +1,8 @@
 // tool_effects/mcp/capabilities.hpp — internal to <tool_effects/mcp.hpp>
 // (included by mcp/client.hpp before `mcp_client_options`): what an
 // application may supply to answer a server's own requests — elicitation
-// (form mode, with the schema's defaults applied, SEP-1034), sampling and
-// roots — and the progress of a call. The client declares a capability in
+// (form mode, with the schema's defaults applied, SEP-1034; URL mode,
+// 2025-11-25), sampling and roots — and the progress of a call. The client declares a capability in
 // `initialize` only when its handler is set; without one the request is
 // refused (JSON-RPC -32601) as before. A 2026-07-28 server asks inside a
 // call's result instead (MRTR); the same handlers answer. The machinery is in
@@ -58,6 +58,24 @@ struct mcp_elicitation_response {
   static mcp_elicitation_response cancel() { return {mcp_elicitation_action::cancel, nlohmann::json::object()}; }
 };
 
+/// A server's `elicitation/create` request in URL mode (2025-11-25): the user
+/// is asked to open `url` out of band; what they enter there never passes
+/// through the client. Checked before the handler sees it: `url` is an
+/// absolute http or https URL of printable ASCII (no whitespace, no control
+/// or non-ASCII characters: an internationalised host must come as punycode),
+/// with a host and without user information (`https://bank.example@evil.example`
+/// is refused), at most 8 KiB; `host` is its host, lower-cased, as the user
+/// must be shown it before consenting; `elicitation_id` is a non-empty string
+/// of at most 256 bytes.
+struct mcp_url_elicitation_request {
+  std::string server{};          ///< the client's `name()`
+  std::string message{};         ///< why the user should open the URL
+  std::string url{};             ///< where to send the user
+  std::string host{};            ///< the URL's host (lower case, brackets kept for IPv6)
+  std::string elicitation_id{};  ///< the server's id of this elicitation
+  nlohmann::json params;         ///< the request's params as sent
+};
+
 /// A server's `sampling/createMessage` request, checked before the handler
 /// sees it: `params.messages` is a non-empty array of objects with a role
 /// ("user" or "assistant") and content (an object or array of objects with a
@@ -95,6 +113,17 @@ struct mcp_progress {
 /// call's result, that call fails with `mcp_error` protocol_error) and the
 /// connection lives on.
 using mcp_elicitation_handler = std::function<mcp_elicitation_response(const mcp_elicitation_request&)>;
+/// Answers a URL-mode elicitation: `accept` means the user consented to open
+/// the URL (the application opens it), not that the interaction is done;
+/// the response carries no content.
+using mcp_url_elicitation_handler = std::function<mcp_elicitation_action(const mcp_url_elicitation_request&)>;
+/// `notifications/elicitation/complete` of an elicitation this client
+/// accepted in URL mode: called at most once per id (on the client's strand;
+/// must not block; exceptions are swallowed). Notifications of ids the client
+/// never accepted, or already completed, are ignored, as the specification
+/// requires.
+using mcp_elicitation_complete_handler =
+    std::function<void(const std::string& server, const std::string& elicitation_id)>;
 /// Returns a `CreateMessageResult`: `role`, `content` (an object or array of
 /// objects with a string `type`), `model` (a string); checked before it is sent.
 using mcp_sampling_handler = std::function<nlohmann::json(const mcp_sampling_request&)>;
@@ -111,6 +140,19 @@ using mcp_call_progress = std::function<void(const nlohmann::json& params)>;
 /// names the offending value (`/requestedSchema/...` or `/content/...`).
 /// Declared here, defined in mcp/detail/client_requests.hpp.
 inline nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content);
+
+/// The JSON-RPC error code of URLElicitationRequiredError (2025-11-25): the
+/// request can be retried once the URL elicitations in the error's data are done.
+inline constexpr int mcp_url_elicitation_required_code = -32042;
+
+class mcp_rpc_error;
+
+/// The URL elicitations a URLElicitationRequiredError (`e.code()` ==
+/// -32042) asks for, each checked as a URL-mode request is (at most 16); an
+/// error of another code has none. Throws `json_error` whose pointer names
+/// the offending value (`/error/data/elicitations/0/url`). Declared here,
+/// defined in mcp/detail/client_requests.hpp.
+inline std::vector<mcp_url_elicitation_request> mcp_url_elicitations(const mcp_rpc_error& e);
 
 }  // namespace tool_effects
 

@@ -141,8 +141,14 @@ struct mcp_client_options {
   /// `max_handler_requests` at once (more: refused with -32000), keep it below
   /// the executor's thread count; each request is answered within
   /// `handler_timeout` (then -32603), a throwing handler fails that request alone.
-  mcp_elicitation_handler on_elicitation{};
+  mcp_elicitation_handler on_elicitation{};          ///< form mode
+  mcp_url_elicitation_handler on_url_elicitation{};  ///< URL mode (declared as `elicitation.url`)
+  mcp_elicitation_complete_handler on_elicitation_complete{};  ///< URL mode's completions (strand, must not block)
   mcp_sampling_handler on_sampling{};
+  /// With `on_sampling`: declare `sampling.tools` (2025-11-25), so requests
+  /// may carry `tools`, `toolChoice` and tool_use / tool_result messages
+  /// (checked, docs/mcp.md); without it they are refused (-32602).
+  bool sampling_tools = false;
   mcp_roots_provider roots{};
   std::chrono::milliseconds handler_timeout = std::chrono::minutes(10);
   std::size_t max_handler_requests = 2;

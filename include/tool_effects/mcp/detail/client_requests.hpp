@@ -56,11 +56,25 @@ inline constexpr std::size_t mcp_max_sampling_messages = 10000;
 inline constexpr std::size_t mcp_max_input_requests = 16;
 inline constexpr std::size_t mcp_max_input_rounds = 8;
 
+// URL-mode elicitation (2025-11-25): the longest URL and id taken, the most
+// elicitations of one URLElicitationRequiredError, and the most accepted ids
+// awaiting their completion notification (past it the oldest is forgotten).
+inline constexpr std::size_t mcp_max_elicitation_url_bytes = 8192;
+inline constexpr std::size_t mcp_max_elicitation_id_bytes = 256;
+inline constexpr std::size_t mcp_max_required_elicitations = 16;
+inline constexpr std::size_t mcp_max_pending_elicitations = 1024;
+
 // The `capabilities` of initialize: only what has a handler.
 inline nlohmann::json mcp_client_capabilities(const mcp_client_options& o) {
   nlohmann::json c = nlohmann::json::object();
-  if (o.on_elicitation) c["elicitation"] = {{"form", nlohmann::json::object()}};
-  if (o.on_sampling) c["sampling"] = nlohmann::json::object();
+  if (o.on_elicitation || o.on_url_elicitation) {
+    nlohmann::json modes = nlohmann::json::object();
+    if (o.on_elicitation) modes["form"] = nlohmann::json::object();
+    if (o.on_url_elicitation) modes["url"] = nlohmann::json::object();
+    c["elicitation"] = std::move(modes);
+  }
+  if (o.on_sampling)
+    c["sampling"] = o.sampling_tools ? nlohmann::json{{"tools", nlohmann::json::object()}} : nlohmann::json::object();
   if (o.roots) c["roots"] = {{"listChanged", true}};
   return c;
 }
@@ -187,6 +201,73 @@ inline bool uri_ok(std::string_view s) {  // scheme ":" rest (RFC 3986)
   for (const char c : s)
     if (static_cast<unsigned char>(c) <= 0x20) return false;
   return true;
+}
+
+// An elicitation's URL (mcp_url_elicitation_request documents the rules):
+// returns its host, lower-cased, or fails at `ptr`.
+inline std::string url_host(const json& v, const std::string& ptr) {
+  if (!v.is_string()) fail(ptr, expected("a string", v));
+  const std::string& u = v.get_ref<const std::string&>();
+  if (u.size() > mcp_max_elicitation_url_bytes)
+    fail(ptr, str_cat(std::to_string(u.size()), " bytes, more than ", std::to_string(mcp_max_elicitation_url_bytes)));
+  for (const char c : u)
+    if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f)
+      fail(ptr, "the URL holds whitespace, a control or a non-ASCII character (a host must come as punycode)");
+  std::string_view rest(u);
+  std::string scheme;
+  for (const char* s : {"https://", "http://"}) {
+    const std::string_view p(s);
+    if (rest.size() >= p.size() && std::equal(p.begin(), p.end(), rest.begin(), [](char a, char b) {
+          return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
+        })) {
+      scheme = p.substr(0, p.size() - 3);
+      rest.remove_prefix(p.size());
+      break;
+    }
+  }
+  if (scheme.empty()) fail(ptr, str_cat("\"", cut(u, 80), "\" is not an absolute http or https URL"));
+  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
+  if (authority.find('@') != std::string_view::npos)
+    fail(ptr, "the URL carries user information before its host (it would show the user a host it does not go to)");
+  std::string_view host = authority;
+  if (!host.empty() && host.front() == '[') {  // IPv6 literal
+    const auto close = host.find(']');
+    if (close == std::string_view::npos) fail(ptr, "the URL's IPv6 host has no closing bracket");
+    host = host.substr(0, close + 1);
+  } else {
+    host = host.substr(0, host.find(':'));
+  }
+  const std::string_view port = authority.substr(host.size());
+  if (!port.empty() && (port.front() != ':' || !digits(port.substr(1))))
+    fail(ptr, "the URL's port is not a number");
+  if (host.empty() || host == "[]") fail(ptr, "the URL has no host");
+  std::string out(host);
+  for (char& c : out)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return out;
+}
+
+// A URL-mode elicitation (params at `base`): the request the handler sees.
+inline mcp_url_elicitation_request url_request_of(const std::string& server, const json& params,
+                                                  const std::string& base) {
+  if (!params.is_object()) fail(base, expected("an object", params));
+  const json* msg = member(params, "message");
+  if (!msg || !msg->is_string()) fail(at(base, "message"), "expected a string");
+  const json* id = member(params, "elicitationId");
+  if (!id || !id->is_string() || id->get_ref<const std::string&>().empty())
+    fail(at(base, "elicitationId"), id ? expected("a non-empty string", *id) : std::string("missing"));
+  if (id->get_ref<const std::string&>().size() > mcp_max_elicitation_id_bytes)
+    fail(at(base, "elicitationId"), str_cat("more than ", std::to_string(mcp_max_elicitation_id_bytes), " bytes"));
+  const json* url = member(params, "url");
+  if (!url) fail(at(base, "url"), "missing");
+  mcp_url_elicitation_request r;
+  r.host = url_host(*url, at(base, "url"));
+  r.server = server;
+  r.message = msg->get<std::string>();
+  r.url = url->get<std::string>();
+  r.elicitation_id = id->get<std::string>();
+  r.params = params;
+  return r;
 }
 
 // One property's schema, checked once; `check` tests a value against it.
@@ -342,49 +423,179 @@ inline json content_of(const form& f, json content) {
 
 }  // namespace elicit
 
-// A sampling request's params: the members the specification requires.
-inline void mcp_check_sampling_request(const nlohmann::json& params) {
+// Sampling with tools (2025-11-25): the most tools of one request.
+inline constexpr std::size_t mcp_max_sampling_tools = 128;
+
+namespace sampling {
+
+using json = nlohmann::json;
+using elicit::fail;
+
+inline bool typed(const json& c) { return c.is_object() && c.contains("type") && c["type"].is_string(); }
+
+// The content blocks of a message or result (an object or an array of
+// them), each with a string `type`; tool_use and tool_result blocks are
+// checked for the members the client reads.
+inline std::vector<const json*> blocks_of(const json& content, const std::string& p) {
+  std::vector<const json*> out;
+  if (typed(content)) {
+    out.push_back(&content);
+  } else if (content.is_array() && std::all_of(content.begin(), content.end(), typed)) {
+    for (const auto& c : content) out.push_back(&c);
+  } else {
+    fail(p, "expected an object with a string type, or an array of them");
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const json& b = *out[i];
+    const std::string at = content.is_array() ? str_cat(p, "/", std::to_string(i)) : p;
+    if (b["type"] == "tool_use") {
+      const auto id = b.find("id");
+      if (id == b.end() || !id->is_string() || id->get_ref<const std::string&>().empty())
+        fail(at + "/id", "expected a non-empty string (the tool use's id)");
+      const auto name = b.find("name");
+      if (name == b.end() || !name->is_string()) fail(at + "/name", "expected a string (the tool's name)");
+      const auto input = b.find("input");
+      if (input == b.end() || !input->is_object()) fail(at + "/input", "expected an object (the tool's arguments)");
+    } else if (b["type"] == "tool_result") {
+      const auto id = b.find("toolUseId");
+      if (id == b.end() || !id->is_string()) fail(at + "/toolUseId", "expected a string (the tool use it answers)");
+      const auto c = b.find("content");
+      if (c == b.end() || !c->is_array() || !std::all_of(c->begin(), c->end(), typed))
+        fail(at + "/content", "expected an array of objects with a string type");
+    }
+  }
+  return out;
+}
+
+inline bool is(const json* b, const char* type) { return (*b)["type"] == type; }
+
+}  // namespace sampling
+
+// A server's sampling/createMessage params: messages (each a role and typed
+// content) and maxTokens. With `tools_declared` (options.sampling_tools) a
+// request may carry `tools` and `toolChoice`, and its messages tool_use and
+// tool_result blocks, which must balance (every assistant message of tool
+// uses followed by a user message of exactly their results, and nothing
+// else); without, any of them is refused.
+inline void mcp_check_sampling_request(const nlohmann::json& params, bool tools_declared) {
   using elicit::fail;
+  using sampling::is;
   if (!params.is_object()) fail("", expected("an object", params));
+  const auto not_declared = [](const std::string& p) {
+    fail(p, "sampling with tools is not declared by this client (options.sampling_tools)");
+  };
+  if (const auto tools = params.find("tools"); tools != params.end()) {
+    if (!tools_declared) not_declared("/tools");
+    if (!tools->is_array()) fail("/tools", expected("an array", *tools));
+    if (tools->size() > mcp_max_sampling_tools)
+      fail("/tools", str_cat(std::to_string(tools->size()), " tools, more than ", std::to_string(mcp_max_sampling_tools)));
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < tools->size(); ++i) {
+      const std::string p = str_cat("/tools/", std::to_string(i));
+      const auto& t = (*tools)[i];
+      if (!t.is_object()) fail(p, expected("an object", t));
+      const auto name = t.find("name");
+      if (name == t.end() || !name->is_string() || name->get_ref<const std::string&>().empty())
+        fail(p + "/name", "expected a non-empty string");
+      if (std::find(names.begin(), names.end(), name->get<std::string>()) != names.end())
+        fail(p + "/name", str_cat("\"", elicit::cut(name->get<std::string>(), 60), "\" names two tools"));
+      names.push_back(name->get<std::string>());
+      const auto schema = t.find("inputSchema");
+      if (schema == t.end() || !schema->is_object() || !schema->contains("type") || (*schema)["type"] != "object")
+        fail(p + "/inputSchema", "expected an object schema ({\"type\": \"object\", ...})");
+    }
+  }
+  if (const auto choice = params.find("toolChoice"); choice != params.end()) {
+    if (!tools_declared) not_declared("/toolChoice");
+    if (!choice->is_object()) fail("/toolChoice", expected("an object", *choice));
+    if (const auto mode = choice->find("mode");
+        mode != choice->end() && !(*mode == "auto" || *mode == "required" || *mode == "none"))
+      fail("/toolChoice/mode", "expected \"auto\", \"required\" or \"none\"");
+  }
   const auto m = params.find("messages");
   if (m == params.end()) fail("", "missing messages");
   if (!m->is_array() || m->empty()) fail("/messages", "expected a non-empty array");
   if (m->size() > mcp_max_sampling_messages)
     fail("/messages", str_cat(std::to_string(m->size()), " messages, more than ", std::to_string(mcp_max_sampling_messages)));
-  std::size_t i = 0;
-  for (const auto& msg : *m) {
-    const std::string p = str_cat("/messages/", std::to_string(i++));
+  std::vector<std::string> open_uses;  // tool uses of the last assistant message, awaiting their results
+  std::string open_at;
+  for (std::size_t i = 0; i < m->size(); ++i) {
+    const auto& msg = (*m)[i];
+    const std::string p = str_cat("/messages/", std::to_string(i));
     if (!msg.is_object()) fail(p, expected("an object", msg));
     const auto role = msg.find("role");
     if (role == msg.end() || !(*role == "user" || *role == "assistant"))
       fail(p + "/role", "expected \"user\" or \"assistant\"");
     const auto content = msg.find("content");
     if (content == msg.end()) fail(p, "missing content");
-    const auto typed = [](const nlohmann::json& c) {
-      return c.is_object() && c.contains("type") && c["type"].is_string();
-    };
-    if (!(typed(*content) || (content->is_array() && std::all_of(content->begin(), content->end(), typed))))
-      fail(p + "/content", "expected an object with a string type, or an array of them");
+    const auto blocks = sampling::blocks_of(*content, p + "/content");
+    const auto uses = std::count_if(blocks.begin(), blocks.end(), [](const auto* b) { return is(b, "tool_use"); });
+    const auto results = std::count_if(blocks.begin(), blocks.end(), [](const auto* b) { return is(b, "tool_result"); });
+    if ((uses || results) && !tools_declared) not_declared(p + "/content");
+    if (uses && *role != "assistant") fail(p + "/role", "tool_use blocks come in assistant messages");
+    if (results && *role != "user") fail(p + "/role", "tool_result blocks come in user messages");
+    if (results && results != static_cast<std::ptrdiff_t>(blocks.size()))
+      fail(p + "/content", "a message with tool results holds tool results only");
+    if (!open_uses.empty()) {  // this message must answer them, exactly
+      std::vector<std::string> answered;
+      for (const auto* b : blocks)
+        if (is(b, "tool_result")) answered.push_back((*b)["toolUseId"].get<std::string>());
+      std::sort(answered.begin(), answered.end());
+      if (answered != open_uses)
+        fail(p + "/content", str_cat("expected one tool_result for each tool_use of ", open_at, " and nothing else"));
+      open_uses.clear();
+    } else if (results) {
+      fail(p + "/content", "tool results that answer no tool use of the message before");
+    }
+    for (const auto* b : blocks)
+      if (is(b, "tool_use")) open_uses.push_back((*b)["id"].get<std::string>());
+    std::sort(open_uses.begin(), open_uses.end());
+    if (std::adjacent_find(open_uses.begin(), open_uses.end()) != open_uses.end())
+      fail(p + "/content", "two tool uses share an id");
+    open_at = p;
   }
+  if (!open_uses.empty()) fail(open_at + "/content", "the last message's tool uses have no results");
   const auto mt = params.find("maxTokens");
   if (mt == params.end()) fail("", "missing maxTokens");
   if (!mt->is_number_integer() || mt->get<std::int64_t>() <= 0)
     fail("/maxTokens", expected("a positive integer", *mt));
 }
 
-// A sampling handler's CreateMessageResult: role, content, model.
-inline void mcp_check_sampling_result(const nlohmann::json& r) {
+// A sampling handler's CreateMessageResult for `request` (checked): role,
+// content, model; tool_use blocks only for tools the request offered, as its
+// toolChoice allows (none: no tool use; required: at least one), and with
+// stopReason "toolUse" at least one.
+inline void mcp_check_sampling_result(const nlohmann::json& r, const nlohmann::json& request) {
   using elicit::fail;
+  using sampling::is;
   if (!r.is_object()) fail("", expected("an object (CreateMessageResult)", r));
   const auto role = r.find("role");
   if (role == r.end() || !(*role == "user" || *role == "assistant")) fail("/role", "expected \"assistant\" or \"user\"");
-  const auto typed = [](const nlohmann::json& c) { return c.is_object() && c.contains("type") && c["type"].is_string(); };
   const auto content = r.find("content");
   if (content == r.end()) fail("", "missing content");
-  if (!(typed(*content) || (content->is_array() && std::all_of(content->begin(), content->end(), typed))))
-    fail("/content", "expected an object with a string type, or an array of them");
+  const auto blocks = sampling::blocks_of(*content, "/content");
   const auto model = r.find("model");
   if (model == r.end() || !model->is_string()) fail("/model", "expected the name of the model (a string)");
+  const auto tools = request.find("tools");
+  const auto choice = request.find("toolChoice");
+  const std::string mode = choice != request.end() ? choice->value("mode", std::string("auto")) : std::string("auto");
+  std::size_t uses = 0;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const std::string at = content->is_array() ? str_cat("/content/", std::to_string(i)) : std::string("/content");
+    if (is(blocks[i], "tool_result")) fail(at, "a result holds no tool results (the server runs the tools)");
+    if (!is(blocks[i], "tool_use")) continue;
+    ++uses;
+    if (*role != "assistant") fail("/role", "a result with tool uses is the assistant's");
+    if (tools == request.end()) fail(at, "a tool use, but the request offered no tools");
+    if (mode == "none") fail(at, "a tool use, but the request's toolChoice is \"none\"");
+    const auto& name = (*blocks[i])["name"];
+    if (std::none_of(tools->begin(), tools->end(), [&](const nlohmann::json& t) { return t["name"] == name; }))
+      fail(at + "/name", str_cat("\"", elicit::cut(name.get<std::string>(), 60), "\" is not a tool the request offered"));
+  }
+  if (mode == "required" && tools != request.end() && uses == 0)
+    fail("/content", "no tool use, but the request's toolChoice is \"required\"");
+  if (const auto stop = r.find("stopReason"); stop != r.end() && *stop == "toolUse" && uses == 0)
+    fail("/stopReason", "\"toolUse\" without a tool use in the content");
 }
 
 inline nlohmann::json mcp_roots_result(const std::vector<mcp_root>& roots) {
@@ -451,8 +662,35 @@ class mcp_progress_routes {
 // the progress tokens of calls in flight, and how many handlers are running
 // (a hung handler keeps counting after its connection died, so restarts do
 // not make room for more: a shared_ptr, held by the running handlers).
+// The URL elicitations the application accepted and whose completion is
+// awaited (notifications/elicitation/complete), at most
+// mcp_max_pending_elicitations (the oldest is forgotten first); shared by a
+// client's connections, used by handlers (any thread) and the strand.
+class mcp_url_elicitation_ids {
+ public:
+  void accepted(const std::string& id) {
+    const std::lock_guard lock(m_);
+    if (std::find(ids_.begin(), ids_.end(), id) != ids_.end()) return;
+    if (ids_.size() >= mcp_max_pending_elicitations) ids_.erase(ids_.begin());
+    ids_.push_back(id);
+  }
+  // Whether `id` was accepted and not completed yet; it is completed now.
+  bool complete(const std::string& id) {
+    const std::lock_guard lock(m_);
+    const auto it = std::find(ids_.begin(), ids_.end(), id);
+    if (it == ids_.end()) return false;
+    ids_.erase(it);
+    return true;
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<std::string> ids_;  // oldest first
+};
+
 struct mcp_client_side {
   mcp_progress_routes progress;
+  mcp_url_elicitation_ids elicitations;
   std::shared_ptr<std::atomic<std::size_t>> busy = std::make_shared<std::atomic<std::size_t>>(0);
 };
 
@@ -474,18 +712,45 @@ inline mcp_progress mcp_progress_of(const std::string& server, const std::string
 // (json_error: the handler's answer does not fit; anything else: it failed).
 using mcp_handler_work_fn = std::function<nlohmann::json()>;
 
+// Whether the application serves the server's request `method` (its handler
+// is set); an elicitation's mode is checked later, with its params.
+inline bool mcp_serves(const mcp_client_options& o, const std::string& method) {
+  return (method == "elicitation/create" && (o.on_elicitation || o.on_url_elicitation)) ||
+         (method == "sampling/createMessage" && o.on_sampling) || (method == "roots/list" && o.roots);
+}
+
 // Checks a server's request `method` with `params` (found at `base` of the
 // message: pointers in the json_error it throws start there) and returns the
-// work of the application's handler for it. The handler must be set.
+// work of the application's handler for it. The handler must be set. A
+// URL-mode elicitation the handler accepts is recorded in `ids` (if given)
+// for its completion notification.
 inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const std::string& server,
                                             const std::string& method, const nlohmann::json& params,
-                                            const std::string& base) {
+                                            const std::string& base, mcp_url_elicitation_ids* ids = nullptr) {
   using json = nlohmann::json;
   try {
     if (method == "elicitation/create") {
       if (!params.is_object()) elicit::fail("", expected("an object", params));
-      if (const auto mode = params.find("mode"); mode != params.end() && *mode != "form")
-        elicit::fail("/mode", str_cat("\"", preview(*mode), "\" is not supported (this client declares form mode only)"));
+      const auto mode = params.find("mode");
+      const bool url = mode != params.end() && *mode == "url";
+      if (mode != params.end() && !url && *mode != "form")
+        elicit::fail("/mode", str_cat("\"", preview(*mode), "\" is not a mode of elicitation (form or url)"));
+      if (url && !o.on_url_elicitation)
+        elicit::fail("/mode", "\"url\" is not supported (this client declares form mode only)");
+      if (!url && !o.on_elicitation)
+        elicit::fail("/mode", "form mode is not supported (this client declares url mode only)");
+      if (url) {
+        return [h = o.on_url_elicitation, r = elicit::url_request_of(server, params, ""), ids]() -> json {
+          switch (h(r)) {
+            case mcp_elicitation_action::accept:
+              if (ids) ids->accepted(r.elicitation_id);
+              return {{"action", "accept"}};
+            case mcp_elicitation_action::decline: return {{"action", "decline"}};
+            case mcp_elicitation_action::cancel: return {{"action", "cancel"}};
+          }
+          throw std::invalid_argument("unknown elicitation action");
+        };
+      }
       const auto msg = params.find("message");
       if (msg == params.end() || !msg->is_string()) elicit::fail("/message", "expected a string");
       const auto schema = params.find("requestedSchema");
@@ -504,10 +769,10 @@ inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const s
       };
     }
     if (method == "sampling/createMessage") {
-      mcp_check_sampling_request(params);
+      mcp_check_sampling_request(params, o.sampling_tools);
       return [h = o.on_sampling, r = mcp_sampling_request{server, params}]() -> json {
         json result = h(r);
-        mcp_check_sampling_result(result);
+        mcp_check_sampling_result(result, r.params);
         return result;
       };
     }
@@ -519,7 +784,8 @@ inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const s
 
 // Whether the client serves input requests at all (some handler is set).
 inline bool mcp_serves_input(const mcp_client_options& o) {
-  return static_cast<bool>(o.on_elicitation) || static_cast<bool>(o.on_sampling) || static_cast<bool>(o.roots);
+  return static_cast<bool>(o.on_elicitation) || static_cast<bool>(o.on_url_elicitation) ||
+         static_cast<bool>(o.on_sampling) || static_cast<bool>(o.roots);
 }
 
 // Serves a server's requests with the application's handlers, for one
@@ -540,11 +806,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
       : strand_(std::move(strand)), shared_(std::move(shared)), send_(std::move(send)), busy_(shared_->caps.busy) {}
 
   // Whether the application serves `method` (its handler is set).
-  [[nodiscard]] bool serves(const std::string& method) const {
-    const auto& o = shared_->options;
-    return (method == "elicitation/create" && o.on_elicitation) || (method == "sampling/createMessage" && o.on_sampling) ||
-           (method == "roots/list" && o.roots);
-  }
+  [[nodiscard]] bool serves(const std::string& method) const { return mcp_serves(shared_->options, method); }
 
   // Starts serving request `id` (on the strand).
   void start(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
@@ -615,7 +877,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
   // request answers -32602 and returns nothing.
   work_fn prepare(const json& id, const std::string& method, const json& params) {
     try {
-      return mcp_handler_work(shared_->options, shared_->name, method, params, "/params");
+      return mcp_handler_work(shared_->options, shared_->name, method, params, "/params", &shared_->caps.elicitations);
     } catch (const json_error& e) {
       std::string m = "Invalid params: ";
       m += elicit::cut(e.what(), 1000);
@@ -774,9 +1036,7 @@ boost::asio::awaitable<nlohmann::json> mcp_request_with_input(std::shared_ptr<Co
         const auto m = req.is_object() ? req.find("method") : req.end();
         if (m == req.end() || !m->is_string()) throw refuse(at + "/method", "expected a string");
         const std::string name = m->template get<std::string>();
-        const bool served = (name == "elicitation/create" && o.on_elicitation) ||
-                            (name == "sampling/createMessage" && o.on_sampling) || (name == "roots/list" && o.roots);
-        if (!served)
+        if (!mcp_serves(o, name))
           throw refuse(at + "/method", str_cat("\"", elicit::cut(name, 60), "\" is not a capability this client declares"));
         static const json no_params = json::object();
         const auto p = req.find("params");
@@ -802,6 +1062,31 @@ boost::asio::awaitable<nlohmann::json> mcp_request_with_input(std::shared_ptr<Co
 
 inline nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content) {
   return detail::elicit::content_of(detail::elicit::form_of(requested_schema), std::move(content));
+}
+
+inline std::vector<mcp_url_elicitation_request> mcp_url_elicitations(const mcp_rpc_error& e) {
+  namespace el = detail::elicit;
+  std::vector<mcp_url_elicitation_request> out;
+  if (e.code() != mcp_url_elicitation_required_code) return out;
+  const nlohmann::json& data = e.data();
+  const std::string base = "/error/data";
+  if (!data.is_object()) el::fail(base, detail::expected("an object", data));
+  const nlohmann::json* list = el::member(data, "elicitations");
+  if (!list || !list->is_array())
+    el::fail(base + "/elicitations", list ? detail::expected("an array", *list) : std::string("missing"));
+  if (list->empty()) el::fail(base + "/elicitations", "empty (a URLElicitationRequiredError lists what to do)");
+  if (list->size() > detail::mcp_max_required_elicitations)
+    el::fail(base + "/elicitations", detail::str_cat(std::to_string(list->size()), " elicitations, more than ",
+                                                     std::to_string(detail::mcp_max_required_elicitations)));
+  for (std::size_t i = 0; i < list->size(); ++i) {
+    const std::string at = detail::str_cat(base, "/elicitations/", std::to_string(i));
+    const nlohmann::json& one = (*list)[i];
+    const nlohmann::json* mode = one.is_object() ? el::member(one, "mode") : nullptr;
+    if (!mode || *mode != "url")
+      el::fail(at + "/mode", "a URLElicitationRequiredError lists URL-mode elicitations only (mode \"url\")");
+    out.push_back(el::url_request_of(e.server(), one, at));
+  }
+  return out;
 }
 
 }  // namespace tool_effects

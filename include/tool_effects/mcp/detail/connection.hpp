@@ -937,6 +937,13 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     try {
       if (method == "notifications/progress" && shared_->caps.progress.route(params)) return;  // a call's own token
       if (method == "notifications/cancelled" && requests_ && requests_->cancel(params)) return;
+      if (method == "notifications/elicitation/complete") {  // ours, or ignored (unknown or repeated id)
+        const auto id = params.is_object() ? params.find("elicitationId") : params.end();
+        if (id != params.end() && id->is_string() && shared_->caps.elicitations.complete(id->get<std::string>()) &&
+            o.on_elicitation_complete)
+          o.on_elicitation_complete(shared_->name, id->get<std::string>());
+        return;
+      }
       if (method == "notifications/tools/list_changed" && o.on_tools_list_changed) o.on_tools_list_changed();
       else if (method == "notifications/message" && o.on_log) o.on_log(params);
       else if (method == "notifications/progress" && o.on_progress) o.on_progress(params);
