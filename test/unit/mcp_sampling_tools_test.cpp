@@ -139,7 +139,8 @@ TEST(McpSamplingTools, AnUnbalancedOrMalformedToolLoopNeverReachesTheHandler) {
   m.set(assistant(text("ok")));
   auto client = te::mcp_client::launch(pool, mcp_test::fake_server(), m.options(true));
   const json uses = message("assistant", json::array({use("c1", "Paris"), use("c2", "London")}));
-  auto with = [](json extra) {
+  // (a vector, not a json: `{one_message}` would be that message on one compiler and [it] on another)
+  auto with = [](std::vector<json> extra) {
     json h = question;
     for (auto& e : extra) h.push_back(std::move(e));
     return h;
