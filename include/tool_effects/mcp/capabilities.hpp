@@ -12,17 +12,23 @@
 //   o.on_elicitation = [](const te::mcp_elicitation_request& r) {
 //     return te::mcp_elicitation_response::accept({{"name", ask_user(r.message)}});
 //   };
+//   o.on_sampling = [&](const te::mcp_sampling_request& r) -> boost::asio::awaitable<nlohmann::json> {
+//     co_return co_await my_model.async_create_message(r.params);   // holds no thread while it waits
+//   };
 //   o.roots = [] { return std::vector<te::mcp_root>{{"file:///workspace", "workspace"}}; };
 #ifndef TOOL_EFFECTS_MCP_CAPABILITIES_HPP
 #define TOOL_EFFECTS_MCP_CAPABILITIES_HPP
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
 #include <nlohmann/json.hpp>
 
 namespace tool_effects {
@@ -104,19 +110,63 @@ struct mcp_progress {
   nlohmann::json params;
 };
 
-/// Handlers the application may supply (`mcp_client_options`). Each runs on
-/// the client's executor, never on its strand, so it may block (a handler that
-/// asks a person holds one thread of the executor while it waits), and it may
-/// use the client. Each is bounded by `mcp_client_options::handler_timeout`:
-/// past it, or when it throws, that one request is answered with a JSON-RPC
-/// error (from a 2026-07-28 server, whose input requests come inside a
-/// call's result, that call fails with `mcp_error` protocol_error) and the
-/// connection lives on.
-using mcp_elicitation_handler = std::function<mcp_elicitation_response(const mcp_elicitation_request&)>;
+/// A handler the application supplies for a server's request `Request`
+/// (`mcp_client_options`), in either of two forms, both built from any
+/// callable taking `const Request&`:
+/// - returning `Result`: it runs on a thread of the client's executor,
+///   never on its strand, so it may block (a handler that asks a person then
+///   holds that thread while it waits);
+/// - returning `boost::asio::awaitable<Result>`: it runs as a coroutine on
+///   the client's executor and holds no thread while it waits (for a person,
+///   a model, a socket). Past `handler_timeout`, or when the server cancels
+///   the request or the connection dies, it is cancelled: the operation it
+///   awaits completes with `operation_aborted` (terminal cancellation).
+/// Either may use the client. Each request is bounded by
+/// `mcp_client_options::handler_timeout`: past it, or when the handler
+/// throws, that one request is answered with a JSON-RPC error (from a
+/// 2026-07-28 server, whose input requests come inside a call's result, that
+/// call fails with `mcp_error` protocol_error) and the connection lives on.
+template <class Result, class Request>
+class mcp_handler {
+ public:
+  /// No handler: the capability is not declared.
+  mcp_handler() = default;
+  mcp_handler(std::nullptr_t) noexcept {}  // NOLINT: like std::function
+  /// The synchronous form (`F` returns something convertible to `Result`) or
+  /// the awaitable form (`F` returns `boost::asio::awaitable<Result>`).
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, mcp_handler> &&
+             std::is_invocable_v<std::decay_t<F>&, const Request&> &&
+             (std::is_same_v<std::invoke_result_t<std::decay_t<F>&, const Request&>, boost::asio::awaitable<Result>> ||
+              std::is_convertible_v<std::invoke_result_t<std::decay_t<F>&, const Request&>, Result>))
+  mcp_handler(F&& f) {  // NOLINT: implicit, so that a lambda can be assigned
+    if constexpr (std::is_same_v<std::invoke_result_t<std::decay_t<F>&, const Request&>, boost::asio::awaitable<Result>>)
+      async_ = std::forward<F>(f);
+    else
+      sync_ = std::forward<F>(f);
+  }
+  /// Whether a handler is set.
+  explicit operator bool() const noexcept { return static_cast<bool>(sync_) || static_cast<bool>(async_); }
+  /// Whether it is the awaitable form.
+  [[nodiscard]] bool is_awaitable() const noexcept { return static_cast<bool>(async_); }
+  /// Runs it: awaits the awaitable form, or calls the synchronous one on the
+  /// awaiting thread. This handler and `r` must outlive the awaiting.
+  boost::asio::awaitable<Result> operator()(const Request& r) const {
+    if (async_) co_return co_await async_(r);
+    co_return sync_(r);
+  }
+
+ private:
+  std::function<Result(const Request&)> sync_;
+  std::function<boost::asio::awaitable<Result>(const Request&)> async_;
+};
+
+/// Answers a form-mode elicitation (either form of `mcp_handler`).
+using mcp_elicitation_handler = mcp_handler<mcp_elicitation_response, mcp_elicitation_request>;
 /// Answers a URL-mode elicitation: `accept` means the user consented to open
 /// the URL (the application opens it), not that the interaction is done;
 /// the response carries no content.
-using mcp_url_elicitation_handler = std::function<mcp_elicitation_action(const mcp_url_elicitation_request&)>;
+using mcp_url_elicitation_handler = mcp_handler<mcp_elicitation_action, mcp_url_elicitation_request>;
 /// `notifications/elicitation/complete` of an elicitation this client
 /// accepted in URL mode: called at most once per id (on the client's strand;
 /// must not block; exceptions are swallowed). Notifications of ids the client
@@ -126,7 +176,8 @@ using mcp_elicitation_complete_handler =
     std::function<void(const std::string& server, const std::string& elicitation_id)>;
 /// Returns a `CreateMessageResult`: `role`, `content` (an object or array of
 /// objects with a string `type`), `model` (a string); checked before it is sent.
-using mcp_sampling_handler = std::function<nlohmann::json(const mcp_sampling_request&)>;
+/// Either form of `mcp_handler`.
+using mcp_sampling_handler = mcp_handler<nlohmann::json, mcp_sampling_request>;
 /// The roots at the time of the request; each `uri` must start with `file://`.
 using mcp_roots_provider = std::function<std::vector<mcp_root>()>;
 /// The progress of one call: the notification's params (called on the

@@ -32,6 +32,8 @@
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -708,9 +710,50 @@ inline mcp_progress mcp_progress_of(const std::string& server, const std::string
   return out;
 }
 
-// What a handler computes for a server's request: the result, or throws
-// (json_error: the handler's answer does not fit; anything else: it failed).
-using mcp_handler_work_fn = std::function<nlohmann::json()>;
+// What a handler computes for a server's request, as a coroutine: the
+// result, or throws (json_error: the handler's answer does not fit; anything
+// else: it failed). Calling the function only makes the coroutine (its
+// arguments copied into it); nothing runs until it is spawned.
+using mcp_handler_work_fn = std::function<boost::asio::awaitable<nlohmann::json>()>;
+
+namespace answer {
+
+using json = nlohmann::json;
+
+inline json action_only(mcp_elicitation_action a) {
+  switch (a) {
+    case mcp_elicitation_action::accept: return {{"action", "accept"}};
+    case mcp_elicitation_action::decline: return {{"action", "decline"}};
+    case mcp_elicitation_action::cancel: return {{"action", "cancel"}};
+  }
+  throw std::invalid_argument("unknown elicitation action");
+}
+
+// Each takes its handler and request by value: they live in the coroutine.
+inline boost::asio::awaitable<json> form(mcp_elicitation_handler h, mcp_elicitation_request r,
+                                         std::shared_ptr<const elicit::form> f) {
+  mcp_elicitation_response a = co_await h(r);
+  if (a.action == mcp_elicitation_action::accept)
+    co_return json{{"action", "accept"}, {"content", elicit::content_of(*f, std::move(a.content))}};
+  co_return action_only(a.action);
+}
+
+inline boost::asio::awaitable<json> url(mcp_url_elicitation_handler h, mcp_url_elicitation_request r,
+                                        mcp_url_elicitation_ids* ids) {
+  const mcp_elicitation_action a = co_await h(r);
+  if (a == mcp_elicitation_action::accept && ids) ids->accepted(r.elicitation_id);
+  co_return action_only(a);
+}
+
+inline boost::asio::awaitable<json> sampling(mcp_sampling_handler h, mcp_sampling_request r) {
+  json result = co_await h(r);
+  mcp_check_sampling_result(result, r.params);
+  co_return result;
+}
+
+inline boost::asio::awaitable<json> roots(mcp_roots_provider h) { co_return mcp_roots_result(h()); }
+
+}  // namespace answer
 
 // Whether the application serves the server's request `method` (its handler
 // is set); an elicitation's mode is checked later, with its params.
@@ -727,7 +770,6 @@ inline bool mcp_serves(const mcp_client_options& o, const std::string& method) {
 inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const std::string& server,
                                             const std::string& method, const nlohmann::json& params,
                                             const std::string& base, mcp_url_elicitation_ids* ids = nullptr) {
-  using json = nlohmann::json;
   try {
     if (method == "elicitation/create") {
       if (!params.is_object()) elicit::fail("", expected("an object", params));
@@ -740,43 +782,24 @@ inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const s
       if (!url && !o.on_elicitation)
         elicit::fail("/mode", "form mode is not supported (this client declares url mode only)");
       if (url) {
-        return [h = o.on_url_elicitation, r = elicit::url_request_of(server, params, ""), ids]() -> json {
-          switch (h(r)) {
-            case mcp_elicitation_action::accept:
-              if (ids) ids->accepted(r.elicitation_id);
-              return {{"action", "accept"}};
-            case mcp_elicitation_action::decline: return {{"action", "decline"}};
-            case mcp_elicitation_action::cancel: return {{"action", "cancel"}};
-          }
-          throw std::invalid_argument("unknown elicitation action");
+        return [h = o.on_url_elicitation, r = elicit::url_request_of(server, params, ""), ids] {
+          return answer::url(h, r, ids);
         };
       }
       const auto msg = params.find("message");
       if (msg == params.end() || !msg->is_string()) elicit::fail("/message", "expected a string");
       const auto schema = params.find("requestedSchema");
       if (schema == params.end()) elicit::fail("", "missing requestedSchema");
-      auto f = std::make_shared<elicit::form>(elicit::form_of(*schema));
-      mcp_elicitation_request r{server, msg->get<std::string>(), *schema, params};
-      return [h = o.on_elicitation, r = std::move(r), f]() -> json {
-        mcp_elicitation_response a = h(r);
-        switch (a.action) {
-          case mcp_elicitation_action::accept:
-            return {{"action", "accept"}, {"content", elicit::content_of(*f, std::move(a.content))}};
-          case mcp_elicitation_action::decline: return {{"action", "decline"}};
-          case mcp_elicitation_action::cancel: return {{"action", "cancel"}};
-        }
-        throw std::invalid_argument("unknown elicitation action");
+      auto f = std::make_shared<const elicit::form>(elicit::form_of(*schema));
+      return [h = o.on_elicitation, r = mcp_elicitation_request{server, msg->get<std::string>(), *schema, params}, f] {
+        return answer::form(h, r, f);
       };
     }
     if (method == "sampling/createMessage") {
       mcp_check_sampling_request(params, o.sampling_tools);
-      return [h = o.on_sampling, r = mcp_sampling_request{server, params}]() -> json {
-        json result = h(r);
-        mcp_check_sampling_result(result, r.params);
-        return result;
-      };
+      return [h = o.on_sampling, r = mcp_sampling_request{server, params}] { return answer::sampling(h, r); };
     }
-    return [h = o.roots]() -> json { return mcp_roots_result(h()); };
+    return [h = o.roots] { return answer::roots(h); };
   } catch (const json_error& e) {
     throw json_error(base + e.pointer(), e.message(), "", method);
   }
@@ -786,6 +809,45 @@ inline mcp_handler_work_fn mcp_handler_work(const mcp_client_options& o, const s
 inline bool mcp_serves_input(const mcp_client_options& o) {
   return static_cast<bool>(o.on_elicitation) || static_cast<bool>(o.on_url_elicitation) ||
          static_cast<bool>(o.on_sampling) || static_cast<bool>(o.roots);
+}
+
+// One handler running: the strand its coroutine runs on and the signal that
+// cancels it (emitted on that strand only).
+struct mcp_running_handler {
+  explicit mcp_running_handler(const boost::asio::any_io_executor& ex) : strand(boost::asio::make_strand(ex)) {}
+  boost::asio::strand<boost::asio::any_io_executor> strand;
+  boost::asio::cancellation_signal signal;
+};
+
+// Asks a running handler to stop: an awaitable one's pending operation
+// completes with operation_aborted; a synchronous one runs on (C++ cannot
+// take a thread back) and its answer is dropped by the caller.
+inline void mcp_cancel_handler(const std::shared_ptr<mcp_running_handler>& run) {
+  if (run) boost::asio::post(run->strand, [run] { run->signal.emit(boost::asio::cancellation_type::terminal); });
+}
+
+// Runs `work` as a coroutine on a strand of the strand's inner executor (a
+// synchronous handler blocks one of its threads; an awaitable one holds
+// none while it waits) and posts its outcome to `strand`:
+// done(exception_ptr, result). The one place a handler is started, for a
+// server's request and for a modern server's input request alike.
+template <class Strand, class Done>
+std::shared_ptr<mcp_running_handler> mcp_start_handler(const Strand& strand, const mcp_handler_work_fn& work, Done done) {
+  auto run = std::make_shared<mcp_running_handler>(strand.get_inner_executor());
+  // Spawned from inside the handler's strand: co_spawn dispatches, and a
+  // dispatch from the caller's thread (which runs `strand`) would run a
+  // synchronous handler inline there, blocking the client's strand.
+  boost::asio::post(run->strand, [run, work, strand, done = std::move(done)]() mutable {
+    boost::asio::co_spawn(run->strand, work(),
+                          boost::asio::bind_cancellation_slot(
+                              run->signal.slot(), [strand, done = std::move(done), run](std::exception_ptr e,
+                                                                                        nlohmann::json r) mutable {
+                                boost::asio::post(strand, [done = std::move(done), e, r = std::move(r)]() mutable {
+                                  done(e, std::move(r));
+                                });
+                              }));
+  });
+  return run;
 }
 
 // Serves a server's requests with the application's handlers, for one
@@ -862,6 +924,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
     boost::asio::steady_timer timer;
     std::optional<json> result;
     std::optional<std::pair<int, std::string>> error;
+    std::shared_ptr<mcp_running_handler> running;
     bool done = false;
     bool cancelled = false;
   };
@@ -888,27 +951,24 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
 
   static boost::asio::awaitable<void> serve(std::shared_ptr<mcp_client_requests> self, json id, std::string key,
                                             std::string method, work_fn work, std::shared_ptr<job> j) {
-    boost::asio::post(self->strand_.get_inner_executor(), [j, work = std::move(work), busy = self->busy_,
-                                                           strand = self->strand_]() {
-      std::optional<json> result;
-      std::optional<std::pair<int, std::string>> error;
-      try {
-        result = work();
-      } catch (const json_error& e) {
-        error.emplace(-32603, str_cat("Internal error: the handler's answer is invalid: ", elicit::cut(e.what(), 1000)));
-      } catch (const std::exception& e) {
-        error.emplace(-32603, str_cat("Internal error: the handler failed: ", elicit::cut(e.what(), 1000)));
-      } catch (...) {
-        error.emplace(-32603, "Internal error: the handler failed");
-      }
+    j->running = mcp_start_handler(self->strand_, work, [j, busy = self->busy_](std::exception_ptr e, json r) {
       busy->fetch_sub(1);
-      boost::asio::post(strand, [j, result = std::move(result), error = std::move(error)]() mutable {
-        if (j->done) return;
-        j->result = std::move(result);
-        j->error = std::move(error);
-        j->done = true;
-        j->timer.cancel();
-      });
+      if (j->done) return;
+      if (e) {
+        try {
+          std::rethrow_exception(e);
+        } catch (const json_error& x) {
+          j->error.emplace(-32603, str_cat("Internal error: the handler's answer is invalid: ", elicit::cut(x.what(), 1000)));
+        } catch (const std::exception& x) {
+          j->error.emplace(-32603, str_cat("Internal error: the handler failed: ", elicit::cut(x.what(), 1000)));
+        } catch (...) {
+          j->error.emplace(-32603, "Internal error: the handler failed");
+        }
+      } else {
+        j->result = std::move(r);
+      }
+      j->done = true;
+      j->timer.cancel();
     });
     const auto timeout = self->shared_->options.handler_timeout;
     if (!j->cancelled && !self->dead_) {  // (either may have come before this coroutine first ran)
@@ -916,6 +976,7 @@ class mcp_client_requests : public std::enable_shared_from_this<mcp_client_reque
       (void)co_await j->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
     }
     self->jobs_.erase(key);
+    if (!j->done) mcp_cancel_handler(j->running);  // late, cancelled, or its connection died
     if (j->cancelled || self->dead_) co_return;
     if (!j->done) {
       j->done = true;  // a late answer is dropped
@@ -962,28 +1023,27 @@ boost::asio::awaitable<nlohmann::json> mcp_run_handler(Strand strand, mcp_handle
     bool done = false;
   };
   auto st = std::make_shared<state>(strand);
-  boost::asio::post(strand.get_inner_executor(), [st, work = std::move(work), strand]() {
-    std::optional<nlohmann::json> result;
-    std::string error;
-    try {
-      result = work();
-    } catch (const std::exception& e) {
-      error = elicit::cut(e.what(), 1000);
-    } catch (...) {
-      error = "it threw something that is not a std::exception";
+  auto run = mcp_start_handler(strand, work, [st](std::exception_ptr e, nlohmann::json r) {
+    if (st->done) return;
+    if (e) {
+      try {
+        std::rethrow_exception(e);
+      } catch (const std::exception& x) {
+        st->error = elicit::cut(x.what(), 1000);
+      } catch (...) {
+        st->error = "it threw something that is not a std::exception";
+      }
+    } else {
+      st->result = std::move(r);
     }
-    boost::asio::post(strand, [st, result = std::move(result), error = std::move(error)]() mutable {
-      if (st->done) return;
-      st->result = std::move(result);
-      st->error = std::move(error);
-      st->done = true;
-      st->timer.cancel();
-    });
+    st->done = true;
+    st->timer.cancel();
   });
   st->timer.expires_after(timeout);
   (void)co_await st->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
   if (!st->done) {
     st->done = true;
+    mcp_cancel_handler(run);
     throw mcp_error(mcp_error_kind::protocol_error, server,
                     str_cat(what, ": the handler gave no answer within ", std::to_string(timeout.count()),
                             " ms (options.handler_timeout)"));
