@@ -1,13 +1,15 @@
 // Client capabilities (ctest example.mcp_capabilities): the application answers
 // what the real @modelcontextprotocol/server-everything asks of its client.
 // That means a form (elicitation, where the fields the "user" leaves out get
-// the schema's defaults), a completion (sampling, here canned), and the roots.
+// the schema's defaults), a completion (sampling, here canned, by an awaitable
+// handler), and the roots.
 // The progress of a long call reaches the host's callback. See docs/mcp.md
 // ("Client capabilities").
 //
 // The server is `node <servers>/node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 // <servers> is argv[1], else TOOL_EFFECTS_MCP_SERVERS, else the build's mcp-servers. Exit status 77
 // (ctest: skipped) when node or the server is missing.
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -15,7 +17,11 @@
 #include <string>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/mcp.hpp>
 
@@ -48,11 +54,14 @@ int main(int argc, char** argv) {
     // The "user" fills in the required name and an email and leaves the rest: the defaults fill it (SEP-1034).
     return te::mcp_elicitation_response::accept({{"name", "Ada Lovelace"}, {"email", "ada@example.com"}});
   };
-  o.on_sampling = [](const te::mcp_sampling_request& r) {
+  // The awaitable form: a handler that waits (here 50 ms on a timer, as for a model's answer) holds no thread.
+  o.on_sampling = [](const te::mcp_sampling_request& r) -> boost::asio::awaitable<json> {
+    boost::asio::steady_timer model_latency(co_await boost::asio::this_coro::executor, std::chrono::milliseconds(50));
+    co_await model_latency.async_wait(boost::asio::use_awaitable);
     const std::string prompt = r.params["messages"][0]["content"].value("text", "");
-    return json{{"role", "assistant"},
-                {"content", {{"type", "text"}, {"text", "(a canned completion of: " + prompt + ")"}}},
-                {"model", "canned-model"}};
+    co_return json{{"role", "assistant"},
+                   {"content", {{"type", "text"}, {"text", "(a canned completion of: " + prompt + ")"}}},
+                   {"model", "canned-model"}};
   };
   o.roots = [] { return std::vector<te::mcp_root>{{"file:///workspace", "workspace"}}; };
 
