@@ -171,6 +171,18 @@ class mcp_client_state {
       r = co_await mcp_connection::request(c, "server/discover", nlohmann::json::object(), timeout);
     } catch (const mcp_rpc_error& e) {
       if (e.code() == -32020 || e.code() == -32021) throw;  // modern errors, nothing to fall back to
+      if (e.code() == -32601 && mcp_http_status_of(e) == 404) {
+        // Over HTTP, 404 with "Method not found" is how a 2026-07-28 server
+        // answers a method it lacks (a legacy one answers 404 without that
+        // body): modern, though without server/discover. Requests go on
+        // under our first modern version (a -32022 later switches it).
+        c->set_modern(modern.front());
+        out.modern = true;
+        out.version = modern.front();
+        out.info = {{"protocolVersion", out.version}};
+        self->legacy_server_ = false;
+        co_return out;
+      }
       if (e.code() == mcp_unsupported_version_code) {
         // modern, and not one of our modern versions (request() already
         // retried with one it named): a legacy one of ours it names, or none
@@ -256,8 +268,10 @@ class mcp_client_state {
       }
       throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
     }
+    // Over HTTP, initialize is done only once the server accepted the
+    // notification (its 202): a request sent after connect() cannot overtake it.
+    co_await mcp_connection::notify_accepted(c, "notifications/initialized", nullptr, version, o.initialize_timeout);
     c->set_protocol_version(version);
-    c->notify("notifications/initialized", nullptr);
     co_return r;
   }
 
