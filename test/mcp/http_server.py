@@ -64,6 +64,11 @@ Modern tools: the same (expire, ping_me and notify excepted) and
   ask                 InputRequiredResult: an elicitation (input request "who"); answers "hello <name>" with the
                       retry's inputResponses
   drop_stream         an SSE stream that ends before the response (no event ids: nothing to resume)
+  regional [region count dry where.zone query]  x-mcp-header on the first four: each Mcp-Param-* header must
+                      match its argument (400 HeaderMismatch when one is missing or differs); answers them joined
+  bad_number, bad_items, bad_duplicate, bad_token  listed with x-mcp-header annotations the specification forbids
+                      (on a number; under items; Region twice, case-insensitively; not a token): a client over
+                      HTTP must leave them out of its tools/list
 """
 import json
 import os
@@ -144,7 +149,34 @@ MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me",
     {"name": n, "description": d, "inputSchema": {"type": "object", "properties": p}}
     for n, d, p in [("\u00e9cho", "echo under a name that is not ASCII", {"text": {"type": "string"}}),
                     ("progress", "a progress notification, then the text", {"text": {"type": "string"}}),
-                    ("ask", "asks the user for a name (MRTR)", {})]]
+                    ("ask", "asks the user for a name (MRTR)", {})]] + [
+    # x-mcp-header (streamable-http "Custom Headers from Tool Parameters"): one valid tool, four invalid ones
+    {"name": "regional", "description": "echoes its region", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+        "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+        "where": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}},
+        "query": {"type": "string"}}}},
+    {"name": "bad_number", "description": "x-mcp-header on a number", "inputSchema": {"type": "object",
+        "properties": {"ratio": {"type": "number", "x-mcp-header": "Ratio"}}}},
+    {"name": "bad_items", "description": "x-mcp-header under items", "inputSchema": {"type": "object",
+        "properties": {"list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
+    {"name": "bad_duplicate", "description": "x-mcp-header twice, case-insensitively", "inputSchema": {
+        "type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "Region"},
+                                         "b": {"type": "string", "x-mcp-header": "region"}}}},
+    {"name": "bad_token", "description": "x-mcp-header that is not a token", "inputSchema": {"type": "object",
+        "properties": {"a": {"type": "string", "x-mcp-header": "Re gion"}}}}]
+
+
+def annotations(schema, path=()):
+    """The (property path, x-mcp-header) pairs of an inputSchema, through properties alone."""
+    out = []
+    for k, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, dict):
+            if "x-mcp-header" in sub:
+                out.append((path + (k,), sub["x-mcp-header"]))
+            out += annotations(sub, path + (k,))
+    return out
 
 
 def header_value(v):
@@ -476,6 +508,21 @@ class Handler(BaseHTTPRequestHandler):
         name = params.get("name")
         a = params.get("arguments") or {}
         text = lambda t: {"content": [{"type": "text", "text": t}]}
+        tool = next((t for t in MODERN_TOOLS if t["name"] == name), None)
+        for path, header in annotations((tool or {}).get("inputSchema") or {}):
+            value = a
+            for k in path:
+                value = value.get(k) if isinstance(value, dict) else None
+            got = header_value(self.header("Mcp-Param-" + header))
+            if value is None:
+                continue  # not in the arguments: no header expected
+            want = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            if got != want:
+                return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-%s %r, body %r" % (
+                    header, got, want))
+        if name == "regional":
+            return self.modern_result(rid, text("%s/%s/%s/%s" % (
+                a.get("region"), a.get("count"), a.get("dry"), (a.get("where") or {}).get("zone"))))
         if name in ("echo", "\u00e9cho"):
             return self.modern_result(rid, text(a.get("text", "")))
         if name == "slow":

@@ -501,7 +501,7 @@ TEST(McpHttp, AModernServerIsSpokenToStatelessly) {
     EXPECT_EQ(c.protocol_version(), "2026-07-28") << mode;
     EXPECT_EQ(c.name(), "http-modern-server") << mode;
     EXPECT_EQ(c.server_info()["instructions"], "a modern HTTP test server") << mode;
-    EXPECT_EQ(c.list_tools()["tools"].size(), 14u) << mode;
+    EXPECT_EQ(c.list_tools()["tools"].size(), 15u) << mode;  // 19 listed, 4 left out (ToolParametersMarked...)
     EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "stateless"}})), "stateless") << mode;
     EXPECT_EQ(te::mcp_text(c.call("\u00e9cho", {{"text", "base64 name"}})), "base64 name") << mode;
     EXPECT_EQ(te::mcp_text(c.call("progress", {{"text", "after progress"}})), "after progress") << mode;
@@ -609,6 +609,73 @@ TEST(McpHttp, AModernErrorIsNotFallenBackFrom) {
     EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "no discover"}})), "no discover");
     const auto log = posts(s);
     EXPECT_TRUE(std::none_of(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "initialize"; }));
+  }
+}
+
+// x-mcp-header ("Custom Headers from Tool Parameters"): a tool whose annotations break the constraints (on a
+// number, under items, twice case-insensitively, not a token) is left out of tools/list with a warning to
+// on_log; the arguments the valid annotations mark go in Mcp-Param-* headers (string as is, integer in decimal,
+// boolean, a nested property, a value that is not ASCII in Base64), which the server checks against the body.
+// The control: a client that has not listed the tools sends none, and the server refuses the call.
+TEST(McpHttp, ToolParametersMarkedForHeadersAreMirrored) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  std::mutex m;
+  std::vector<json> warnings;
+  te::mcp_client_options o;
+  o.on_log = [&](const json& p) {
+    const std::lock_guard lock(m);
+    warnings.push_back(p);
+  };
+  auto c = te::mcp_client::connect(pool, endpoint(s), o);
+  const json tools = c.list_tools()["tools"];
+  std::set<std::string> names;
+  for (const auto& t : tools) names.insert(t["name"].get<std::string>());
+  EXPECT_EQ(names.count("regional"), 1u);
+  for (const char* bad : {"bad_number", "bad_items", "bad_duplicate", "bad_token"}) {
+    EXPECT_EQ(names.count(bad), 0u) << bad;
+    const std::lock_guard lock(m);
+    EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [&](const json& w) {
+      return w["logger"] == "tool_effects/mcp" && w["level"] == "warning" &&
+             w["data"].get<std::string>().find(std::string("\"") + bad + "\" left out") != std::string::npos;
+    })) << bad;
+  }
+  const json args = {{"region", "us-west1"}, {"count", 42}, {"dry", true}, {"where", {{"zone", "z\u00fcrich"}}},
+                     {"query", "q"}};
+  EXPECT_EQ(te::mcp_text(c.call("regional", args)), "us-west1/42/True/z\u00fcrich");
+  EXPECT_EQ(te::mcp_text(c.call("regional", {{"query", "q"}})), "None/None/None/None");  // nothing to mirror
+  auto unlisted = te::mcp_client::connect(pool, endpoint(s));
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)unlisted.call("regional", args); }, &what), "rpc_error");
+  EXPECT_NE(what.find("error -32020: HTTP 400: Header mismatch: Mcp-Param-"), std::string::npos) << what;
+}
+
+// The annotations' constraints, one by one, on schemas: the violation named, nothing collected past it.
+TEST(McpHttp, XMcpHeaderConstraints) {
+  using te::detail::mcp_param_headers;
+  std::vector<te::detail::mcp_param_header> h;
+  EXPECT_EQ(mcp_param_headers(json::parse(R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},
+      "o":{"type":"object","properties":{"b":{"type":"integer","x-mcp-header":"B"}}},
+      "e":{"type":"string","enum":[{"x-mcp-header":"data, not a schema"}]},
+      "x-mcp-header":{"type":"string"}}})"), h), "");
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[1].name, "B");
+  EXPECT_EQ(h[1].path, (std::vector<std::string>{"o", "b"}));
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"x-mcp-header":"Root","type":"string"})", "is not reached from the root"},
+      {R"({"properties":{"a":{"type":"number","x-mcp-header":"A"}}})", "not integer, string or boolean"},
+      {R"({"properties":{"a":{"x-mcp-header":"A"}}})", "not integer, string or boolean"},
+      {R"({"properties":{"a":{"type":"string","x-mcp-header":""}}})", "not a header field name"},
+      {R"({"properties":{"a":{"type":"string","x-mcp-header":"A\r\nB"}}})", "not a header field name"},
+      {R"({"properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}})",
+       "is not unique"},
+      {R"({"properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}})", "not reached"},
+      {R"({"properties":{"a":{"anyOf":[{"type":"string","x-mcp-header":"A"}]}}})", "not reached"},
+      {R"({"$defs":{"d":{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}}})", "not reached"}};
+  for (const auto& [schema, why] : bad) {
+    h.clear();
+    EXPECT_NE(mcp_param_headers(json::parse(schema), h).find(why), std::string::npos) << schema;
   }
 }
 

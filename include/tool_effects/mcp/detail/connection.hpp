@@ -234,7 +234,100 @@ struct mcp_outgoing {
   // `params.name` (tools/call, prompts/get) or `params.uri`
   // (resources/read), raw: the transport encodes it.
   std::optional<std::string> name;
+  // tools/call: the arguments the tool's inputSchema marks with
+  // `x-mcp-header`, as (header name after "Mcp-Param-", raw value).
+  std::vector<std::pair<std::string, std::string>> params;
 };
+
+// One `x-mcp-header` annotation of a tool's inputSchema (2026-07-28,
+// Streamable HTTP "Custom Headers from Tool Parameters").
+struct mcp_param_header {
+  std::string name;               // the header is "Mcp-Param-" + name
+  std::vector<std::string> path;  // the chain of `properties` keys to the value
+};
+
+namespace mcp_param {
+// RFC 9110 tchar.
+inline bool tchar(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+}
+inline std::string lower(std::string s) {
+  for (char& c : s)
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  return s;
+}
+inline std::string where(const std::vector<std::string>& path) {
+  std::string w;
+  for (const auto& p : path) {
+    w += "/properties/";
+    w += mcp_preview(p, 60);
+  }
+  return w.empty() ? std::string("the schema root") : w;
+}
+// Collects the annotations under `node`; `reachable`: reached from the root
+// through `properties` keys alone. Returns the first violation, or "".
+inline std::string walk(const nlohmann::json& node, bool reachable, std::vector<std::string>& path,
+                        std::vector<mcp_param_header>& out) {
+  if (!node.is_object()) return {};
+  if (const auto h = node.find("x-mcp-header"); h != node.end()) {
+    const std::string at = "x-mcp-header at " + where(path);
+    if (!reachable || path.empty()) return at + " is not reached from the root through properties alone";
+    if (!h->is_string() || h->get_ref<const std::string&>().empty() ||
+        !std::all_of(h->get_ref<const std::string&>().begin(), h->get_ref<const std::string&>().end(), tchar))
+      return at + " is not a header field name (1*tchar): " + mcp_preview(h->dump(), 80);
+    const auto t = node.find("type");
+    const bool primitive = t != node.end() && t->is_string() &&
+                           (*t == "string" || *t == "integer" || *t == "boolean");
+    if (!primitive) return at + " marks a property whose type is not integer, string or boolean";
+    const std::string name = h->get<std::string>();
+    for (const auto& o : out)
+      if (lower(o.name) == lower(name)) return at + ": \"" + mcp_preview(name, 80) + "\" is not unique";
+    out.push_back({name, path});
+  }
+  for (const auto& [k, v] : node.items()) {
+    if (k == "properties" && v.is_object()) {
+      for (const auto& [name, sub] : v.items()) {
+        path.push_back(name);
+        std::string why = walk(sub, reachable, path, out);
+        path.pop_back();
+        if (!why.empty()) return why;
+      }
+    } else if (k == "enum" || k == "const" || k == "default" || k == "examples" || k == "x-mcp-header") {
+      continue;  // values, not schemas
+    } else if (v.is_object()) {
+      if (std::string why = walk(v, false, path, out); !why.empty()) return why;
+    } else if (v.is_array()) {
+      for (const auto& e : v)
+        if (std::string why = walk(e, false, path, out); !why.empty()) return why;
+    }
+  }
+  return {};
+}
+}  // namespace mcp_param
+
+// The `x-mcp-header` annotations of an inputSchema into `out`; "" when they
+// are valid, else the first violation of the specification's constraints.
+inline std::string mcp_param_headers(const nlohmann::json& schema, std::vector<mcp_param_header>& out) {
+  std::vector<std::string> path;
+  return mcp_param::walk(schema, true, path, out);
+}
+
+// The header value of an annotated argument (string as is, integer in
+// decimal, boolean "true"/"false"); none for any other value.
+inline std::optional<std::string> mcp_param_value(const nlohmann::json& arguments, const std::vector<std::string>& path) {
+  const nlohmann::json* v = &arguments;
+  for (const auto& key : path) {
+    if (!v->is_object()) return std::nullopt;
+    const auto it = v->find(key);
+    if (it == v->end()) return std::nullopt;
+    v = &*it;
+  }
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_number_integer()) return v->dump();
+  if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
+  return std::nullopt;
+}
 
 // A JSON-RPC error that came as the body of an HTTP error status: the
 // status tells a 2026-07-28 server's "unknown method" (404) from a 200
@@ -295,6 +388,9 @@ struct mcp_shared {
   std::atomic<int> pid{-1};
   mcp_info_snapshot info;
   mcp_client_side caps;  // progress tokens of calls, handlers running (client_requests.hpp)
+  // Over HTTP, modern: the x-mcp-header annotations of the tools the last
+  // tools/list gave, by tool name (on the strand only).
+  std::unordered_map<std::string, std::vector<mcp_param_header>> param_headers;
   // Empty: the server is the child process of argv; else the transport's maker.
   mcp_transport_factory make_transport{};
 
@@ -486,7 +582,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         if (!pick || *pick == self->modern_version_) throw;
         self->set_modern(*pick);  // and once more, with the version the server named
       }
-      if (r) co_return std::move(*r);
+      if (r) {
+        if (modern && self->transport_ && method == "tools/list") self->screen_tools(*r);
+        co_return std::move(*r);
+      }
     }
   }
 
@@ -536,6 +635,47 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     for (const auto& [k, v] : modern_meta_.items()) meta[k] = v;
   }
 
+  // A modern tools/list result over a transport: a tool whose x-mcp-header
+  // annotations break the specification's constraints is left out (with a
+  // warning to options.on_log, logger "tool_effects/mcp"); the valid
+  // annotations are kept for the calls (outgoing).
+  void screen_tools(nlohmann::json& r) {
+    const auto tools = r.is_object() ? r.find("tools") : r.end();
+    if (tools == r.end() || !tools->is_array()) return;
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& t : *tools) {
+      const auto n = t.is_object() ? t.find("name") : t.end();
+      const auto schema = t.is_object() ? t.find("inputSchema") : t.end();
+      if (n == t.end() || !n->is_string() || schema == t.end()) {
+        kept.push_back(std::move(t));
+        continue;
+      }
+      std::vector<mcp_param_header> headers;
+      const std::string why = mcp_param_headers(*schema, headers);
+      const std::string name = n->get<std::string>();
+      if (why.empty()) {
+        if (headers.empty())
+          shared_->param_headers.erase(name);
+        else
+          shared_->param_headers[name] = std::move(headers);
+        kept.push_back(std::move(t));
+        continue;
+      }
+      shared_->param_headers.erase(name);
+      if (const auto& on_log = shared_->options.on_log) {
+        std::string m = "tools/list: tool \"";
+        m += mcp_preview(name, 100);
+        m += "\" left out: its inputSchema's ";
+        m += why;
+        try {
+          on_log({{"level", "warning"}, {"logger", "tool_effects/mcp"}, {"data", m}});
+        } catch (...) {  // a handler's failure is not the connection's
+        }
+      }
+    }
+    *tools = std::move(kept);
+  }
+
   // What a transport may mirror of the request `msg` (modern: sent under modern_version_).
   [[nodiscard]] mcp_outgoing outgoing(const nlohmann::json& msg, bool modern) const {
     mcp_outgoing o;
@@ -545,8 +685,16 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     const char* key = o.method == "tools/call" || o.method == "prompts/get" ? "name"
                       : o.method == "resources/read"                      ? "uri"
                                                                           : nullptr;
-    if (const auto p = msg.find("params"); key && p != msg.end() && p->is_object())
-      if (const auto n = p->find(key); n != p->end() && n->is_string()) o.name = n->get<std::string>();
+    const auto p = msg.find("params");
+    if (!key || p == msg.end() || !p->is_object()) return o;
+    if (const auto n = p->find(key); n != p->end() && n->is_string()) o.name = n->get<std::string>();
+    if (modern && o.name && o.method == "tools/call") {
+      const auto h = shared_->param_headers.find(*o.name);
+      const auto args = p->find("arguments");
+      if (h != shared_->param_headers.end() && args != p->end())
+        for (const auto& ph : h->second)
+          if (auto v = mcp_param_value(*args, ph.path)) o.params.emplace_back(ph.name, std::move(*v));
+    }
     return o;
   }
 

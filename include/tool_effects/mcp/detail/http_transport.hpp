@@ -474,6 +474,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if (x.modern) {  // the standard request headers of 2026-07-28 ("Request Metadata")
       req.set("Mcp-Method", mcp_http_header_value(meta->method));
       if (meta->name) req.set("Mcp-Name", mcp_http_header_value(*meta->name));
+      for (const auto& [name, value] : meta->params) req.set("Mcp-Param-" + name, mcp_http_header_value(value));
     }
     if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
     req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
