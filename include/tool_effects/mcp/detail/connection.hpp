@@ -1173,6 +1173,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   void on_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
+    if (transport_ && !modern_version_.empty()) {  // 2026-07-28 over HTTP: servers send no requests, clients no responses
+      ++shared_->ignored_messages;
+      return;
+    }
     if (method != "ping" && serve_client_request(id, method, params)) return;
     nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}};
     if (method == "ping") {
