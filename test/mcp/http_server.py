@@ -37,7 +37,8 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
   --probe-reply MODE   legacy: how server/discover (the probe of a dual-era client) is answered: session (default:
                        400 with a JSON-RPC error -32000 "missing Mcp-Session-Id", as the TypeScript SDK's server
                        does), 400-empty (400, no body), 404 (404 text), 405 (405 text), 200-error (200 with a
-                       JSON-RPC error -32601, as a stateless legacy server does)
+                       JSON-RPC error -32601, as a stateless legacy server does), 200-empty (an empty result, as the
+                       conformance suite's servers answer any method they do not know)
 
 Sessions: initialize creates one (Mcp-Session-Id); any other request without a known one gets 400 (missing) or
 404 (unknown: expired). DELETE ends it. A GET stream (text/event-stream) carries the server's own messages.
@@ -337,6 +338,8 @@ class Handler(BaseHTTPRequestHandler):
                 return self.plain(400, b"")
             if mode in ("404", "405"):
                 return self.plain(int(mode), b"not here")
+            if mode == "200-empty":
+                return self.json_reply({"jsonrpc": "2.0", "id": rid, "result": {}})
             if mode == "200-error":
                 return self.json_reply({"jsonrpc": "2.0", "id": rid, "error": {
                     "code": -32601, "message": "Method not found"}})

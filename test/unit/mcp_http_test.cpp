@@ -563,12 +563,13 @@ TEST(McpHttp, ADualEraServerIsSpokenToModern) {
 
 // A 2025-11-25 server answers the probe in the ways the specification names for a legacy server ("the body is
 // empty or is not a recognized modern JSON-RPC error"): 400 with a JSON-RPC error that is not a modern one (the
-// TypeScript SDK's "missing session"), 400 without a body, 404, 405, or a JSON-RPC error -32601 in a 200. Each
+// TypeScript SDK's "missing session"), 400 without a body, 404, 405, a JSON-RPC error -32601 in a 200, or an
+// empty result in a 200 (not a DiscoverResult: what the conformance suite's servers answer). Each
 // time the client falls back to initialize, and the era is remembered: a restart goes straight to initialize.
 TEST(McpHttp, AnOldServerIsFallenBackFromToInitialize) {
   MCP_REQUIRE_PYTHON();
   boost::asio::thread_pool pool(2);
-  for (const char* reply : {"session", "400-empty", "404", "405", "200-error"}) {
+  for (const char* reply : {"session", "400-empty", "404", "405", "200-error", "200-empty"}) {
     http_server s({"--no-get", "--probe-reply", reply});
     auto c = te::mcp_client::connect(pool, endpoint(s));
     EXPECT_EQ(c.protocol_version(), "2025-11-25") << reply;

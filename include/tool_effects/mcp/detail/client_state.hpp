@@ -210,13 +210,17 @@ class mcp_client_state {
       out.why += e.what();
       co_return out;
     }
-    // A DiscoverResult: supportedVersions must be an array of strings.
+    // A DiscoverResult has an array of strings at supportedVersions. Any
+    // other result is not one: a legacy server that answers every method it
+    // does not know (the conformance suite's servers answer `{}`), so the
+    // fallback, as for any answer that is not a modern one.
     const auto sv = r->is_object() ? r->find("supportedVersions") : r->end();
     if (!r->is_object() || sv == r->end() || !sv->is_array() ||
         !std::all_of(sv->begin(), sv->end(), [](const nlohmann::json& v) { return v.is_string(); })) {
-      std::string m = "at /result/supportedVersions: server/discover result has no array of strings: ";
-      m += mcp_preview(mcp_dump(*r));
-      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+      out.why = "server/discover answered a result that is not a DiscoverResult (at /result/supportedVersions: no "
+                "array of strings): ";
+      out.why += mcp_preview(mcp_dump(*r), 200);
+      co_return out;
     }
     auto pick = mcp_pick_version(*sv, versions, false);
     if (!pick) {
