@@ -34,6 +34,8 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
                        request with the modern _meta is served as modern.
   --supported V1,V2    the modern versions served (default 2026-07-28)
   --no-discover        modern: server/discover is unknown too (404 -32601), against the specification
+  --refuse-first       modern: the first request gets UnsupportedProtocolVersionError even if it names a supported
+                       version (as the conformance suite's request-metadata scenario does)
   --probe-reply MODE   legacy: how server/discover (the probe of a dual-era client) is answered: session (default:
                        400 with a JSON-RPC error -32000 "missing Mcp-Session-Id", as the TypeScript SDK's server
                        does), 400-empty (400, no body), 404 (404 text), 405 (405 text), 200-error (200 with a
@@ -85,7 +87,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
         "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None,
         "era": "legacy", "supported": ["2026-07-28"], "no_discover": False, "probe_reply": "session",
-        "initialized_delay_ms": 0}
+        "initialized_delay_ms": 0, "refuse_first": False}
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -112,6 +114,8 @@ while i < len(args):
         opts["era"] = args[i + 1]; i += 1
     elif a == "--supported":
         opts["supported"] = args[i + 1].split(","); i += 1
+    elif a == "--refuse-first":
+        opts["refuse_first"] = True
     elif a == "--no-discover":
         opts["no_discover"] = True
     elif a == "--probe-reply":
@@ -496,7 +500,11 @@ class Handler(BaseHTTPRequestHandler):
         if pv != meta[PV]:
             return self.modern_error(400, rid, -32020, "Header mismatch: MCP-Protocol-Version %r, _meta %r" % (
                 pv, meta[PV]))
-        if meta[PV] not in supported:
+        refuse = False
+        if opts["refuse_first"]:
+            with lock:
+                refuse, opts["refuse_first"] = True, False
+        if meta[PV] not in supported or refuse:
             return self.modern_error(400, rid, -32022, "Unsupported protocol version",
                                      {"supported": supported, "requested": meta[PV]})
         if method == "server/discover" and not opts["no_discover"]:

@@ -697,6 +697,16 @@ TEST(McpHttp, TheVersionHeaderFollowsEachRequestsMeta) {
   EXPECT_EQ(log[0]["version"], "2099-01-01");
   EXPECT_EQ(log[1]["version"], "2026-07-28");
   EXPECT_EQ(log.back()["version"], "2026-07-28");
+  // A server that refuses the first request although it names the version sent: sent once more with it
+  // ("retry using the advertised supported versions"), once.
+  http_server once({"--era", "modern", "--refuse-first"});
+  auto d = te::mcp_client::connect(pool, endpoint(once));
+  EXPECT_EQ(d.protocol_version(), "2026-07-28");
+  const auto l = posts(once);
+  ASSERT_GE(l.size(), 2u);
+  EXPECT_TRUE(is(l[0], "POST", "server/discover"));
+  EXPECT_TRUE(is(l[1], "POST", "server/discover"));
+  EXPECT_EQ(l[1]["version"], "2026-07-28");
 }
 
 // Cancellation over the 2026-07-28 binding is closing the request's stream: a timed-out call POSTs no

@@ -579,8 +579,11 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         const auto pick = mcp_pick_version(x.data().is_object() && x.data().contains("supported")
                                                ? x.data()["supported"] : nlohmann::json(),
                                            self->shared_->options.protocol_versions, true);
-        if (!pick || *pick == self->modern_version_) throw;
-        self->set_modern(*pick);  // and once more, with the version the server named
+        if (!pick) throw;
+        // Once more, with the version the server named (the one just sent
+        // too, if it names that one: the specification says to retry with a
+        // version of its list, and a server may have refused it for a moment).
+        self->set_modern(*pick);
       }
       if (r) {
         if (modern && self->transport_ && method == "tools/list") self->screen_tools(*r);
