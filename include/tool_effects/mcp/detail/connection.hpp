@@ -60,6 +60,7 @@
 
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/detail/client_requests.hpp>
+#include <tool_effects/mcp/detail/param_headers.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 extern "C" char** environ;  // POSIX
@@ -238,96 +239,6 @@ struct mcp_outgoing {
   // `x-mcp-header`, as (header name after "Mcp-Param-", raw value).
   std::vector<std::pair<std::string, std::string>> params;
 };
-
-// One `x-mcp-header` annotation of a tool's inputSchema (2026-07-28,
-// Streamable HTTP "Custom Headers from Tool Parameters").
-struct mcp_param_header {
-  std::string name;               // the header is "Mcp-Param-" + name
-  std::vector<std::string> path;  // the chain of `properties` keys to the value
-};
-
-namespace mcp_param {
-// RFC 9110 tchar.
-inline bool tchar(char c) {
-  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-         std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-inline std::string lower(std::string s) {
-  for (char& c : s)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return s;
-}
-inline std::string where(const std::vector<std::string>& path) {
-  std::string w;
-  for (const auto& p : path) {
-    w += "/properties/";
-    w += mcp_preview(p, 60);
-  }
-  return w.empty() ? std::string("the schema root") : w;
-}
-// Collects the annotations under `node`; `reachable`: reached from the root
-// through `properties` keys alone. Returns the first violation, or "".
-inline std::string walk(const nlohmann::json& node, bool reachable, std::vector<std::string>& path,
-                        std::vector<mcp_param_header>& out) {
-  if (!node.is_object()) return {};
-  if (const auto h = node.find("x-mcp-header"); h != node.end()) {
-    const std::string at = "x-mcp-header at " + where(path);
-    if (!reachable || path.empty()) return at + " is not reached from the root through properties alone";
-    if (!h->is_string() || h->get_ref<const std::string&>().empty() ||
-        !std::all_of(h->get_ref<const std::string&>().begin(), h->get_ref<const std::string&>().end(), tchar))
-      return at + " is not a header field name (1*tchar): " + mcp_preview(h->dump(), 80);
-    const auto t = node.find("type");
-    const bool primitive = t != node.end() && t->is_string() &&
-                           (*t == "string" || *t == "integer" || *t == "boolean");
-    if (!primitive) return at + " marks a property whose type is not integer, string or boolean";
-    const std::string name = h->get<std::string>();
-    for (const auto& o : out)
-      if (lower(o.name) == lower(name)) return at + ": \"" + mcp_preview(name, 80) + "\" is not unique";
-    out.push_back({name, path});
-  }
-  for (const auto& [k, v] : node.items()) {
-    if (k == "properties" && v.is_object()) {
-      for (const auto& [name, sub] : v.items()) {
-        path.push_back(name);
-        std::string why = walk(sub, reachable, path, out);
-        path.pop_back();
-        if (!why.empty()) return why;
-      }
-    } else if (k == "enum" || k == "const" || k == "default" || k == "examples" || k == "x-mcp-header") {
-      continue;  // values, not schemas
-    } else if (v.is_object()) {
-      if (std::string why = walk(v, false, path, out); !why.empty()) return why;
-    } else if (v.is_array()) {
-      for (const auto& e : v)
-        if (std::string why = walk(e, false, path, out); !why.empty()) return why;
-    }
-  }
-  return {};
-}
-}  // namespace mcp_param
-
-// The `x-mcp-header` annotations of an inputSchema into `out`; "" when they
-// are valid, else the first violation of the specification's constraints.
-inline std::string mcp_param_headers(const nlohmann::json& schema, std::vector<mcp_param_header>& out) {
-  std::vector<std::string> path;
-  return mcp_param::walk(schema, true, path, out);
-}
-
-// The header value of an annotated argument (string as is, integer in
-// decimal, boolean "true"/"false"); none for any other value.
-inline std::optional<std::string> mcp_param_value(const nlohmann::json& arguments, const std::vector<std::string>& path) {
-  const nlohmann::json* v = &arguments;
-  for (const auto& key : path) {
-    if (!v->is_object()) return std::nullopt;
-    const auto it = v->find(key);
-    if (it == v->end()) return std::nullopt;
-    v = &*it;
-  }
-  if (v->is_string()) return v->get<std::string>();
-  if (v->is_number_integer()) return v->dump();
-  if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
-  return std::nullopt;
-}
 
 // A JSON-RPC error that came as the body of an HTTP error status: the
 // status tells a 2026-07-28 server's "unknown method" (404) from a 200
@@ -669,7 +580,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         std::string m = "tools/list: tool \"";
         m += mcp_preview(name, 100);
         m += "\" left out: its inputSchema's ";
-        m += why;
+        m += mcp_preview(why, 400);
         try {
           on_log({{"level", "warning"}, {"logger", "tool_effects/mcp"}, {"data", m}});
         } catch (...) {  // a handler's failure is not the connection's
