@@ -54,6 +54,7 @@ struct mcp_http_endpoint {
   std::map<std::string, std::string> headers{};
   /// After initialize, open the GET stream for the server's own requests and
   /// notifications (a server without one answers 405: none is kept open).
+  /// Legacy versions only: 2026-07-28 has no GET stream.
   bool open_get_stream = true;
   /// Time limit of connecting and sending one request (the response of a
   /// request is bounded by the request's own timeout).
