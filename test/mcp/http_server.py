@@ -34,6 +34,7 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
                        request with the modern _meta is served as modern.
   --supported V1,V2    the modern versions served (default 2026-07-28)
   --no-discover        modern: server/discover is unknown too (404 -32601), against the specification
+  --stray-session      modern: every result comes with an Mcp-Session-Id header all the same (a client must ignore it)
   --refuse-first       modern: the first request gets UnsupportedProtocolVersionError even if it names a supported
                        version (as the conformance suite's request-metadata scenario does)
   --probe-reply MODE   legacy: how server/discover (the probe of a dual-era client) is answered: session (default:
@@ -87,7 +88,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
         "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None,
         "era": "legacy", "supported": ["2026-07-28"], "no_discover": False, "probe_reply": "session",
-        "initialized_delay_ms": 0, "refuse_first": False}
+        "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False}
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -114,6 +115,8 @@ while i < len(args):
         opts["era"] = args[i + 1]; i += 1
     elif a == "--supported":
         opts["supported"] = args[i + 1].split(","); i += 1
+    elif a == "--stray-session":
+        opts["stray_session"] = True
     elif a == "--refuse-first":
         opts["refuse_first"] = True
     elif a == "--no-discover":
@@ -468,13 +471,14 @@ class Handler(BaseHTTPRequestHandler):
         result.setdefault("resultType", "complete")
         result["_meta"] = SERVER_META
         msg = {"jsonrpc": "2.0", "id": rid, "result": result}
+        stray = {"Mcp-Session-Id": "stray-" + uuid.uuid4().hex} if opts["stray_session"] else {}
         if sse or opts["sse"] or before:
-            self.sse_start({"X-Accel-Buffering": "no"})
+            self.sse_start(dict(stray, **{"X-Accel-Buffering": "no"}))
             for b in before:
                 self.sse_event(b, with_id=False)
             self.sse_event(msg, with_id=False)
         else:
-            self.json_reply(msg)
+            self.json_reply(msg, stray)
 
     def modern(self, msg, method, rid, params, meta):
         if rid is None or method is None:  # 2026-07-28 defines no client notifications over HTTP: accepted, logged

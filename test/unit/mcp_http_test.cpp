@@ -491,12 +491,14 @@ std::vector<json> posts(const http_server& s) {
 // A server that speaks only 2026-07-28, with the default (dual-era) versions: server/discover first, then
 // stateless requests — no initialize, no session, no GET stream, no DELETE — each with the headers the
 // binding requires matching its body (the server refuses a request whose headers are missing or differ, so
-// every call that succeeds proves them); the server's name and instructions from its DiscoverResult.
+// every call that succeeds proves them); the server's name and instructions from its DiscoverResult. A session
+// id the server sends anyway is ignored.
 TEST(McpHttp, AModernServerIsSpokenToStatelessly) {
   MCP_REQUIRE_PYTHON();
   boost::asio::thread_pool pool(2);
+  // --stray-session: the server sends an Mcp-Session-Id all the same; the client must not take it up.
   for (const char* mode : {"--no-get", "--sse"}) {
-    http_server s({"--era", "modern", mode});
+    http_server s({"--era", "modern", mode, "--stray-session"});
     auto c = te::mcp_client::connect(pool, endpoint(s));
     EXPECT_EQ(c.protocol_version(), "2026-07-28") << mode;
     EXPECT_EQ(c.name(), "http-modern-server") << mode;
