@@ -508,6 +508,15 @@ TEST(McpHttp, AModernServerIsSpokenToStatelessly) {
     EXPECT_EQ(te::mcp_text(c.call("\u00e9cho", {{"text", "base64 name"}})), "base64 name") << mode;
     EXPECT_EQ(te::mcp_text(c.call("progress", {{"text", "after progress"}})), "after progress") << mode;
     EXPECT_NO_THROW(c.ping()) << mode;
+    // Mcp-Name from params.uri (resources/read) and params.name (prompts/get): this server has neither method,
+    // so the headers pass its check and it answers what the binding says for an unknown method, 404 -32601
+    // (a missing or wrong Mcp-Name would be 400 -32020).
+    for (const auto& [method, params] : {std::pair<const char*, json>{"resources/read", {{"uri", "file:///a \u00e4.txt"}}},
+                                         std::pair<const char*, json>{"prompts/get", {{"name", "review"}}}}) {
+      std::string what;
+      EXPECT_EQ(mcp_test::error_kind([&] { (void)c.request(method, params); }, &what), "rpc_error") << method;
+      EXPECT_NE(what.find("error -32601: HTTP 404: Method not found"), std::string::npos) << what;
+    }
     c.close();
     const auto log = s.log();
     ASSERT_GE(log.size(), 6u) << mode;
