@@ -300,7 +300,7 @@ struct mcp_shared {
   mcp_info_snapshot info;
   mcp_client_side caps;  // progress tokens of calls, handlers running (client_requests.hpp)
   // Over HTTP, modern: the x-mcp-header annotations of the tools the last
-  // tools/list gave, by tool name (on the strand only).
+  // listing gave (its pages), by tool name (on the strand only).
   std::unordered_map<std::string, std::vector<mcp_param_header>> param_headers;
   // Empty: the server is the child process of argv; else the transport's maker.
   mcp_transport_factory make_transport{};
@@ -497,7 +497,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         self->set_modern(*pick);
       }
       if (r) {
-        if (modern && self->transport_ && method == "tools/list") self->screen_tools(*r);
+        if (modern && self->transport_ && method == "tools/list") {
+          const auto& p = msg["params"];
+          self->screen_tools(*r, !(p.is_object() && p.contains("cursor")));
+        }
         co_return std::move(*r);
       }
     }
@@ -552,8 +555,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // A modern tools/list result over a transport: a tool whose x-mcp-header
   // annotations break the specification's constraints is left out (with a
   // warning to options.on_log, logger "tool_effects/mcp"); the valid
-  // annotations are kept for the calls (outgoing).
-  void screen_tools(nlohmann::json& r) {
+  // annotations are kept for the calls (outgoing), those of one listing
+  // only: its first page (`first`, no cursor) forgets the earlier ones.
+  void screen_tools(nlohmann::json& r, bool first) {
+    if (first) shared_->param_headers.clear();
     const auto tools = r.is_object() ? r.find("tools") : r.end();
     if (tools == r.end() || !tools->is_array()) return;
     nlohmann::json kept = nlohmann::json::array();
