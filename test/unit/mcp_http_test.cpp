@@ -511,10 +511,10 @@ TEST(McpHttp, AModernServerIsSpokenToStatelessly) {
     // Mcp-Name from params.uri (resources/read) and params.name (prompts/get): this server has neither method,
     // so the headers pass its check and it answers what the binding says for an unknown method, 404 -32601
     // (a missing or wrong Mcp-Name would be 400 -32020).
-    for (const auto& [method, params] : {std::pair<const char*, json>{"resources/read", {{"uri", "file:///a \u00e4.txt"}}},
-                                         std::pair<const char*, json>{"prompts/get", {{"name", "review"}}}}) {
+    for (const auto& rq : {std::pair<const char*, json>{"resources/read", {{"uri", "file:///a \u00e4.txt"}}},
+                           std::pair<const char*, json>{"prompts/get", {{"name", "review"}}}}) {
       std::string what;
-      EXPECT_EQ(mcp_test::error_kind([&] { (void)c.request(method, params); }, &what), "rpc_error") << method;
+      EXPECT_EQ(mcp_test::error_kind([&] { (void)c.request(rq.first, rq.second); }, &what), "rpc_error") << rq.first;
       EXPECT_NE(what.find("error -32601: HTTP 404: Method not found"), std::string::npos) << what;
     }
     c.close();
