@@ -70,6 +70,7 @@ Modern tools: the same (expire, ping_me and notify excepted) and
   drop_stream         an SSE stream that ends before the response (no event ids: nothing to resume)
   regional [region count dry where.zone query]  x-mcp-header on the first four: each Mcp-Param-* header must
                       match its argument (400 HeaderMismatch when one is missing or differs); answers them joined
+  strict              always 400 HeaderMismatch (-32020), whatever the headers
   bad_number, bad_items, bad_duplicate, bad_token  listed with x-mcp-header annotations the specification forbids
                       (on a number; under items; Region twice, case-insensitively; not a token): a client over
                       HTTP must leave them out of its tools/list
@@ -157,7 +158,8 @@ MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me",
     {"name": n, "description": d, "inputSchema": {"type": "object", "properties": p}}
     for n, d, p in [("\u00e9cho", "echo under a name that is not ASCII", {"text": {"type": "string"}}),
                     ("progress", "a progress notification, then the text", {"text": {"type": "string"}}),
-                    ("ask", "asks the user for a name (MRTR)", {})]] + [
+                    ("ask", "asks the user for a name (MRTR)", {}),
+                    ("strict", "always refused with HeaderMismatch", {})]] + [
     # x-mcp-header (streamable-http "Custom Headers from Tool Parameters"): one valid tool, four invalid ones
     {"name": "regional", "description": "echoes its region", "inputSchema": {"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
@@ -535,6 +537,8 @@ class Handler(BaseHTTPRequestHandler):
             if got != want:
                 return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-%s %r, body %r" % (
                     header, got, want))
+        if name == "strict":  # what no listing can mend
+            return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-Secret is required")
         if name == "regional":
             return self.modern_result(rid, text("%s/%s/%s/%s" % (
                 a.get("region"), a.get("count"), a.get("dry"), (a.get("where") or {}).get("zone"))))

@@ -503,7 +503,7 @@ TEST(McpHttp, AModernServerIsSpokenToStatelessly) {
     EXPECT_EQ(c.protocol_version(), "2026-07-28") << mode;
     EXPECT_EQ(c.name(), "http-modern-server") << mode;
     EXPECT_EQ(c.server_info()["instructions"], "a modern HTTP test server") << mode;
-    EXPECT_EQ(c.list_tools()["tools"].size(), 15u) << mode;  // 19 listed, 4 left out (ToolParametersMarked...)
+    EXPECT_EQ(c.list_tools()["tools"].size(), 16u) << mode;  // 20 listed, 4 left out (ToolParametersMarked...)
     EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "stateless"}})), "stateless") << mode;
     EXPECT_EQ(te::mcp_text(c.call("\u00e9cho", {{"text", "base64 name"}})), "base64 name") << mode;
     EXPECT_EQ(te::mcp_text(c.call("progress", {{"text", "after progress"}})), "after progress") << mode;
@@ -628,7 +628,10 @@ TEST(McpHttp, AModernErrorIsNotFallenBackFrom) {
 // number, under items, twice case-insensitively, not a token) is left out of tools/list with a warning to
 // on_log; the arguments the valid annotations mark go in Mcp-Param-* headers (string as is, integer in decimal,
 // boolean, a nested property, a value that is not ASCII in Base64), which the server checks against the body.
-// The control: a client that has not listed the tools sends none, and the server refuses the call.
+// The control: a client that has not listed the tools sends none, and the server refuses that call; the client
+// then does what the specification recommends — tools/list, and the call once more with the headers — so the
+// call succeeds on its second POST. A refusal no listing can mend (the headers come out the same) is the
+// call's error after one listing, without a second POST.
 TEST(McpHttp, ToolParametersMarkedForHeadersAreMirrored) {
   MCP_REQUIRE_PYTHON();
   boost::asio::thread_pool pool(2);
@@ -657,10 +660,20 @@ TEST(McpHttp, ToolParametersMarkedForHeadersAreMirrored) {
                      {"query", "q"}};
   EXPECT_EQ(te::mcp_text(c.call("regional", args)), "us-west1/42/True/z\u00fcrich");
   EXPECT_EQ(te::mcp_text(c.call("regional", {{"query", "q"}})), "None/None/None/None");  // nothing to mirror
-  auto unlisted = te::mcp_client::connect(pool, endpoint(s));
+  http_server fresh({"--era", "modern"});
+  auto unlisted = te::mcp_client::connect(pool, endpoint(fresh));
+  EXPECT_EQ(te::mcp_text(unlisted.call("regional", args)), "us-west1/42/True/z\u00fcrich");
+  std::vector<std::string> rpcs;
+  for (const auto& e : posts(fresh))
+    if (e["rpc"] != "server/discover") rpcs.push_back(e["rpc"].get<std::string>());
+  EXPECT_EQ(rpcs, (std::vector<std::string>{"tools/call", "tools/list", "tools/call"}));
   std::string what;
-  EXPECT_EQ(mcp_test::error_kind([&] { (void)unlisted.call("regional", args); }, &what), "rpc_error");
-  EXPECT_NE(what.find("error -32020: HTTP 400: Header mismatch: Mcp-Param-"), std::string::npos) << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)unlisted.call("strict"); }, &what), "rpc_error");
+  EXPECT_NE(what.find("error -32020: HTTP 400: Header mismatch: Mcp-Param-Secret is required"), std::string::npos)
+      << what;
+  const auto log = posts(fresh);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["mcp_name"] == "strict"; }), 1);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "tools/list"; }), 2);
 }
 
 // The annotations' constraints, one by one, on schemas: the violation named, nothing collected past it.

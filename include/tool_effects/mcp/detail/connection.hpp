@@ -479,22 +479,44 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     if (self->dead_) std::rethrow_exception(self->dead_error_);
     nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
     if (!params.is_null() || !self->modern_meta_.is_null()) msg["params"] = std::move(params);
+    bool relisted = false;
     for (int attempt = 0;; ++attempt) {
       const bool modern = !self->modern_meta_.is_null();
       if (modern) self->stamp_meta(msg["params"]);
       std::optional<nlohmann::json> r;
+      std::exception_ptr mismatch;
       try {
         r = co_await self->exchange(self, method, msg, modern, timeout);
       } catch (const mcp_rpc_error& x) {
-        if (!modern || attempt > 0 || x.code() != mcp_unsupported_version_code) throw;
-        const auto pick = mcp_pick_version(x.data().is_object() && x.data().contains("supported")
-                                               ? x.data()["supported"] : nlohmann::json(),
-                                           self->shared_->options.protocol_versions, true);
-        if (!pick) throw;
-        // Once more, with the version the server named (the one just sent
-        // too, if it names that one: the specification says to retry with a
-        // version of its list, and a server may have refused it for a moment).
-        self->set_modern(*pick);
+        if (modern && self->transport_ && !relisted && method == "tools/call" && x.code() == -32020)
+          mismatch = std::current_exception();  // HeaderMismatch: the tool's x-mcp-header may have changed
+        else if (!modern || attempt > 0 || x.code() != mcp_unsupported_version_code)
+          throw;
+        else if (const auto pick = mcp_pick_version(x.data().is_object() && x.data().contains("supported")
+                                                        ? x.data()["supported"] : nlohmann::json(),
+                                                    self->shared_->options.protocol_versions, true))
+          // Once more, with the version the server named (the one just sent
+          // too, if it names that one: the specification says to retry with a
+          // version of its list, and a server may have refused it for a moment).
+          self->set_modern(*pick);
+        else
+          throw;
+      }
+      if (mismatch) {
+        // The specification's SHOULD: tools/list to see whether the tool's
+        // inputSchema changed, then the call once more with its headers —
+        // only if they differ now (else the server refused what a listing
+        // cannot mend, and the same request would be refused again).
+        relisted = true;
+        const auto before = self->outgoing(msg, true).params;
+        bool listed = true;
+        try {
+          co_await relist_tools(self, timeout);
+        } catch (...) {
+          listed = false;
+        }
+        if (!listed || self->outgoing(msg, true).params == before) std::rethrow_exception(mismatch);
+        continue;
       }
       if (r) {
         if (modern && self->transport_ && method == "tools/list") {
@@ -503,6 +525,20 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         }
         co_return std::move(*r);
       }
+    }
+  }
+
+  // Every page of tools/list (at most options.max_list_tools_pages), for what
+  // screen_tools keeps of them.
+  static asio::awaitable<void> relist_tools(std::shared_ptr<mcp_connection> self, std::chrono::milliseconds timeout) {
+    std::optional<std::string> cursor;
+    for (std::size_t page = 0; page < self->shared_->options.max_list_tools_pages; ++page) {
+      nlohmann::json params = nlohmann::json::object();
+      if (cursor) params["cursor"] = *cursor;
+      const nlohmann::json r = co_await request(self, "tools/list", std::move(params), timeout);
+      const auto next = r.is_object() ? r.find("nextCursor") : r.end();
+      if (next == r.end() || !next->is_string()) co_return;
+      cursor = next->get<std::string>();
     }
   }
 
