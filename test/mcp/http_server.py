@@ -34,6 +34,8 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
                        request with the modern _meta is served as modern.
   --supported V1,V2    the modern versions served (default 2026-07-28)
   --no-discover        modern: server/discover is unknown too (404 -32601), against the specification
+  --unlist-regional    modern: from the second tools/list on, the tool regional is no longer listed (still served,
+                       its headers no longer checked)
   --stray-session      modern: every result comes with an Mcp-Session-Id header all the same (a client must ignore it)
   --refuse-first       modern: the first request gets UnsupportedProtocolVersionError even if it names a supported
                        version (as the conformance suite's request-metadata scenario does)
@@ -89,7 +91,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
         "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None,
         "era": "legacy", "supported": ["2026-07-28"], "no_discover": False, "probe_reply": "session",
-        "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False}
+        "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False, "unlist_regional": False}
+lists_served = [0]
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -116,6 +119,8 @@ while i < len(args):
         opts["era"] = args[i + 1]; i += 1
     elif a == "--supported":
         opts["supported"] = args[i + 1].split(","); i += 1
+    elif a == "--unlist-regional":
+        opts["unlist_regional"] = True
     elif a == "--stray-session":
         opts["stray_session"] = True
     elif a == "--refuse-first":
@@ -178,6 +183,12 @@ MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me",
         "properties": {"a": {"type": "string", "x-mcp-header": "Re gion"}}}}]
 
 
+def listed_tools():
+    if opts["unlist_regional"] and lists_served[0] >= 2:
+        return [t for t in MODERN_TOOLS if t["name"] != "regional"]
+    return MODERN_TOOLS
+
+
 def annotations(schema, path=()):
     """The (property path, x-mcp-header) pairs of an inputSchema, through properties alone."""
     out = []
@@ -229,7 +240,8 @@ class Handler(BaseHTTPRequestHandler):
         log({"http": self.command, "rpc": rpc, "id": rid, "session": self.header("Mcp-Session-Id"),
              "version": self.header("MCP-Protocol-Version"), "last_event_id": self.header("Last-Event-ID"),
              "accept": self.header("Accept"), "port": self.client_address[1],
-             "mcp_method": self.header("Mcp-Method"), "mcp_name": self.header("Mcp-Name")})
+             "mcp_method": self.header("Mcp-Method"), "mcp_name": self.header("Mcp-Name"),
+             "mcp_params": sorted(k for k in self.headers.keys() if k.lower().startswith("mcp-param-"))})
 
     def plain(self, status, body=b"", ctype="text/plain", extra=None):
         self.send_response(status)
@@ -519,13 +531,15 @@ class Handler(BaseHTTPRequestHandler):
                 "capabilities": {"tools": {}}, "instructions": "a modern HTTP test server",
                 "ttlMs": 0, "cacheScope": "public"})
         if method == "tools/list":
-            return self.modern_result(rid, {"tools": MODERN_TOOLS, "ttlMs": 0, "cacheScope": "public"})
+            with lock:
+                lists_served[0] += 1
+            return self.modern_result(rid, {"tools": listed_tools(), "ttlMs": 0, "cacheScope": "public"})
         if method != "tools/call":
             return self.modern_error(404, rid, -32601, "Method not found: " + str(method))
         name = params.get("name")
         a = params.get("arguments") or {}
         text = lambda t: {"content": [{"type": "text", "text": t}]}
-        tool = next((t for t in MODERN_TOOLS if t["name"] == name), None)
+        tool = next((t for t in listed_tools() if t["name"] == name), None)
         for path, header in annotations((tool or {}).get("inputSchema") or {}):
             value = a
             for k in path:

@@ -676,6 +676,26 @@ TEST(McpHttp, ToolParametersMarkedForHeadersAreMirrored) {
   EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "tools/list"; }), 2);
 }
 
+// The annotations kept are those of the last listing: a tool the server no longer lists gets no Mcp-Param-*
+// headers (the map is rebuilt from each listing's first page, so a server cannot grow it without bound).
+TEST(McpHttp, TheLastListingsAnnotationsAreKept) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern", "--unlist-regional"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  const json args = {{"region", "eu"}, {"count", 1}};
+  EXPECT_EQ(c.list_tools()["tools"].size(), 16u);
+  EXPECT_EQ(te::mcp_text(c.call("regional", args)), "eu/1/None/None");
+  EXPECT_EQ(c.list_tools()["tools"].size(), 15u);  // regional no longer listed (still served)
+  EXPECT_EQ(te::mcp_text(c.call("regional", args)), "eu/1/None/None");
+  std::vector<json> calls;
+  for (const auto& e : posts(s))
+    if (e["mcp_name"] == "regional") calls.push_back(e["mcp_params"]);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].size(), 2u) << calls[0].dump();  // Mcp-Param-Count, Mcp-Param-Region
+  EXPECT_TRUE(calls[1].empty()) << calls[1].dump();
+}
+
 // The annotations' constraints, one by one, on schemas: the violation named, nothing collected past it.
 TEST(McpHttp, XMcpHeaderConstraints) {
   using te::detail::mcp_param_headers;
