@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""A small MCP server over Streamable HTTP (specification 2025-11-25, basic/transports) for the tests of the
-tool_effects HTTP transport; standard library only.
+"""A small MCP server over Streamable HTTP (specification 2025-11-25, basic/transports; and 2026-07-28,
+basic/transports/streamable-http, with --era) for the tests of the tool_effects HTTP transport; standard
+library only.
 
 Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--session-header NAME]
-                      [--require-version] [--stateless]
+                      [--require-version] [--stateless] [--era legacy|modern|dual] [--supported V1,V2]
+                      [--no-discover] [--probe-reply MODE] [--initialized-delay-ms N]
 
   --port-file FILE     listens on 127.0.0.1 on a free port and writes the port to FILE once listening
   --log FILE           appends one JSON line per HTTP request: {"http", "rpc", "id", "session", "version",
@@ -19,6 +21,29 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
   --http10             HTTP/1.0: one request per connection (default HTTP/1.1: JSON replies keep the
                        connection alive; SSE replies close it)
   --idle-close-ms N    closes a kept-alive connection after N ms without a request
+  --initialized-delay-ms N  answers the POST of notifications/initialized (its 202) only after N ms
+  --era E              legacy (default): the 2025-11-25 server below. modern: 2026-07-28 only (schema/2026-07-28):
+                       stateless, POST only (GET and DELETE 405), no session ids minted (an Mcp-Session-Id is
+                       ignored); every request must carry MCP-Protocol-Version, Mcp-Method and (tools/call,
+                       prompts/get, resources/read) Mcp-Name headers matching its body (Base64 sentinel decoded),
+                       else 400 HeaderMismatch (-32020); _meta io.modelcontextprotocol/protocolVersion and
+                       clientCapabilities, else 400 -32602; a version not --supported: 400
+                       UnsupportedProtocolVersionError (-32022, data.supported); an unknown method: 404 -32601;
+                       results carry resultType (list ones ttlMs and cacheScope) and _meta serverInfo; SSE events
+                       have no ids (not resumable). dual: initialize selects the legacy server and its session, a
+                       request with the modern _meta is served as modern.
+  --supported V1,V2    the modern versions served (default 2026-07-28)
+  --no-discover        modern: server/discover is unknown too (404 -32601), against the specification
+  --unlist-regional    modern: from the second tools/list on, the tool regional is no longer listed (still served,
+                       its headers no longer checked)
+  --stray-session      modern: every result comes with an Mcp-Session-Id header all the same (a client must ignore it)
+  --refuse-first       modern: the first request gets UnsupportedProtocolVersionError even if it names a supported
+                       version (as the conformance suite's request-metadata scenario does)
+  --probe-reply MODE   legacy: how server/discover (the probe of a dual-era client) is answered: session (default:
+                       400 with a JSON-RPC error -32000 "missing Mcp-Session-Id", as the TypeScript SDK's server
+                       does), 400-empty (400, no body), 404 (404 text), 405 (405 text), 200-error (200 with a
+                       JSON-RPC error -32601, as a stateless legacy server does), 200-empty (an empty result, as the
+                       conformance suite's servers answer any method they do not know)
 
 Sessions: initialize creates one (Mcp-Session-Id); any other request without a known one gets 400 (missing) or
 404 (unknown: expired). DELETE ends it. A GET stream (text/event-stream) carries the server's own messages.
@@ -39,6 +64,18 @@ Tools (arguments in brackets):
   notify              sends a notifications/message on the GET stream, then answers
   ping_me             (with --sse) sends a ping request on the response stream, answers once the client replied
   expire              ends the session: the next request gets 404
+Modern tools: the same (expire, ping_me and notify excepted) and
+  écho [text]         echo under a name that is not ASCII (its Mcp-Name header is Base64-encoded)
+  progress [text]     an SSE stream: a notifications/progress, then the text
+  ask                 InputRequiredResult: an elicitation (input request "who"); answers "hello <name>" with the
+                      retry's inputResponses
+  drop_stream         an SSE stream that ends before the response (no event ids: nothing to resume)
+  regional [region count dry where.zone query]  x-mcp-header on the first four: each Mcp-Param-* header must
+                      match its argument (400 HeaderMismatch when one is missing or differs); answers them joined
+  strict              always 400 HeaderMismatch (-32020), whatever the headers
+  bad_number, bad_items, bad_duplicate, bad_token  listed with x-mcp-header annotations the specification forbids
+                      (on a number; under items; Region twice, case-insensitively; not a token): a client over
+                      HTTP must leave them out of its tools/list
 """
 import json
 import os
@@ -52,7 +89,10 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
-        "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None}
+        "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None,
+        "era": "legacy", "supported": ["2026-07-28"], "no_discover": False, "probe_reply": "session",
+        "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False, "unlist_regional": False}
+lists_served = [0]
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -75,6 +115,22 @@ while i < len(args):
         opts["http10"] = True
     elif a == "--idle-close-ms":
         opts["idle_close_ms"] = int(args[i + 1]); i += 1
+    elif a == "--era":
+        opts["era"] = args[i + 1]; i += 1
+    elif a == "--supported":
+        opts["supported"] = args[i + 1].split(","); i += 1
+    elif a == "--unlist-regional":
+        opts["unlist_regional"] = True
+    elif a == "--stray-session":
+        opts["stray_session"] = True
+    elif a == "--refuse-first":
+        opts["refuse_first"] = True
+    elif a == "--no-discover":
+        opts["no_discover"] = True
+    elif a == "--probe-reply":
+        opts["probe_reply"] = args[i + 1]; i += 1
+    elif a == "--initialized-delay-ms":
+        opts["initialized_delay_ms"] = int(args[i + 1]); i += 1
     elif a == "--tls":
         opts["tls"] = (args[i + 1], args[i + 2]); i += 2
     i += 1
@@ -98,6 +154,58 @@ TOOLS = [{"name": n, "description": d, "inputSchema": {"type": "object", "proper
                          ("drop_stream", "a stream to resume", {}),
                          ("drop_stream_no_id", "a stream that cannot be resumed", {}), ("notify", "a notification on GET", {}),
                          ("ping_me", "a ping request on the stream", {}), ("expire", "ends the session", {})]]
+
+
+PV = "io.modelcontextprotocol/protocolVersion"
+CAPS = "io.modelcontextprotocol/clientCapabilities"
+SERVER_META = {"io.modelcontextprotocol/serverInfo": {"name": "http-modern-server", "version": "1.0.0"}}
+MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me", "notify")] + [
+    {"name": n, "description": d, "inputSchema": {"type": "object", "properties": p}}
+    for n, d, p in [("\u00e9cho", "echo under a name that is not ASCII", {"text": {"type": "string"}}),
+                    ("progress", "a progress notification, then the text", {"text": {"type": "string"}}),
+                    ("ask", "asks the user for a name (MRTR)", {}),
+                    ("strict", "always refused with HeaderMismatch", {})]] + [
+    # x-mcp-header (streamable-http "Custom Headers from Tool Parameters"): one valid tool, four invalid ones
+    {"name": "regional", "description": "echoes its region", "inputSchema": {"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"},
+        "count": {"type": "integer", "x-mcp-header": "Count"},
+        "dry": {"type": "boolean", "x-mcp-header": "Dry-Run"},
+        "where": {"type": "object", "properties": {"zone": {"type": "string", "x-mcp-header": "Zone"}}},
+        "query": {"type": "string"}}}},
+    {"name": "bad_number", "description": "x-mcp-header on a number", "inputSchema": {"type": "object",
+        "properties": {"ratio": {"type": "number", "x-mcp-header": "Ratio"}}}},
+    {"name": "bad_items", "description": "x-mcp-header under items", "inputSchema": {"type": "object",
+        "properties": {"list": {"type": "array", "items": {"type": "string", "x-mcp-header": "Item"}}}}},
+    {"name": "bad_duplicate", "description": "x-mcp-header twice, case-insensitively", "inputSchema": {
+        "type": "object", "properties": {"a": {"type": "string", "x-mcp-header": "Region"},
+                                         "b": {"type": "string", "x-mcp-header": "region"}}}},
+    {"name": "bad_token", "description": "x-mcp-header that is not a token", "inputSchema": {"type": "object",
+        "properties": {"a": {"type": "string", "x-mcp-header": "Re gion"}}}}]
+
+
+def listed_tools():
+    if opts["unlist_regional"] and lists_served[0] >= 2:
+        return [t for t in MODERN_TOOLS if t["name"] != "regional"]
+    return MODERN_TOOLS
+
+
+def annotations(schema, path=()):
+    """The (property path, x-mcp-header) pairs of an inputSchema, through properties alone."""
+    out = []
+    for k, sub in (schema.get("properties") or {}).items():
+        if isinstance(sub, dict):
+            if "x-mcp-header" in sub:
+                out.append((path + (k,), sub["x-mcp-header"]))
+            out += annotations(sub, path + (k,))
+    return out
+
+
+def header_value(v):
+    """A header value of the 2026-07-28 binding, the Base64 sentinel decoded (None stays None)."""
+    import base64
+    if v is not None and v.startswith("=?base64?") and v.endswith("?=") and len(v) >= 10:
+        return base64.b64decode(v[9:-2]).decode("utf-8")
+    return v
 
 
 def next_event_id():
@@ -131,7 +239,9 @@ class Handler(BaseHTTPRequestHandler):
     def record(self, rpc=None, rid=None):
         log({"http": self.command, "rpc": rpc, "id": rid, "session": self.header("Mcp-Session-Id"),
              "version": self.header("MCP-Protocol-Version"), "last_event_id": self.header("Last-Event-ID"),
-             "accept": self.header("Accept"), "port": self.client_address[1]})
+             "accept": self.header("Accept"), "port": self.client_address[1],
+             "mcp_method": self.header("Mcp-Method"), "mcp_name": self.header("Mcp-Name"),
+             "mcp_params": sorted(k for k in self.headers.keys() if k.lower().startswith("mcp-param-"))})
 
     def plain(self, status, body=b"", ctype="text/plain", extra=None):
         self.send_response(status)
@@ -156,9 +266,9 @@ class Handler(BaseHTTPRequestHandler):
         self.end_headers()
         self.wfile.flush()
 
-    def sse_event(self, msg=None, retry=None):
+    def sse_event(self, msg=None, retry=None, with_id=True):
         eid = next_event_id()
-        out = "id: %s\n" % eid
+        out = "id: %s\n" % eid if with_id else ""
         if retry is not None:
             out += "retry: %d\n" % retry
         out += "data: %s\n\n" % ((msg if isinstance(msg, str) else json.dumps(msg)) if msg is not None else "")
@@ -187,6 +297,8 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_DELETE(self):
         self.record()
+        if opts["era"] == "modern":
+            return self.plain(405, b"2026-07-28: no sessions")
         sid = self.header("Mcp-Session-Id")
         with lock:
             found = sessions.pop(sid, None) if sid else None
@@ -194,7 +306,7 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         self.record()
-        if opts["no_get"]:
+        if opts["no_get"] or opts["era"] == "modern":
             return self.plain(405, b"no GET stream")
         if "text/event-stream" not in (self.header("Accept") or ""):
             return self.plain(406, b"Accept must include text/event-stream")
@@ -237,6 +349,24 @@ class Handler(BaseHTTPRequestHandler):
         if "application/json" not in (self.header("Accept") or "") or \
                 "text/event-stream" not in (self.header("Accept") or ""):
             return self.plain(406, b"Accept must list application/json and text/event-stream")
+        params = msg.get("params") if isinstance(msg, dict) and isinstance(msg.get("params"), dict) else {}
+        meta = params.get("_meta") if isinstance(params.get("_meta"), dict) else None
+        if opts["era"] == "modern" or (opts["era"] == "dual" and meta is not None and PV in meta):
+            return self.modern(msg, method, rid, params, meta)
+        if method == "server/discover" and rid is not None and opts["probe_reply"] != "session":
+            mode = opts["probe_reply"]
+            if mode == "400-empty":
+                return self.plain(400, b"")
+            if mode in ("404", "405"):
+                return self.plain(int(mode), b"not here")
+            if mode == "200-empty":
+                return self.json_reply({"jsonrpc": "2.0", "id": rid, "result": {}})
+            if mode == "200-error":
+                return self.json_reply({"jsonrpc": "2.0", "id": rid, "error": {
+                    "code": -32601, "message": "Method not found"}})
+        if method == "notifications/initialized" and opts["initialized_delay_ms"]:
+            time.sleep(opts["initialized_delay_ms"] / 1000.0)
+            log({"http": "202", "rpc": method})  # when the 202 goes out
         if method == "initialize":
             version = msg["params"]["protocolVersion"]
             extra = {}
@@ -342,6 +472,118 @@ class Handler(BaseHTTPRequestHandler):
                     del sessions[k]
             return self.answer(text_result(rid, "expired"))
         return self.answer({"jsonrpc": "2.0", "id": rid, "error": {"code": -32602, "message": "no tool " + name}})
+
+    # 2026-07-28 (basic/transports/streamable-http): a stateless request, validated as the specification says.
+    def modern_error(self, status, rid, code, message, data=None):
+        err = {"code": code, "message": message}
+        if data is not None:
+            err["data"] = data
+        self.plain(status, json.dumps({"jsonrpc": "2.0", "id": rid, "error": err}).encode(), "application/json")
+
+    def modern_result(self, rid, result, sse=False, before=()):
+        result = dict(result)
+        result.setdefault("resultType", "complete")
+        result["_meta"] = SERVER_META
+        msg = {"jsonrpc": "2.0", "id": rid, "result": result}
+        stray = {"Mcp-Session-Id": "stray-" + uuid.uuid4().hex} if opts["stray_session"] else {}
+        if sse or opts["sse"] or before:
+            self.sse_start(dict(stray, **{"X-Accel-Buffering": "no"}))
+            for b in before:
+                self.sse_event(b, with_id=False)
+            self.sse_event(msg, with_id=False)
+        else:
+            self.json_reply(msg, stray)
+
+    def modern(self, msg, method, rid, params, meta):
+        if rid is None or method is None:  # 2026-07-28 defines no client notifications over HTTP: accepted, logged
+            self.send_response(202)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        supported = opts["supported"]
+        pv = self.header("MCP-Protocol-Version")
+        if pv is None or self.header("Mcp-Method") is None:
+            return self.modern_error(400, rid, -32020, "Header mismatch: MCP-Protocol-Version and Mcp-Method are "
+                                     "required (this server speaks %s)" % ", ".join(supported))
+        if self.header("Mcp-Method") != method:
+            return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Method %r, body %r" % (
+                self.header("Mcp-Method"), method))
+        if method in ("tools/call", "prompts/get", "resources/read"):
+            want = params.get("uri" if method == "resources/read" else "name")
+            got = header_value(self.header("Mcp-Name"))
+            if got != want:
+                return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Name %r, body %r" % (got, want))
+        if meta is None or not isinstance(meta.get(PV), str) or not isinstance(meta.get(CAPS), dict):
+            return self.modern_error(400, rid, -32602, "Invalid params: _meta needs %s and %s" % (PV, CAPS))
+        if pv != meta[PV]:
+            return self.modern_error(400, rid, -32020, "Header mismatch: MCP-Protocol-Version %r, _meta %r" % (
+                pv, meta[PV]))
+        refuse = False
+        if opts["refuse_first"]:
+            with lock:
+                refuse, opts["refuse_first"] = True, False
+        if meta[PV] not in supported or refuse:
+            return self.modern_error(400, rid, -32022, "Unsupported protocol version",
+                                     {"supported": supported, "requested": meta[PV]})
+        if method == "server/discover" and not opts["no_discover"]:
+            return self.modern_result(rid, {
+                "supportedVersions": supported + (["2025-11-25"] if opts["era"] == "dual" else []),
+                "capabilities": {"tools": {}}, "instructions": "a modern HTTP test server",
+                "ttlMs": 0, "cacheScope": "public"})
+        if method == "tools/list":
+            with lock:
+                lists_served[0] += 1
+            return self.modern_result(rid, {"tools": listed_tools(), "ttlMs": 0, "cacheScope": "public"})
+        if method != "tools/call":
+            return self.modern_error(404, rid, -32601, "Method not found: " + str(method))
+        name = params.get("name")
+        a = params.get("arguments") or {}
+        text = lambda t: {"content": [{"type": "text", "text": t}]}
+        tool = next((t for t in listed_tools() if t["name"] == name), None)
+        for path, header in annotations((tool or {}).get("inputSchema") or {}):
+            value = a
+            for k in path:
+                value = value.get(k) if isinstance(value, dict) else None
+            got = header_value(self.header("Mcp-Param-" + header))
+            if value is None:
+                continue  # not in the arguments: no header expected
+            want = ("true" if value else "false") if isinstance(value, bool) else str(value)
+            if got != want:
+                return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-%s %r, body %r" % (
+                    header, got, want))
+        if name == "strict":  # what no listing can mend
+            return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-Secret is required")
+        if name == "regional":
+            return self.modern_result(rid, text("%s/%s/%s/%s" % (
+                a.get("region"), a.get("count"), a.get("dry"), (a.get("where") or {}).get("zone"))))
+        if name in ("echo", "\u00e9cho"):
+            return self.modern_result(rid, text(a.get("text", "")))
+        if name == "slow":
+            time.sleep(a.get("ms", 1000) / 1000.0)
+            return self.modern_result(rid, text("slept"))
+        if name == "progress":
+            return self.modern_result(rid, text(a.get("text", "")), before=[{
+                "jsonrpc": "2.0", "method": "notifications/progress",
+                "params": {"progressToken": "none", "progress": 1, "total": 2}}])
+        if name == "ask":
+            responses = params.get("inputResponses")
+            if isinstance(responses, dict) and "who" in responses and params.get("requestState") == "asked-1":
+                content = (responses["who"] or {}).get("content") or {}
+                return self.modern_result(rid, text("hello " + str(content.get("name"))))
+            return self.modern_result(rid, {"resultType": "input_required", "requestState": "asked-1",
+                                            "inputRequests": {"who": {"method": "elicitation/create", "params": {
+                                                "mode": "form", "message": "Who are you?",
+                                                "requestedSchema": {"type": "object", "properties": {
+                                                    "name": {"type": "string"}}, "required": ["name"]}}}}})
+        if name == "drop_stream":
+            self.sse_start()
+            self.sse_event(None, with_id=False)
+            return  # the stream closes without the response
+        if name == "status500":
+            return self.plain(500, b"internal trouble")
+        if name == "huge":
+            return self.modern_result(rid, text("x" * int(a.get("bytes", 1000))))
+        return self.modern_error(400, rid, -32602, "no tool " + str(name))
 
     def answer(self, msg):
         if opts["sse"]:

@@ -181,15 +181,22 @@ TEST(McpHttp, ListsAndCallsToolsWithJsonReplies) {
   EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "over http"}})), "over http");
   c.close();
   const auto log = s.log();
-  ASSERT_GE(log.size(), 4u);
-  // initialize: no session yet, no version header; every later request carries both.
-  EXPECT_TRUE(is(log[0], "POST", "initialize"));
+  ASSERT_GE(log.size(), 5u);
+  // The dual-era probe (2026-07-28 headers, no session), refused by this 2025-11-25 server (400 with a
+  // JSON-RPC error that is not a modern one): the fallback is initialize.
+  EXPECT_TRUE(is(log[0], "POST", "server/discover"));
+  EXPECT_EQ(log[0]["version"], "2026-07-28");
+  EXPECT_EQ(log[0]["mcp_method"], "server/discover");
   EXPECT_TRUE(log[0]["session"].is_null());
-  EXPECT_TRUE(log[0]["version"].is_null());
-  EXPECT_EQ(log[0]["accept"], "application/json, text/event-stream");
+  // initialize: no session yet, no version header; every later request carries both.
+  EXPECT_TRUE(is(log[1], "POST", "initialize"));
+  EXPECT_TRUE(log[1]["session"].is_null());
+  EXPECT_TRUE(log[1]["version"].is_null());
+  EXPECT_TRUE(log[1]["mcp_method"].is_null());  // the headers of 2026-07-28 go on modern requests only
+  EXPECT_EQ(log[1]["accept"], "application/json, text/event-stream");
   const json session = log.back()["session"];
   ASSERT_TRUE(session.is_string());
-  for (std::size_t i = 1; i < log.size(); ++i) {
+  for (std::size_t i = 2; i < log.size(); ++i) {
     EXPECT_EQ(log[i]["session"], session) << log[i].dump();
     EXPECT_EQ(log[i]["version"], "2025-11-25") << log[i].dump();
   }
@@ -215,15 +222,39 @@ TEST(McpHttp, SseRepliesAndAServerRequestOnTheResponseStream) {
 
 // A control: a server that names its session in another header. The client never learns it, sends no
 // Mcp-Session-Id, and the server refuses every request after initialize — so the header is what lets the
-// calls of the test above through.
+// calls of the test above through. The first it refuses is notifications/initialized, and connect() waits
+// for that notification's answer: the refusal is connect()'s outcome.
 TEST(McpHttp, WithoutTheSessionHeaderTheServerRefuses) {
   MCP_REQUIRE_PYTHON();
   boost::asio::thread_pool pool(2);
   http_server s({"--session-header", "X-Elsewhere"});
-  auto c = te::mcp_client::connect(pool, endpoint(s));
   std::string what;
-  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.list_tools(); }, &what), "rpc_error");
-  EXPECT_NE(what.find("HTTP 400: Bad Request: missing Mcp-Session-Id"), std::string::npos) << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, endpoint(s)); }, &what), "rpc_error");
+  EXPECT_NE(what.find("notifications/initialized: HTTP 400: Bad Request: missing Mcp-Session-Id"), std::string::npos)
+      << what;
+}
+
+// connect() returns only once the server accepted notifications/initialized (its 202), so no later request
+// can overtake it on another connection. The server holds that 202 back 400 ms and logs when it goes out:
+// it is in the log as soon as connect() returned (the former client returned at the initialize response).
+TEST(McpHttp, ConnectReturnsOnceInitializedWasAccepted) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--no-get", "--initialized-delay-ms", "400"});
+  const auto t0 = std::chrono::steady_clock::now();
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  EXPECT_GE(std::chrono::steady_clock::now() - t0, 390ms);
+  const auto log = s.log();
+  EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const json& e) { return is(e, "202", "notifications/initialized"); }));
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "after"}})), "after");
+  // Not accepted within initialize_timeout: connect() fails with timeout.
+  http_server slow({"--no-get", "--initialized-delay-ms", "3000"});
+  te::mcp_client_options o;
+  o.initialize_timeout = 1000ms;
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, endpoint(slow), o); }, &what), "timeout")
+      << what;
+  EXPECT_NE(what.find("notifications/initialized was not accepted within 1000 ms"), std::string::npos) << what;
 }
 
 TEST(McpHttp, AServerRequiringTheVersionHeaderIsServed) {
@@ -343,16 +374,9 @@ TEST(McpHttp, AnExpiredSessionIsRestarted) {
   MCP_REQUIRE_PYTHON();
   boost::asio::thread_pool pool(2);
   http_server s({"--no-get"});
+  // connect() returns once notifications/initialized was accepted (ConnectReturnsOnceInitializedWasAccepted),
+  // so expiring the session at once cannot make that notification's POST the one answered 404.
   auto c = te::mcp_client::connect(pool, endpoint(s));
-  // connect() returns once initialize is answered; its notifications/initialized POST may still be on its way
-  // on another connection. Expiring the session before it arrives would make that POST the one answered 404
-  // (the client does not wait for the notification's 202: see docs/mcp.md, "What the client does on the wire").
-  for (int i = 0; i < 500; ++i) {
-    const auto log = s.log();
-    if (std::any_of(log.begin(), log.end(), [](const json& e) { return is(e, "POST", "notifications/initialized"); }))
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
   EXPECT_EQ(te::mcp_text(c.call("expire")), "expired");
   std::string what;
   EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("echo", {{"text", "x"}}); }, &what), "server_exited") << what;
@@ -439,6 +463,351 @@ TEST(McpHttp, HttpsVerifiesTheServersCertificate) {
   EXPECT_NE(what.find("TLS handshake"), std::string::npos) << what;
   fs::remove_all(certs);
 #endif
+}
+
+// ---- 2026-07-28 over Streamable HTTP (basic/transports/streamable-http.mdx) ----
+
+// "Value Encoding": the specification's examples, and a name with CR LF never reaches a header as such.
+TEST(McpHttp, HeaderValuesFollowTheValueEncoding) {
+  using te::detail::mcp_http_header_value;
+  EXPECT_EQ(mcp_http_header_value("us-west1"), "us-west1");
+  EXPECT_EQ(mcp_http_header_value("Hello, \u4e16\u754c"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
+  EXPECT_EQ(mcp_http_header_value(" padded "), "=?base64?IHBhZGRlZCA=?=");
+  EXPECT_EQ(mcp_http_header_value("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+  EXPECT_EQ(mcp_http_header_value("=?base64?literal?="), "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?=");
+  EXPECT_EQ(mcp_http_header_value("tools/call"), "tools/call");
+  EXPECT_EQ(mcp_http_header_value("file:///projects/myapp/config.json"), "file:///projects/myapp/config.json");
+  EXPECT_EQ(mcp_http_header_value("x\r\nInjected: 1").find_first_of("\r\n"), std::string::npos);
+}
+
+// Every POST the client sent (the server's log).
+std::vector<json> posts(const http_server& s) {
+  std::vector<json> out;
+  for (const auto& e : s.log())
+    if (is(e, "POST")) out.push_back(e);
+  return out;
+}
+
+// A server that speaks only 2026-07-28, with the default (dual-era) versions: server/discover first, then
+// stateless requests — no initialize, no session, no GET stream, no DELETE — each with the headers the
+// binding requires matching its body (the server refuses a request whose headers are missing or differ, so
+// every call that succeeds proves them); the server's name and instructions from its DiscoverResult. A session
+// id the server sends anyway is ignored.
+TEST(McpHttp, AModernServerIsSpokenToStatelessly) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  // --stray-session: the server sends an Mcp-Session-Id all the same; the client must not take it up.
+  for (const char* mode : {"--no-get", "--sse"}) {
+    http_server s({"--era", "modern", mode, "--stray-session"});
+    auto c = te::mcp_client::connect(pool, endpoint(s));
+    EXPECT_EQ(c.protocol_version(), "2026-07-28") << mode;
+    EXPECT_EQ(c.name(), "http-modern-server") << mode;
+    EXPECT_EQ(c.server_info()["instructions"], "a modern HTTP test server") << mode;
+    EXPECT_EQ(c.list_tools()["tools"].size(), 16u) << mode;  // 20 listed, 4 left out (ToolParametersMarked...)
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "stateless"}})), "stateless") << mode;
+    EXPECT_EQ(te::mcp_text(c.call("\u00e9cho", {{"text", "base64 name"}})), "base64 name") << mode;
+    EXPECT_EQ(te::mcp_text(c.call("progress", {{"text", "after progress"}})), "after progress") << mode;
+    EXPECT_NO_THROW(c.ping()) << mode;
+    // Mcp-Name from params.uri (resources/read) and params.name (prompts/get): this server has neither method,
+    // so the headers pass its check and it answers what the binding says for an unknown method, 404 -32601
+    // (a missing or wrong Mcp-Name would be 400 -32020).
+    for (const auto& rq : {std::pair<const char*, json>{"resources/read", {{"uri", "file:///a \u00e4.txt"}}},
+                           std::pair<const char*, json>{"prompts/get", {{"name", "review"}}}}) {
+      std::string what;
+      EXPECT_EQ(mcp_test::error_kind([&] { (void)c.request(rq.first, rq.second); }, &what), "rpc_error") << rq.first;
+      EXPECT_NE(what.find("error -32601: HTTP 404: Method not found"), std::string::npos) << what;
+    }
+    c.close();
+    const auto log = s.log();
+    ASSERT_GE(log.size(), 6u) << mode;
+    EXPECT_TRUE(is(log[0], "POST", "server/discover")) << mode;
+    for (const auto& e : log) {
+      EXPECT_TRUE(is(e, "POST")) << e.dump();  // no GET stream, no DELETE
+      EXPECT_NE(e["rpc"], "initialize") << e.dump();
+      EXPECT_TRUE(e["session"].is_null()) << e.dump();
+      EXPECT_EQ(e["version"], "2026-07-28") << e.dump();
+      EXPECT_EQ(e["mcp_method"], e["rpc"]) << e.dump();
+      EXPECT_TRUE(e["id"].is_number_integer()) << e.dump();  // requests only: no notification is POSTed
+    }
+    const auto named = std::find_if(log.begin(), log.end(), [](const json& e) { return e["mcp_name"] == "echo"; });
+    EXPECT_NE(named, log.end()) << mode;
+    EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const json& e) {
+      return e["mcp_name"] == "=?base64?w6ljaG8=?=";  // "écho"
+    })) << mode;
+  }
+}
+
+// The control: a client of the initialize versions only is refused by that server (400 HeaderMismatch: its
+// initialize carries none of the headers), as the specification's compatibility matrix says.
+TEST(McpHttp, ALegacyOnlyClientIsRefusedByAModernServer) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  te::mcp_client_options o;
+  o.protocol_versions = {"2025-11-25", "2025-06-18"};
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, endpoint(s), o); }, &what), "rpc_error");
+  EXPECT_NE(what.find("error -32020: HTTP 400: Header mismatch"), std::string::npos) << what;
+  const auto log = posts(s);
+  ASSERT_FALSE(log.empty());
+  EXPECT_TRUE(is(log[0], "POST", "initialize"));  // no probe without a modern version
+}
+
+// A dual-era server (initialize gives a session; a request with the modern _meta is served statelessly): the
+// client stays modern.
+TEST(McpHttp, ADualEraServerIsSpokenToModern) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "dual", "--no-get"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  EXPECT_EQ(c.protocol_version(), "2026-07-28");
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "dual"}})), "dual");
+  const auto log = posts(s);
+  EXPECT_TRUE(std::none_of(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "initialize"; }));
+  // With the legacy versions only, the same server is spoken to through initialize and its session.
+  te::mcp_client_options o;
+  o.protocol_versions = {"2025-11-25"};
+  auto legacy = te::mcp_client::connect(pool, endpoint(s), o);
+  EXPECT_EQ(legacy.protocol_version(), "2025-11-25");
+  EXPECT_EQ(te::mcp_text(legacy.call("echo", {{"text", "session"}})), "session");
+}
+
+// A 2025-11-25 server answers the probe in the ways the specification names for a legacy server ("the body is
+// empty or is not a recognized modern JSON-RPC error"): 400 with a JSON-RPC error that is not a modern one (the
+// TypeScript SDK's "missing session"), 400 without a body, 404, 405, a JSON-RPC error -32601 in a 200, or an
+// empty result in a 200 (not a DiscoverResult: what the conformance suite's servers answer). Each
+// time the client falls back to initialize, and the era is remembered: a restart goes straight to initialize.
+TEST(McpHttp, AnOldServerIsFallenBackFromToInitialize) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  for (const char* reply : {"session", "400-empty", "404", "405", "200-error", "200-empty"}) {
+    http_server s({"--no-get", "--probe-reply", reply});
+    auto c = te::mcp_client::connect(pool, endpoint(s));
+    EXPECT_EQ(c.protocol_version(), "2025-11-25") << reply;
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "legacy"}})), "legacy") << reply;
+    c.restart();
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "again"}})), "again") << reply;
+    const auto log = posts(s);
+    ASSERT_GE(log.size(), 2u) << reply;
+    EXPECT_TRUE(is(log[0], "POST", "server/discover")) << reply;
+    EXPECT_TRUE(is(log[1], "POST", "initialize")) << reply;
+    EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "server/discover"; }), 1)
+        << reply;
+    EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "initialize"; }), 2)
+        << reply;
+  }
+}
+
+// A recognized modern error is not fallen back from (streamable-http.mdx, "Backward Compatibility"): an
+// UnsupportedProtocolVersionError that names no version of ours ends connect() without an initialize; a 404
+// whose body is "Method not found" is a modern server (one without server/discover, against the
+// specification), so the client goes on statelessly.
+TEST(McpHttp, AModernErrorIsNotFallenBackFrom) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  {
+    http_server s({"--era", "modern", "--supported", "2099-01-01"});
+    std::string what;
+    EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, endpoint(s)); }, &what),
+              "unsupported_protocol_version");
+    EXPECT_NE(what.find("2099-01-01"), std::string::npos) << what;
+    const auto log = posts(s);
+    EXPECT_TRUE(std::none_of(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "initialize"; }));
+  }
+  {
+    http_server s({"--era", "modern", "--no-discover"});
+    auto c = te::mcp_client::connect(pool, endpoint(s));
+    EXPECT_EQ(c.protocol_version(), "2026-07-28");
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "no discover"}})), "no discover");
+    const auto log = posts(s);
+    EXPECT_TRUE(std::none_of(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "initialize"; }));
+  }
+}
+
+// x-mcp-header ("Custom Headers from Tool Parameters"): a tool whose annotations break the constraints (on a
+// number, under items, twice case-insensitively, not a token) is left out of tools/list with a warning to
+// on_log; the arguments the valid annotations mark go in Mcp-Param-* headers (string as is, integer in decimal,
+// boolean, a nested property, a value that is not ASCII in Base64), which the server checks against the body.
+// The control: a client that has not listed the tools sends none, and the server refuses that call; the client
+// then does what the specification recommends — tools/list, and the call once more with the headers — so the
+// call succeeds on its second POST. A refusal no listing can mend (the headers come out the same) is the
+// call's error after one listing, without a second POST.
+TEST(McpHttp, ToolParametersMarkedForHeadersAreMirrored) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  std::mutex m;
+  std::vector<json> warnings;
+  te::mcp_client_options o;
+  o.on_log = [&](const json& p) {
+    const std::lock_guard lock(m);
+    warnings.push_back(p);
+  };
+  auto c = te::mcp_client::connect(pool, endpoint(s), o);
+  const json tools = c.list_tools()["tools"];
+  std::set<std::string> names;
+  for (const auto& t : tools) names.insert(t["name"].get<std::string>());
+  EXPECT_EQ(names.count("regional"), 1u);
+  for (const char* bad : {"bad_number", "bad_items", "bad_duplicate", "bad_token"}) {
+    EXPECT_EQ(names.count(bad), 0u) << bad;
+    const std::lock_guard lock(m);
+    EXPECT_TRUE(std::any_of(warnings.begin(), warnings.end(), [&](const json& w) {
+      return w["logger"] == "tool_effects/mcp" && w["level"] == "warning" &&
+             w["data"].get<std::string>().find(std::string("\"") + bad + "\" left out") != std::string::npos;
+    })) << bad;
+  }
+  const json args = {{"region", "us-west1"}, {"count", 42}, {"dry", true}, {"where", {{"zone", "z\u00fcrich"}}},
+                     {"query", "q"}};
+  EXPECT_EQ(te::mcp_text(c.call("regional", args)), "us-west1/42/True/z\u00fcrich");
+  EXPECT_EQ(te::mcp_text(c.call("regional", {{"query", "q"}})), "None/None/None/None");  // nothing to mirror
+  http_server fresh({"--era", "modern"});
+  auto unlisted = te::mcp_client::connect(pool, endpoint(fresh));
+  EXPECT_EQ(te::mcp_text(unlisted.call("regional", args)), "us-west1/42/True/z\u00fcrich");
+  std::vector<std::string> rpcs;
+  for (const auto& e : posts(fresh))
+    if (e["rpc"] != "server/discover") rpcs.push_back(e["rpc"].get<std::string>());
+  EXPECT_EQ(rpcs, (std::vector<std::string>{"tools/call", "tools/list", "tools/call"}));
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)unlisted.call("strict"); }, &what), "rpc_error");
+  EXPECT_NE(what.find("error -32020: HTTP 400: Header mismatch: Mcp-Param-Secret is required"), std::string::npos)
+      << what;
+  const auto log = posts(fresh);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["mcp_name"] == "strict"; }), 1);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "tools/list"; }), 2);
+}
+
+// The annotations kept are those of the last listing: a tool the server no longer lists gets no Mcp-Param-*
+// headers (the map is rebuilt from each listing's first page, so a server cannot grow it without bound).
+TEST(McpHttp, TheLastListingsAnnotationsAreKept) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern", "--unlist-regional"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  const json args = {{"region", "eu"}, {"count", 1}};
+  EXPECT_EQ(c.list_tools()["tools"].size(), 16u);
+  EXPECT_EQ(te::mcp_text(c.call("regional", args)), "eu/1/None/None");
+  EXPECT_EQ(c.list_tools()["tools"].size(), 15u);  // regional no longer listed (still served)
+  EXPECT_EQ(te::mcp_text(c.call("regional", args)), "eu/1/None/None");
+  std::vector<json> calls;
+  for (const auto& e : posts(s))
+    if (e["mcp_name"] == "regional") calls.push_back(e["mcp_params"]);
+  ASSERT_EQ(calls.size(), 2u);
+  EXPECT_EQ(calls[0].size(), 2u) << calls[0].dump();  // Mcp-Param-Count, Mcp-Param-Region
+  EXPECT_TRUE(calls[1].empty()) << calls[1].dump();
+}
+
+// The annotations' constraints, one by one, on schemas: the violation named, nothing collected past it.
+TEST(McpHttp, XMcpHeaderConstraints) {
+  using te::detail::mcp_param_headers;
+  std::vector<te::detail::mcp_param_header> h;
+  EXPECT_EQ(mcp_param_headers(json::parse(R"({"type":"object","properties":{"a":{"type":"string","x-mcp-header":"A"},
+      "o":{"type":"object","properties":{"b":{"type":"integer","x-mcp-header":"B"}}},
+      "e":{"type":"string","enum":[{"x-mcp-header":"data, not a schema"}]},
+      "x-mcp-header":{"type":"string"}}})"), h), "");
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[1].name, "B");
+  EXPECT_EQ(h[1].path, (std::vector<std::string>{"o", "b"}));
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"x-mcp-header":"Root","type":"string"})", "is not reached from the root"},
+      {R"({"properties":{"a":{"type":"number","x-mcp-header":"A"}}})", "not integer, string or boolean"},
+      {R"({"properties":{"a":{"x-mcp-header":"A"}}})", "not integer, string or boolean"},
+      {R"({"properties":{"a":{"type":"string","x-mcp-header":""}}})", "not a header field name"},
+      {R"({"properties":{"a":{"type":"string","x-mcp-header":"A\r\nB"}}})", "not a header field name"},
+      {R"({"properties":{"a":{"type":"string","x-mcp-header":"A"},"b":{"type":"string","x-mcp-header":"a"}}})",
+       "is not unique"},
+      {R"({"properties":{"a":{"type":"array","items":{"type":"string","x-mcp-header":"A"}}}})", "not reached"},
+      {R"({"properties":{"a":{"anyOf":[{"type":"string","x-mcp-header":"A"}]}}})", "not reached"},
+      {R"({"$defs":{"d":{"properties":{"a":{"type":"string","x-mcp-header":"A"}}}}})", "not reached"}};
+  for (const auto& [schema, why] : bad) {
+    h.clear();
+    EXPECT_NE(mcp_param_headers(json::parse(schema), h).find(why), std::string::npos) << schema;
+  }
+}
+
+// MCP-Protocol-Version follows the version of each request's _meta: a client preferring a version the server
+// does not speak is told the versions it does (-32022, HTTP 400), and the request sent once more carries the
+// other version in both places (the server refuses a mismatch with HeaderMismatch).
+TEST(McpHttp, TheVersionHeaderFollowsEachRequestsMeta) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  te::mcp_client_options o;
+  o.protocol_versions = {"2099-01-01", "2026-07-28", "2025-11-25"};
+  auto c = te::mcp_client::connect(pool, endpoint(s), o);
+  EXPECT_EQ(c.protocol_version(), "2026-07-28");
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "v"}})), "v");
+  const auto log = posts(s);
+  ASSERT_GE(log.size(), 3u);
+  EXPECT_EQ(log[0]["version"], "2099-01-01");
+  EXPECT_EQ(log[1]["version"], "2026-07-28");
+  EXPECT_EQ(log.back()["version"], "2026-07-28");
+  // A server that refuses the first request although it names the version sent: sent once more with it
+  // ("retry using the advertised supported versions"), once.
+  http_server once({"--era", "modern", "--refuse-first"});
+  auto d = te::mcp_client::connect(pool, endpoint(once));
+  EXPECT_EQ(d.protocol_version(), "2026-07-28");
+  const auto l = posts(once);
+  ASSERT_GE(l.size(), 2u);
+  EXPECT_TRUE(is(l[0], "POST", "server/discover"));
+  EXPECT_TRUE(is(l[1], "POST", "server/discover"));
+  EXPECT_EQ(l[1]["version"], "2026-07-28");
+}
+
+// Cancellation over the 2026-07-28 binding is closing the request's stream: a timed-out call POSTs no
+// notifications/cancelled (the 2025-11-25 client does: ATimeoutSendsTheCancellationAndTheClientGoesOn), and
+// the client goes on.
+TEST(McpHttp, AModernTimeoutClosesTheStreamAndPostsNothing) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  for (const char* mode : {"--no-get", "--sse"}) {
+    http_server s({"--era", "modern", mode});
+    auto c = te::mcp_client::connect(pool, endpoint(s));
+    std::string what;
+    EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("slow", {{"ms", 1500}}, 200ms); }, &what), "timeout") << mode;
+    EXPECT_NE(what.find("its stream closed"), std::string::npos) << what;
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "after"}})), "after") << mode;
+    std::this_thread::sleep_for(300ms);
+    const auto log = s.log();
+    EXPECT_TRUE(std::none_of(log.begin(), log.end(), [](const json& e) { return !e["id"].is_number_integer(); }))
+        << mode;
+  }
+}
+
+// 2026-07-28 streams are not resumable: a response stream that ends before the response fails that request
+// with server_exited (a retry policy sends it anew), without a GET; the connection lives on.
+TEST(McpHttp, AModernStreamIsNotResumed) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("drop_stream"); }, &what), "server_exited") << what;
+  EXPECT_NE(what.find("not resumed"), std::string::npos) << what;
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "on"}})), "on");
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("status500"); }, &what), "protocol_error") << what;
+  EXPECT_EQ(c.restarts(), 0u);
+  const auto log = s.log();
+  EXPECT_TRUE(std::none_of(log.begin(), log.end(), [](const json& e) { return is(e, "GET"); }));
+}
+
+// Input requests (MRTR) over HTTP: the InputRequiredResult's elicitation goes to the application's handler, and
+// the call is sent again with inputResponses and requestState; without a handler the call fails naming it.
+TEST(McpHttp, InputRequestsAreAnsweredOverHttp) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  te::mcp_client_options o;
+  o.on_elicitation = [](const te::mcp_elicitation_request&) {
+    return te::mcp_elicitation_response::accept({{"name", "Ada"}});
+  };
+  auto c = te::mcp_client::connect(pool, endpoint(s), o);
+  EXPECT_EQ(te::mcp_text(c.call("ask")), "hello Ada");
+  const auto log = posts(s);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["mcp_name"] == "ask"; }), 2);
+  auto bare = te::mcp_client::connect(pool, endpoint(s));
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)bare.call("ask"); }, &what), "protocol_error") << what;
+  EXPECT_NE(what.find("elicitation/create"), std::string::npos) << what;
 }
 
 // The official TypeScript SDK's server (StreamableHTTPServerTransport, in server-everything 2026.8.31).

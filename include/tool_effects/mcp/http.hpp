@@ -1,5 +1,5 @@
 // tool_effects/mcp/http.hpp — the Streamable HTTP transport of the MCP client
-// (specification 2025-11-25, basic/transports): `mcp_client::connect`. Its
+// (specification 2026-07-28 and 2025-11-25, basic/transports): `mcp_client::connect`. Its
 // own header, so that stdio users do not compile Boost.Beast. See docs/mcp.md
 // ("The HTTP transport").
 //
@@ -10,10 +10,15 @@
 //   te::add_mcp_server(host, client, te::server_trust::untrusted);  // as with a stdio client
 //
 // Every JSON-RPC message is one POST (`Accept: application/json,
-// text/event-stream`); a response comes as JSON or as an SSE stream. The
-// `Mcp-Session-Id` the server gives at initialize and the negotiated
-// `MCP-Protocol-Version` go on every later request; a GET stream carries the
-// server's own messages; an SSE stream that ends before its response is
+// text/event-stream`); a response comes as JSON or as an SSE stream. With the
+// default versions the client is dual-era: a 2026-07-28 server is spoken to
+// statelessly (`server/discover` first; `MCP-Protocol-Version`, `Mcp-Method`
+// and `Mcp-Name` headers on every POST; no session, GET stream or DELETE; a
+// timeout closes the request's stream), an older one falls back to
+// initialize. Then the `Mcp-Session-Id` the server gives at initialize and
+// the negotiated `MCP-Protocol-Version` go on every later request; connect()
+// returns once `notifications/initialized` was accepted; a GET stream carries
+// the server's own messages; an SSE stream that ends before its response is
 // resumed with `Last-Event-ID` after the server's `retry`; close() DELETEs the
 // session. Faults end as on stdio: timeouts, refused or reset connections,
 // garbage, oversized or too deep bodies are `mcp_error`s of the same kinds
@@ -49,6 +54,7 @@ struct mcp_http_endpoint {
   std::map<std::string, std::string> headers{};
   /// After initialize, open the GET stream for the server's own requests and
   /// notifications (a server without one answers 405: none is kept open).
+  /// Legacy versions only: 2026-07-28 has no GET stream.
   bool open_get_stream = true;
   /// Time limit of connecting and sending one request (the response of a
   /// request is bounded by the request's own timeout).
@@ -73,12 +79,6 @@ template <class Executor>
 mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& endpoint, mcp_client_options options) {
   const detail::mcp_http_url url = detail::mcp_parse_http_url(endpoint.url, options.name);
   std::string name = options.name.empty() ? url.host : options.name;
-  // The 2026-07-28 HTTP binding (no sessions, per-request headers) is not
-  // implemented: over HTTP the client speaks the versions of `initialize`.
-  std::erase_if(options.protocol_versions, [](const std::string& v) { return mcp_version_is_modern(v); });
-  if (options.protocol_versions.empty())
-    throw mcp_error(mcp_error_kind::unsupported_protocol_version, name,
-                    "over HTTP this client speaks only the versions of initialize (2025-11-25 and earlier)");
   auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
   shared->make_transport = [endpoint, url](const detail::mcp_strand& strand,
                                            const std::shared_ptr<detail::mcp_shared>& s) {

@@ -171,6 +171,18 @@ class mcp_client_state {
       r = co_await mcp_connection::request(c, "server/discover", nlohmann::json::object(), timeout);
     } catch (const mcp_rpc_error& e) {
       if (e.code() == -32020 || e.code() == -32021) throw;  // modern errors, nothing to fall back to
+      if (e.code() == -32601 && mcp_http_status_of(e) == 404) {
+        // Over HTTP, 404 with "Method not found" is how a 2026-07-28 server
+        // answers a method it lacks (a legacy one answers 404 without that
+        // body): modern, though without server/discover. Requests go on
+        // under our first modern version (a -32022 later switches it).
+        c->set_modern(modern.front());
+        out.modern = true;
+        out.version = modern.front();
+        out.info = {{"protocolVersion", out.version}};
+        self->legacy_server_ = false;
+        co_return out;
+      }
       if (e.code() == mcp_unsupported_version_code) {
         // modern, and not one of our modern versions (request() already
         // retried with one it named): a legacy one of ours it names, or none
@@ -198,13 +210,17 @@ class mcp_client_state {
       out.why += e.what();
       co_return out;
     }
-    // A DiscoverResult: supportedVersions must be an array of strings.
+    // A DiscoverResult has an array of strings at supportedVersions. Any
+    // other result is not one: a legacy server that answers every method it
+    // does not know (the conformance suite's servers answer `{}`), so the
+    // fallback, as for any answer that is not a modern one.
     const auto sv = r->is_object() ? r->find("supportedVersions") : r->end();
     if (!r->is_object() || sv == r->end() || !sv->is_array() ||
         !std::all_of(sv->begin(), sv->end(), [](const nlohmann::json& v) { return v.is_string(); })) {
-      std::string m = "at /result/supportedVersions: server/discover result has no array of strings: ";
-      m += mcp_preview(mcp_dump(*r));
-      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+      out.why = "server/discover answered a result that is not a DiscoverResult (at /result/supportedVersions: no "
+                "array of strings): ";
+      out.why += mcp_preview(mcp_dump(*r), 200);
+      co_return out;
     }
     auto pick = mcp_pick_version(*sv, versions, false);
     if (!pick) {
@@ -256,8 +272,10 @@ class mcp_client_state {
       }
       throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
     }
+    // Over HTTP, initialize is done only once the server accepted the
+    // notification (its 202): a request sent after connect() cannot overtake it.
+    co_await mcp_connection::notify_accepted(c, "notifications/initialized", nullptr, version, o.initialize_timeout);
     c->set_protocol_version(version);
-    c->notify("notifications/initialized", nullptr);
     co_return r;
   }
 

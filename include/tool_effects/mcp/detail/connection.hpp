@@ -60,6 +60,7 @@
 
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/detail/client_requests.hpp>
+#include <tool_effects/mcp/detail/param_headers.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 extern "C" char** environ;  // POSIX
@@ -220,6 +221,44 @@ class mcp_info_snapshot {
 class mcp_connection;
 struct mcp_shared;
 
+// What a transport may mirror of an outgoing message (the Streamable HTTP
+// binding of 2026-07-28 puts it in headers; stdio has no use for it).
+struct mcp_outgoing {
+  // Sent under a modern version: stateless (no session), the request's
+  // metadata mirrored into headers.
+  bool modern = false;
+  // The protocol version the message is sent under (its `_meta` one when
+  // modern); empty: the transport's negotiated one, if any.
+  std::string version;
+  // The method of a request or notification (empty for a response).
+  std::string method;
+  // `params.name` (tools/call, prompts/get) or `params.uri`
+  // (resources/read), raw: the transport encodes it.
+  std::optional<std::string> name;
+  // tools/call: the arguments the tool's inputSchema marks with
+  // `x-mcp-header`, as (header name after "Mcp-Param-", raw value).
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+// A JSON-RPC error that came as the body of an HTTP error status: the
+// status tells a 2026-07-28 server's "unknown method" (404) from a 200
+// (docs/mcp.md, "Era detection over HTTP").
+class mcp_http_rpc_error : public mcp_rpc_error {
+ public:
+  mcp_http_rpc_error(std::string server, int code, const std::string& message, nlohmann::json data, unsigned status)
+      : mcp_rpc_error(std::move(server), code, message, std::move(data)), status_(status) {}
+  [[nodiscard]] unsigned http_status() const noexcept { return status_; }
+
+ private:
+  unsigned status_;
+};
+
+// The HTTP status an rpc error came with (0: none, e.g. stdio or a 200).
+inline unsigned mcp_http_status_of(const mcp_rpc_error& e) noexcept {
+  const auto* h = dynamic_cast<const mcp_http_rpc_error*>(&e);
+  return h ? h->http_status() : 0;
+}
+
 // A transport other than the child process (Streamable HTTP, mcp/http.hpp):
 // it carries the messages of one connection. Every member runs on the
 // client's strand. What it receives goes to `mcp_connection::deliver`; a
@@ -231,8 +270,10 @@ class mcp_transport {
   // Starts the transport of `c` (throws mcp_error(launch_failed) when it cannot).
   virtual void start(const std::shared_ptr<mcp_connection>& c) = 0;
   // Sends one JSON-RPC message; `request_id` is the id of a request of the
-  // client's (0: a notification or a response).
-  virtual void send(std::string message, std::int64_t request_id) = 0;
+  // client's (0: a notification or a response; negative: a notification whose
+  // acceptance the connection awaits, `mcp_connection::settle`/`fail_request`).
+  // `meta`: what the transport may mirror of it.
+  virtual void send(std::string message, std::int64_t request_id, mcp_outgoing meta) = 0;
   // The request `request_id` timed out (its cancellation is being sent).
   virtual void abandon(std::int64_t request_id) = 0;
   // The handshake settled on `version`.
@@ -258,6 +299,9 @@ struct mcp_shared {
   std::atomic<int> pid{-1};
   mcp_info_snapshot info;
   mcp_client_side caps;  // progress tokens of calls, handlers running (client_requests.hpp)
+  // Over HTTP, modern: the x-mcp-header annotations of the tools the last
+  // listing gave (its pages), by tool name (on the strand only).
+  std::unordered_map<std::string, std::vector<mcp_param_header>> param_headers;
   // Empty: the server is the child process of argv; else the transport's maker.
   mcp_transport_factory make_transport{};
 
@@ -435,21 +479,66 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     if (self->dead_) std::rethrow_exception(self->dead_error_);
     nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
     if (!params.is_null() || !self->modern_meta_.is_null()) msg["params"] = std::move(params);
+    bool relisted = false;
     for (int attempt = 0;; ++attempt) {
       const bool modern = !self->modern_meta_.is_null();
       if (modern) self->stamp_meta(msg["params"]);
       std::optional<nlohmann::json> r;
+      std::exception_ptr mismatch;
       try {
         r = co_await self->exchange(self, method, msg, modern, timeout);
       } catch (const mcp_rpc_error& x) {
-        if (!modern || attempt > 0 || x.code() != mcp_unsupported_version_code) throw;
-        const auto pick = mcp_pick_version(x.data().is_object() && x.data().contains("supported")
-                                               ? x.data()["supported"] : nlohmann::json(),
-                                           self->shared_->options.protocol_versions, true);
-        if (!pick || *pick == self->modern_version_) throw;
-        self->set_modern(*pick);  // and once more, with the version the server named
+        if (modern && self->transport_ && !relisted && method == "tools/call" && x.code() == -32020)
+          mismatch = std::current_exception();  // HeaderMismatch: the tool's x-mcp-header may have changed
+        else if (!modern || attempt > 0 || x.code() != mcp_unsupported_version_code)
+          throw;
+        else if (const auto pick = mcp_pick_version(x.data().is_object() && x.data().contains("supported")
+                                                        ? x.data()["supported"] : nlohmann::json(),
+                                                    self->shared_->options.protocol_versions, true))
+          // Once more, with the version the server named (the one just sent
+          // too, if it names that one: the specification says to retry with a
+          // version of its list, and a server may have refused it for a moment).
+          self->set_modern(*pick);
+        else
+          throw;
       }
-      if (r) co_return std::move(*r);
+      if (mismatch) {
+        // The specification's SHOULD: tools/list to see whether the tool's
+        // inputSchema changed, then the call once more with its headers —
+        // only if they differ now (else the server refused what a listing
+        // cannot mend, and the same request would be refused again).
+        relisted = true;
+        const auto before = self->outgoing(msg, true).params;
+        bool listed = true;
+        try {
+          co_await relist_tools(self, timeout);
+        } catch (...) {
+          listed = false;
+        }
+        if (!listed || self->outgoing(msg, true).params == before) std::rethrow_exception(mismatch);
+        continue;
+      }
+      if (r) {
+        if (modern && self->transport_ && method == "tools/list") {
+          const auto& p = msg["params"];
+          self->screen_tools(*r, !(p.is_object() && p.contains("cursor")));
+        }
+        co_return std::move(*r);
+      }
+    }
+  }
+
+  // Every page of tools/list (at most options.max_list_tools_pages), for what
+  // screen_tools keeps of them.
+  static asio::awaitable<void> relist_tools(std::shared_ptr<mcp_connection> self, std::chrono::milliseconds timeout) {
+    std::optional<std::string> cursor;
+    for (std::size_t page = 0; page < self->shared_->options.max_list_tools_pages; ++page) {
+      nlohmann::json params = nlohmann::json::object();
+      if (cursor) params["cursor"] = *cursor;
+      const nlohmann::json r = co_await request(self, "tools/list", std::move(params), timeout);
+      const auto next = r.is_object() ? r.find("nextCursor") : r.end();
+      if (next == r.end() || !next->is_string()) co_return;
+      cursor = next->get<std::string>();
     }
   }
 
@@ -499,6 +588,71 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     for (const auto& [k, v] : modern_meta_.items()) meta[k] = v;
   }
 
+  // A modern tools/list result over a transport: a tool whose x-mcp-header
+  // annotations break the specification's constraints is left out (with a
+  // warning to options.on_log, logger "tool_effects/mcp"); the valid
+  // annotations are kept for the calls (outgoing), those of one listing
+  // only: its first page (`first`, no cursor) forgets the earlier ones.
+  void screen_tools(nlohmann::json& r, bool first) {
+    if (first) shared_->param_headers.clear();
+    const auto tools = r.is_object() ? r.find("tools") : r.end();
+    if (tools == r.end() || !tools->is_array()) return;
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& t : *tools) {
+      const auto n = t.is_object() ? t.find("name") : t.end();
+      const auto schema = t.is_object() ? t.find("inputSchema") : t.end();
+      if (n == t.end() || !n->is_string() || schema == t.end()) {
+        kept.push_back(std::move(t));
+        continue;
+      }
+      std::vector<mcp_param_header> headers;
+      const std::string why = mcp_param_headers(*schema, headers);
+      const std::string name = n->get<std::string>();
+      if (why.empty()) {
+        if (headers.empty())
+          shared_->param_headers.erase(name);
+        else
+          shared_->param_headers[name] = std::move(headers);
+        kept.push_back(std::move(t));
+        continue;
+      }
+      shared_->param_headers.erase(name);
+      if (const auto& on_log = shared_->options.on_log) {
+        std::string m = "tools/list: tool \"";
+        m += mcp_preview(name, 100);
+        m += "\" left out: its inputSchema's ";
+        m += mcp_preview(why, 400);
+        try {
+          on_log({{"level", "warning"}, {"logger", "tool_effects/mcp"}, {"data", m}});
+        } catch (...) {  // a handler's failure is not the connection's
+        }
+      }
+    }
+    *tools = std::move(kept);
+  }
+
+  // What a transport may mirror of the request `msg` (modern: sent under modern_version_).
+  [[nodiscard]] mcp_outgoing outgoing(const nlohmann::json& msg, bool modern) const {
+    mcp_outgoing o;
+    o.modern = modern;
+    if (modern) o.version = modern_version_;
+    if (const auto m = msg.find("method"); m != msg.end() && m->is_string()) o.method = m->get<std::string>();
+    const char* key = o.method == "tools/call" || o.method == "prompts/get" ? "name"
+                      : o.method == "resources/read"                      ? "uri"
+                                                                          : nullptr;
+    const auto p = msg.find("params");
+    if (!key || p == msg.end() || !p->is_object()) return o;
+    if (const auto n = p->find(key); n != p->end() && n->is_string()) o.name = n->get<std::string>();
+    if (modern && o.name && o.method == "tools/call") {
+      const auto h = shared_->param_headers.find(*o.name);
+      const auto args = p->find("arguments");
+      if (h != shared_->param_headers.end() && args != p->end())
+        for (const auto& ph : h->second)
+          if (auto v = mcp_param_value(*args, ph.path)) o.params.emplace_back(ph.name, std::move(*v));
+    }
+    return o;
+  }
+
   // One round trip of `msg` under a fresh id.
   static asio::awaitable<nlohmann::json> exchange(std::shared_ptr<mcp_connection> self, const std::string& method,
                                                   nlohmann::json& msg, bool modern, std::chrono::milliseconds timeout) {
@@ -508,7 +662,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     p->modern = modern;
     self->pending_.emplace(id, p);
     msg["id"] = id;
-    self->send(mcp_dump(msg), id);
+    self->send(mcp_dump(msg), id, self->transport_ ? self->outgoing(msg, modern) : mcp_outgoing{});
     if (!p->done) {
       p->timer.expires_after(timeout);
       (void)co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));
@@ -517,14 +671,16 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       self->pending_.erase(id);
       ++self->shared_->timeouts;
       if (self->transport_) self->transport_->abandon(id);
-      if (!self->dead_ && method != "initialize")  // initialize must not be cancelled (specification)
-        self->notify("notifications/cancelled", {{"requestId", id}, {"reason", "timeout"}});
+      // initialize must not be cancelled (specification); over HTTP a modern
+      // request is cancelled by closing its stream (abandon), no notification.
+      const bool notice = method != "initialize" && !(modern && self->transport_);
+      if (!self->dead_ && notice) self->notify("notifications/cancelled", {{"requestId", id}, {"reason", "timeout"}});
       std::string m = method;
       m += " (request ";
       m += std::to_string(id);
       m += ") got no response within ";
       m += std::to_string(timeout.count());
-      m += " ms; cancellation sent";
+      m += notice ? " ms; cancellation sent" : " ms; its stream closed (cancellation)";
       m += self->shared_->stderr_ring.quote();
       throw mcp_transient_error(mcp_error_kind::timeout, self->shared_->name, m);
     }
@@ -533,12 +689,62 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
  public:
-  // Sends a notification (no response).
+  // Sends a notification (no response). A modern connection over a
+  // transport sends none: the 2026-07-28 Streamable HTTP binding defines no
+  // client-to-server notification.
   void notify(const std::string& method, nlohmann::json params) {
-    if (dead_) return;
+    if (dead_ || (transport_ && !modern_version_.empty())) return;
     nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
     if (!params.is_null()) msg["params"] = std::move(params);
     send(mcp_dump(msg));
+  }
+
+  // Sends a notification of the handshake under the legacy `version` and,
+  // over a transport, waits until the server accepted it (HTTP: its 202):
+  // a refusal is the transport's error, no answer within `timeout` a
+  // timeout. On stdio it is written and not awaited (nothing acknowledges it).
+  static asio::awaitable<void> notify_accepted(std::shared_ptr<mcp_connection> self, std::string method,
+                                               nlohmann::json params, std::string version,
+                                               std::chrono::milliseconds timeout) {
+    if (self->dead_) std::rethrow_exception(self->dead_error_);
+    if (!self->transport_) {
+      self->notify(method, std::move(params));
+      co_return;
+    }
+    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
+    if (!params.is_null()) msg["params"] = std::move(params);
+    const std::int64_t id = -(self->next_id_++);  // negative: no id on the wire, the transport reports the acceptance
+    auto p = std::make_shared<mcp_pending>(self->strand_);
+    self->pending_.emplace(id, p);
+    mcp_outgoing meta;
+    meta.version = std::move(version);
+    meta.method = method;
+    self->send(mcp_dump(msg), id, std::move(meta));
+    if (!p->done) {
+      p->timer.expires_after(timeout);
+      (void)co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (!p->done) {
+      self->pending_.erase(id);
+      if (self->transport_) self->transport_->abandon(id);
+      std::string m = method;
+      m += " was not accepted within ";
+      m += std::to_string(timeout.count());
+      m += " ms";
+      throw mcp_transient_error(mcp_error_kind::timeout, self->shared_->name, m);
+    }
+    if (p->error) std::rethrow_exception(p->error);
+  }
+
+  // For a transport: the notification `id` (negative, notify_accepted) was accepted.
+  void settle(std::int64_t id) {
+    const auto it = pending_.find(id);
+    if (it == pending_.end()) return;
+    auto p = it->second;
+    pending_.erase(it);
+    p->result = nullptr;
+    p->done = true;
+    p->timer.cancel();
   }
 
   // Fails every pending request with `e` and stops the process at once.
@@ -650,9 +856,9 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   // reading while the client has more than options.max_write_queue_bytes to
   // write (e.g. replies to its own flood of requests) ends the connection
   // with protocol_error; a single line is always accepted into an empty queue.
-  void send(std::string line, std::int64_t request_id = 0) {
+  void send(std::string line, std::int64_t request_id = 0, mcp_outgoing meta = {}) {
     if (dead_) return;
-    if (transport_) return transport_->send(std::move(line), request_id);
+    if (transport_) return transport_->send(std::move(line), request_id, std::move(meta));
     const std::size_t queued = out_buf_.size() + in_flight_bytes_;
     const std::size_t limit = shared_->options.max_write_queue_bytes;
     if (queued > 0 && queued + line.size() + 1 > limit) {
@@ -869,7 +1075,9 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
       send(mcp_dump(reply));
       return;
     }
-    const auto it = env.id->is_number_integer() ? pending_.find(env.id->get<std::int64_t>()) : pending_.end();
+    const auto it = env.id->is_number_integer() && env.id->get<std::int64_t>() > 0
+                        ? pending_.find(env.id->get<std::int64_t>())
+                        : pending_.end();
     if (it == pending_.end()) {
       ++shared_->unknown_responses;
       return;
@@ -920,6 +1128,10 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   void on_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
+    if (transport_ && !modern_version_.empty()) {  // 2026-07-28 over HTTP: servers send no requests, clients no responses
+      ++shared_->ignored_messages;
+      return;
+    }
     if (method != "ping" && serve_client_request(id, method, params)) return;
     nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}};
     if (method == "ping") {
@@ -953,7 +1165,7 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
   }
 
   void on_response(const nlohmann::json& id, nlohmann::json& j) {
-    if (!id.is_number_integer()) {
+    if (!id.is_number_integer() || id.get<std::int64_t>() <= 0) {  // ours are positive (negative: notify_accepted)
       ++shared_->unknown_responses;
       return;
     }

@@ -32,6 +32,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
+#include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -199,6 +200,24 @@ inline bool mcp_session_id_ok(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
 }
 
+// A value for a header the 2026-07-28 binding mirrors from the body (Mcp-Name,
+// Mcp-Method; "Value Encoding"): as is when it is printable ASCII (0x20-0x7E)
+// without leading or trailing space and does not look like the sentinel,
+// else "=?base64?<Base64 of its UTF-8>?=". Never a CR or LF in a header.
+inline std::string mcp_http_header_value(std::string_view v) {
+  const bool plain =
+      std::all_of(v.begin(), v.end(), [](char c) { return c >= 0x20 && c <= 0x7E; }) &&
+      (v.empty() || (v.front() != ' ' && v.back() != ' ')) &&
+      !(v.size() >= 10 && v.substr(0, 9) == "=?base64?" && v.substr(v.size() - 2) == "?=");
+  if (plain) return std::string(v);
+  std::string out = "=?base64?";
+  const std::size_t at = out.size();
+  out.resize(at + beast::detail::base64::encoded_size(v.size()));
+  out.resize(at + beast::detail::base64::encode(out.data() + at, v.data(), v.size()));
+  out += "?=";
+  return out;
+}
+
 // The transport (mcp_transport) of one connection over Streamable HTTP.
 class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
   using stream_ptr = std::shared_ptr<beast::tcp_stream>;
@@ -214,6 +233,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     const char* what = "";    // the step that failed
     bool connected = false;   // the TCP connection was made (else the server is unreachable)
     bool had_session = false;  // the request carried a session id
+    bool modern = false;       // sent under a 2026-07-28 version (stateless)
+    std::string method;        // of the message POSTed, for errors
     bool pooled = false;       // the connection went back to the idle pool
   };
   // A kept-alive connection waiting for the next POST.
@@ -254,9 +275,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
 
   void start(const std::shared_ptr<mcp_connection>& c) override { conn_ = c; }
 
-  void send(std::string message, std::int64_t request_id) override {
+  void send(std::string message, std::int64_t request_id, mcp_outgoing meta) override {
     if (stopped_) return;
-    asio::co_spawn(strand_, post(shared_from_this(), std::move(message), request_id), asio::detached);
+    asio::co_spawn(strand_, post(shared_from_this(), std::move(message), request_id, std::move(meta)), asio::detached);
   }
 
   void abandon(std::int64_t request_id) override {
@@ -424,7 +445,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
 
   static asio::awaitable<void> begin(std::shared_ptr<mcp_http_transport> self, exchange& x, mcp_http::verb verb,
                                      const std::string* body, const std::string& last_event_id,
-                                     std::chrono::milliseconds timeout, bool header_timeout = true) {
+                                     std::chrono::milliseconds timeout, bool header_timeout = true,
+                                     const mcp_outgoing* meta = nullptr) {
     if (verb == mcp_http::verb::post && self->take_idle(x)) {
       x.stream->expires_after(timeout);
     } else {
@@ -441,11 +463,19 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     } else if (verb == mcp_http::verb::get) {
       req.set(mcp_http::field::accept, "text/event-stream");
     }
-    if (!self->session_.empty()) {
+    x.modern = meta && meta->modern;
+    if (meta) x.method = meta->method;
+    if (!self->session_.empty() && !x.modern) {  // 2026-07-28 has no sessions
       req.set("Mcp-Session-Id", self->session_);
       x.had_session = true;
     }
-    if (!self->version_.empty()) req.set("MCP-Protocol-Version", self->version_);
+    const std::string& version = meta && !meta->version.empty() ? meta->version : self->version_;
+    if (!version.empty()) req.set("MCP-Protocol-Version", version);
+    if (x.modern) {  // the standard request headers of 2026-07-28 ("Request Metadata")
+      req.set("Mcp-Method", mcp_http_header_value(meta->method));
+      if (meta->name) req.set("Mcp-Name", mcp_http_header_value(*meta->name));
+      for (const auto& [name, value] : meta->params) req.set("Mcp-Param-" + name, mcp_http_header_value(value));
+    }
     if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
     req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
     req.prepare_payload();
@@ -473,8 +503,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       x.what = "reading the response header";
       co_return;
     }
-    // The session id the server assigns with the initialize response.
-    if (self->session_.empty()) {
+    // The session id the server assigns with the initialize response (a
+    // modern exchange ignores one: 2026-07-28 servers mint none).
+    if (self->session_.empty() && !x.modern) {
       const auto& h = x.parser.get();
       if (const auto s = h.find("Mcp-Session-Id"); s != h.end() && mcp_session_id_ok(s->value()))
         self->session_ = std::string(s->value());
@@ -517,11 +548,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     return m;
   }
 
-  // One message POSTed; its response (JSON or SSE) delivered.
-  static asio::awaitable<void> post(std::shared_ptr<mcp_http_transport> self, std::string body, std::int64_t id) {
+  // One message POSTed; its response (JSON or SSE) delivered. `id` < 0: a
+  // notification whose acceptance is reported (settle or fail_request).
+  static asio::awaitable<void> post(std::shared_ptr<mcp_http_transport> self, std::string body, std::int64_t id,
+                                    mcp_outgoing meta) {
     auto x = std::make_shared<exchange>();
-    const auto timeout = id != 0 ? self->ep_.connect_timeout : self->shared_->options.request_timeout;
-    co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id == 0);
+    const auto timeout = id > 0 ? self->ep_.connect_timeout : self->shared_->options.request_timeout;
+    co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id <= 0, &meta);
     if (id != 0 && x->stream && !self->stopped_) self->by_request_[id] = x->stream;
     co_await self->finish_post(self, x, id);
     if (id != 0) {
@@ -551,15 +584,40 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
             true);
       co_return;
     }
-    if (id == 0) {  // a notification or a response: 202 expected, any body ignored
-      if (x->parser.is_done()) put_idle(*x, 0);
+    if (id < 0 && status / 100 != 2) {  // a notification the connection waits for, refused
+      x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
+      x->stream->expires_after(shared_->options.request_timeout);
+      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
+        return mcp_http::async_read(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+      });
+      (void)ec;
+      (void)n;
+      if (auto c = live()) c->fail_request(id, http_error(x, status, "POST", x->method.c_str()));
       co_return;
     }
-    if (status == 202) co_return;  // the response comes on the GET stream
+    if (id <= 0) {  // a notification or a response: 202 expected, any body ignored
+      if (x->parser.is_done()) put_idle(*x, 0);
+      if (auto c = live(); c && id < 0) c->settle(id);
+      co_return;
+    }
+    if (status == 202) {
+      if (x->modern)  // no GET stream to bring the response
+        fault(id, mcp_error_kind::protocol_error,
+              "POST " + url_.origin + ": HTTP 202 to a request (2026-07-28 has no stream for a later response)", false);
+      co_return;  // the response comes on the GET stream
+    }
     if (status / 100 == 2 && is_sse(*x)) {
       mcp_sse_parser sse;
       co_await read_sse(self, x, id, sse);
-      co_await resume(self, id, sse);
+      if (!x->modern) {
+        co_await resume(self, id, sse);
+        co_return;
+      }
+      if (auto c = live(); c && c->pending(id))  // 2026-07-28: streams are not resumable
+        fault(id, mcp_error_kind::server_exited,
+              "the SSE stream of its response ended before the response (2026-07-28 streams are not resumed: "
+              "the request is lost; a retry sends it anew)",
+              false);
       co_return;
     }
     // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
@@ -599,8 +657,15 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       c->deliver(text);
       co_return;
     }
-    // An HTTP error: a JSON-RPC error object in the body is the request's
-    // error response (its id is often null); anything else a protocol error.
+    c->fail_request(id, http_error(x, status, "POST", nullptr));
+  }
+
+  // The error of an HTTP error status: a JSON-RPC error object in the body
+  // is the request's error response (its id is often null; mcp_http_rpc_error,
+  // the status kept for era detection); anything else a protocol error.
+  [[nodiscard]] std::exception_ptr http_error(const std::shared_ptr<exchange>& x, unsigned status, const char* verb,
+                                              const char* what) const {
+    const std::string& text = x->parser.get().body();
     try {
       const nlohmann::json j = parse_json(text, "");
       if (j.is_object() && j.contains("error") && j["error"].is_object()) {
@@ -609,14 +674,20 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         std::string message = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>()
                                                                                 : std::string("(no message)");
         message = "HTTP " + std::to_string(status) + ": " + mcp_preview(message, 2000);
-        c->fail_request(id, std::make_exception_ptr(mcp_rpc_error(shared_->name, code, message,
-                                                                  e.contains("data") ? e["data"] : nlohmann::json())));
-        co_return;
+        if (what) message = std::string(what) + ": " + message;
+        return std::make_exception_ptr(mcp_http_rpc_error(shared_->name, code, message,
+                                                          e.contains("data") ? e["data"] : nlohmann::json(), status));
       }
     } catch (const std::exception&) {
     }
-    std::string m = "POST ";
+    std::string m = verb;
+    m += ' ';
     m += url_.origin;
+    if (what) {
+      m += " (";
+      m += what;
+      m += ')';
+    }
     m += ": HTTP ";
     m += std::to_string(status);
     m += ' ';
@@ -627,7 +698,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       m += mcp_preview(text);
       m += '"';
     }
-    fault(id, mcp_error_kind::protocol_error, m, false);
+    return std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m));
   }
 
   // Reads an SSE body: every message event delivered. Ends when the stream
