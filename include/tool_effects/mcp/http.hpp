@@ -27,11 +27,13 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <tool_effects/mcp.hpp>
+#include <tool_effects/mcp/oauth.hpp>
 
 namespace tool_effects {
 
@@ -61,6 +63,9 @@ struct mcp_http_endpoint {
   /// server's `retry` is capped by `max_retry`.
   std::chrono::milliseconds default_retry = std::chrono::milliseconds(1000);
   std::chrono::milliseconds max_retry = std::chrono::seconds(30);
+  /// OAuth 2.1 (mcp/oauth.hpp): when set, a 401 (or 403 insufficient_scope) makes the client authorize
+  /// itself and send the request again; without it such a request fails with protocol_error.
+  std::optional<mcp_oauth_options> authorization{};
 };
 
 }  // namespace tool_effects

@@ -199,6 +199,12 @@ inline bool mcp_session_id_ok(std::string_view s) {
          std::all_of(s.begin(), s.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
 }
 
+}  // namespace tool_effects::detail
+
+#include <tool_effects/mcp/detail/oauth_flow.hpp>  // uses mcp_parse_http_url
+
+namespace tool_effects::detail {
+
 // The transport (mcp_transport) of one connection over Streamable HTTP.
 class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
   using stream_ptr = std::shared_ptr<beast::tcp_stream>;
@@ -215,6 +221,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     bool connected = false;   // the TCP connection was made (else the server is unreachable)
     bool had_session = false;  // the request carried a session id
     bool pooled = false;       // the connection went back to the idle pool
+    std::uint64_t auth_generation = 0;  // the tokens the request carried (mcp_oauth_authorizer)
   };
   // A kept-alive connection waiting for the next POST.
   struct idle_connection {
@@ -235,6 +242,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
                      mcp_http_url url)
       : strand_(std::move(strand)), shared_(std::move(shared)), ep_(std::move(endpoint)), url_(std::move(url)) {
+    if (ep_.authorization)
+      auth_ = std::make_shared<mcp_oauth_authorizer>(strand_, *ep_.authorization, ep_.url, ep_.tls_ca_file);
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
     if (url_.tls) {
       ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
@@ -290,6 +299,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   void stop() noexcept override {
     if (stopped_) return;
     stopped_ = true;
+    if (auth_) auth_->stop();
     for (const auto& s : open_) close(s);
     open_.clear();
     idle_.clear();
@@ -425,6 +435,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   static asio::awaitable<void> begin(std::shared_ptr<mcp_http_transport> self, exchange& x, mcp_http::verb verb,
                                      const std::string* body, const std::string& last_event_id,
                                      std::chrono::milliseconds timeout, bool header_timeout = true) {
+    std::string authorization;
+    if (self->auth_) {
+      auto auth = self->auth_;  // the header may refresh the token first
+      authorization = co_await auth->header();
+      x.auth_generation = auth->generation();
+      if (self->stopped_) co_return;
+    }
     if (verb == mcp_http::verb::post && self->take_idle(x)) {
       x.stream->expires_after(timeout);
     } else {
@@ -434,6 +451,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
     req.set(mcp_http::field::host, self->url_.authority);
     for (const auto& [k, v] : self->ep_.headers) req.set(k, v);
+    if (!authorization.empty()) req.set(mcp_http::field::authorization, authorization);
     if (verb == mcp_http::verb::post) {
       req.set(mcp_http::field::content_type, "application/json");
       req.set(mcp_http::field::accept, "application/json, text/event-stream");
@@ -522,6 +540,36 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     auto x = std::make_shared<exchange>();
     const auto timeout = id != 0 ? self->ep_.connect_timeout : self->shared_->options.request_timeout;
     co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id == 0);
+    // OAuth (mcp/oauth.hpp): a 401, or 403 insufficient_scope, authorizes and sends the request again, at most
+    // max_authorizations_per_request times.
+    for (std::size_t tries = 0; self->auth_ && id != 0 && !x->ec; ++tries) {
+      const auto& h = x->parser.get();
+      const std::string www(h[mcp_http::field::www_authenticate]);
+      if (!mcp_oauth_wants(h.result_int(), www)) break;
+      const unsigned status = h.result_int();
+      self->forget(x->stream);
+      auto c = self->live();
+      if (!c || !c->pending(id)) co_return;
+      if (tries >= self->ep_.authorization->max_authorizations_per_request) {
+        std::string m = "HTTP " + std::to_string(status) + " after " + std::to_string(tries) +
+                        " authorization(s) for this request (mcp_oauth_options::max_authorizations_per_request)";
+        c->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed, self->shared_->name, m)));
+        co_return;
+      }
+      try {
+        auto auth = self->auth_;
+        co_await auth->challenge(status, www, x->auth_generation);
+      } catch (const std::exception& e) {
+        if (auto cc = self->live())
+          cc->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed,
+                                                                 self->shared_->name, e.what())));
+        co_return;
+      }
+      c = self->live();
+      if (!c || !c->pending(id)) co_return;
+      x = std::make_shared<exchange>();
+      co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id == 0);
+    }
     if (id != 0 && x->stream && !self->stopped_) self->by_request_[id] = x->stream;
     co_await self->finish_post(self, x, id);
     if (id != 0) {
@@ -621,7 +669,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     m += std::to_string(status);
     m += ' ';
     m += std::string(x->parser.get().reason());
-    if (status == 401 || status == 403) m += " (authorization is not implemented by this client)";
+    if ((status == 401 || status == 403) && !auth_) m += " (no mcp_http_endpoint::authorization is set)";
     if (!text.empty()) {
       m += ": \"";
       m += mcp_preview(text);
@@ -769,6 +817,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   std::shared_ptr<mcp_shared> shared_;
   mcp_http_endpoint ep_;
   mcp_http_url url_;
+  std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set
   std::weak_ptr<mcp_connection> conn_;
   asio::ip::tcp::resolver::results_type endpoints_;
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
