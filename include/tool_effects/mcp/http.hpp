@@ -85,10 +85,15 @@ mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& end
     throw mcp_error(mcp_error_kind::unsupported_protocol_version, name,
                     "over HTTP this client speaks only the versions of initialize (2025-11-25 and earlier)");
   auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
-  shared->make_transport = [endpoint, url](const detail::mcp_strand& strand,
-                                           const std::shared_ptr<detail::mcp_shared>& s) {
+  // One authorizer for the client's life: a new session (a restart) keeps the tokens.
+  auto auth = std::make_shared<std::shared_ptr<detail::mcp_oauth_authorizer>>();
+  shared->make_transport = [endpoint, url, auth](const detail::mcp_strand& strand,
+                                                 const std::shared_ptr<detail::mcp_shared>& s) {
+    if (endpoint.authorization && !*auth)
+      *auth = std::make_shared<detail::mcp_oauth_authorizer>(strand, *endpoint.authorization, endpoint.url,
+                                                             endpoint.tls_ca_file);
     return std::static_pointer_cast<detail::mcp_transport>(
-        std::make_shared<detail::mcp_http_transport>(strand, s, endpoint, url));
+        std::make_shared<detail::mcp_http_transport>(strand, s, endpoint, url, *auth));
   };
   mcp_client c(make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
                           std::move(shared)));

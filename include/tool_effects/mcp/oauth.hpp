@@ -93,7 +93,7 @@ struct mcp_oauth_options {
 /// the `Location` of its 3xx answer, bounded by `timeout`. Throws std::runtime_error naming the status when
 /// the answer is not a redirect. Defined in <tool_effects/mcp/http.hpp>.
 inline std::string mcp_oauth_follow_redirect(const std::string& authorization_url,
-                                      std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                                             std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 }  // namespace tool_effects
 

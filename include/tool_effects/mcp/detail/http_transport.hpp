@@ -240,10 +240,12 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
 
  public:
   mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
-                     mcp_http_url url)
-      : strand_(std::move(strand)), shared_(std::move(shared)), ep_(std::move(endpoint)), url_(std::move(url)) {
-    if (ep_.authorization)
-      auth_ = std::make_shared<mcp_oauth_authorizer>(strand_, *ep_.authorization, ep_.url, ep_.tls_ca_file);
+                     mcp_http_url url, std::shared_ptr<mcp_oauth_authorizer> auth = nullptr)
+      : strand_(std::move(strand)),
+        shared_(std::move(shared)),
+        ep_(std::move(endpoint)),
+        url_(std::move(url)),
+        auth_(std::move(auth)) {
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
     if (url_.tls) {
       ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
@@ -299,7 +301,6 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   void stop() noexcept override {
     if (stopped_) return;
     stopped_ = true;
-    if (auth_) auth_->stop();
     for (const auto& s : open_) close(s);
     open_.clear();
     idle_.clear();
@@ -558,7 +559,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       }
       try {
         auto auth = self->auth_;
-        co_await auth->challenge(status, www, x->auth_generation);
+        co_await auth->challenge(status, www, x->auth_generation, [w = std::weak_ptr(self)] {
+          auto s = w.lock();
+          return s && s->live() != nullptr;
+        });
       } catch (const std::exception& e) {
         if (auto cc = self->live())
           cc->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed,
@@ -817,7 +821,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   std::shared_ptr<mcp_shared> shared_;
   mcp_http_endpoint ep_;
   mcp_http_url url_;
-  std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set
+  std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set; the client's, across restarts
   std::weak_ptr<mcp_connection> conn_;
   asio::ip::tcp::resolver::results_type endpoints_;
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS

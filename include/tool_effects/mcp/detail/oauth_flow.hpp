@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -23,10 +24,12 @@
 #include <utility>
 #include <vector>
 
+#include <cerrno>
 #include <sys/random.h>
 
 #include <nlohmann/json.hpp>
 
+// clang-format off
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -50,6 +53,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 #endif
 #include <tool_effects/detail/pop_options.hpp>
+// clang-format on
 
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -87,7 +91,9 @@ inline std::array<std::uint8_t, 32> mcp_sha256_portable(std::string_view data) {
   for (std::size_t off = 0; off < m.size(); off += 64) {
     std::array<std::uint32_t, 64> w{};
     for (std::size_t i = 0; i < 16; ++i) {
-      const auto b = [&](std::size_t j) { return static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i + j])); };
+      const auto b = [&](std::size_t j) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i + j]));
+      };
       w[i] = (b(0) << 24) | (b(1) << 16) | (b(2) << 8) | b(3);
     }
     for (std::size_t i = 16; i < 64; ++i) {
@@ -112,7 +118,14 @@ inline std::array<std::uint8_t, 32> mcp_sha256_portable(std::string_view data) {
       b = a;
       a = t1 + t2;
     }
-    h[0] += a; h[1] += b; h[2] += c; h[3] += d; h[4] += e; h[5] += f; h[6] += g; h[7] += hh;
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
   }
   std::array<std::uint8_t, 32> out{};
   for (std::size_t i = 0; i < 8; ++i)
@@ -242,7 +255,8 @@ inline std::vector<std::pair<std::string, std::string>> mcp_query_params(std::st
     const auto eq = part.find('=');
     std::string name = mcp_percent_decode(part.substr(0, eq));
     if (std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == name; })) continue;
-    out.emplace_back(std::move(name), eq == std::string_view::npos ? std::string() : mcp_percent_decode(part.substr(eq + 1)));
+    out.emplace_back(std::move(name),
+                     eq == std::string_view::npos ? std::string() : mcp_percent_decode(part.substr(eq + 1)));
   }
   return out;
 }
@@ -256,8 +270,7 @@ inline const std::string* mcp_param(const std::vector<std::pair<std::string, std
 // A URL the flow will fetch: "http(s)://authority/path", without whitespace or control characters, bounded.
 inline bool mcp_oauth_url_ok(std::string_view u) {
   const bool scheme = u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0;
-  return scheme && u.size() <= 2048 &&
-         std::all_of(u.begin(), u.end(), [](char c) { return c > 0x20 && c < 0x7F; }) &&
+  return scheme && u.size() <= 2048 && std::all_of(u.begin(), u.end(), [](char c) { return c > 0x20 && c < 0x7F; }) &&
          u.find('#') == std::string_view::npos;
 }
 
@@ -290,7 +303,8 @@ inline std::string mcp_oauth_canonical(std::string_view u) {
   const auto p = mcp_oauth_split(u);
   std::string out = p.origin + p.path;
   const auto q = u.find('?');
-  if (q != std::string_view::npos) out += std::string(u.substr(q, u.find('#') == std::string_view::npos ? std::string_view::npos : u.find('#') - q));
+  if (q != std::string_view::npos)
+    out += std::string(u.substr(q, u.find('#') == std::string_view::npos ? std::string_view::npos : u.find('#') - q));
   return out;
 }
 
@@ -392,9 +406,9 @@ struct mcp_oauth_response {
 // within `timeout`. Throws mcp_oauth_failure naming the URL and the step that failed.
 template <class Executor>
 asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::verb verb, std::string url,
-                                                   std::vector<std::pair<std::string, std::string>> headers,
-                                                   std::string body, std::chrono::milliseconds timeout,
-                                                   std::size_t max_bytes, [[maybe_unused]] std::string ca_file) {
+                                                    std::vector<std::pair<std::string, std::string>> headers,
+                                                    std::string body, std::chrono::milliseconds timeout,
+                                                    std::size_t max_bytes, [[maybe_unused]] std::string ca_file) {
   namespace beast = boost::beast;
   auto fail = [&](const std::string& why) {
     std::string m = std::string(oauth_http::to_string(verb));
@@ -505,8 +519,7 @@ struct mcp_oauth_client {
 // The authorization state of one HTTP transport; every member function runs on the transport's strand.
 class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_authorizer> {
  public:
-  mcp_oauth_authorizer(asio::any_io_executor ex, mcp_oauth_options options, std::string server_url,
-                       std::string ca_file)
+  mcp_oauth_authorizer(asio::any_io_executor ex, mcp_oauth_options options, std::string server_url, std::string ca_file)
       : ex_(std::move(ex)),
         o_(std::move(options)),
         server_url_(std::move(server_url)),
@@ -514,8 +527,6 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
         ca_file_(std::move(ca_file)) {
     secret(o_.client_secret);
   }
-
-  void stop() noexcept { stopped_ = true; }
 
   // Changes whenever the tokens do: a request sent with an older generation just retries.
   [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
@@ -550,9 +561,11 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
 
   // After a 401, or a 403 insufficient_scope, to a request sent with tokens of `sent`: gets new tokens
   // (a refresh, else the whole flow; or waits for the one under way). Throws mcp_oauth_failure.
-  asio::awaitable<void> challenge(unsigned status, std::string www_authenticate, std::uint64_t sent) {
+  asio::awaitable<void> challenge(unsigned status, std::string www_authenticate, std::uint64_t sent,
+                                  std::function<bool()> alive) {
     while (busy_) co_await wait();
-    if (stopped_) throw mcp_oauth_failure("the client is shutting down");
+    if (!alive()) throw mcp_oauth_failure("the client is shutting down");
+    alive_ = std::move(alive);
     if (generation_ != sent) co_return;  // another request got new tokens meanwhile
     busy_ = true;
     try {
@@ -592,12 +605,13 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   }
 
   static bool token_ok(std::string_view t) {
-    return !t.empty() && t.size() <= 16384 && std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+    return !t.empty() && t.size() <= 16384 &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7F; });
   }
 
   asio::awaitable<mcp_oauth_response> fetch(oauth_http::verb verb, const std::string& url,
-                                           std::vector<std::pair<std::string, std::string>> headers = {},
-                                           std::string body = {}) {
+                                            std::vector<std::pair<std::string, std::string>> headers = {},
+                                            std::string body = {}) {
     co_return co_await mcp_oauth_fetch(ex_, verb, url, std::move(headers), std::move(body), o_.http_timeout,
                                        o_.max_response_bytes, ca_file_);
   }
@@ -619,11 +633,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
                                         std::size_t max = 2048) {
     const auto it = j.find(key);
     if (it == j.end() || it->is_null()) return std::nullopt;
-    if (!it->is_string())
-      throw mcp_oauth_failure(what + ": /" + key + ": expected a string, got " + type_name(*it));
+    if (!it->is_string()) throw mcp_oauth_failure(what + ": /" + key + ": expected a string, got " + type_name(*it));
     auto s = it->get<std::string>();
-    if (s.size() > max)
-      throw mcp_oauth_failure(what + ": /" + key + ": longer than " + std::to_string(max) + " bytes");
+    if (s.size() > max) throw mcp_oauth_failure(what + ": /" + key + ": longer than " + std::to_string(max) + " bytes");
     return s;
   }
   static std::string url_member(const nlohmann::json& j, const char* key, const std::string& what, bool required) {
@@ -646,7 +658,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     for (std::size_t i = 0; i < it->size(); ++i) {
       const auto& v = (*it)[i];
       if (!v.is_string() || v.get_ref<const std::string&>().size() > 2048)
-        throw mcp_oauth_failure(what + ": /" + key + "/" + std::to_string(i) + ": expected a string (up to 2048 bytes)");
+        throw mcp_oauth_failure(what + ": /" + key + "/" + std::to_string(i) +
+                                ": expected a string (up to 2048 bytes)");
       out.push_back(v.get<std::string>());
     }
     return out;
@@ -662,8 +675,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<void> run(unsigned status, const std::string& www) {
     const auto ps = mcp_bearer_challenge(www);
     const std::string* challenge_scope = mcp_param(ps, "scope");
-    // A 401 to a token that can be refreshed: refresh first.
-    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && server_) {
+    // A 401 to a token that can be refreshed: refresh first (not when the token refused is a refreshed one:
+    // then the grant itself is likely gone, and the whole flow runs).
+    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && server_ && generation_ != refreshed_) {
       try {
         co_await refresh();
         co_return;
@@ -693,7 +707,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<void> discover(const std::vector<std::pair<std::string, std::string>>& challenge) {
     const auto server = mcp_oauth_split(server_url_);
     std::vector<std::string> prm_urls;
-    if (const auto* rm = mcp_param(challenge, "resource_metadata"); rm && mcp_oauth_url_ok(*rm)) prm_urls.push_back(*rm);
+    if (const auto* rm = mcp_param(challenge, "resource_metadata"); rm && mcp_oauth_url_ok(*rm))
+      prm_urls.push_back(*rm);
     if (!server.path.empty()) prm_urls.push_back(server.origin + "/.well-known/oauth-protected-resource" + server.path);
     prm_urls.push_back(server.origin + "/.well-known/oauth-protected-resource");
     std::optional<nlohmann::json> prm;
@@ -713,12 +728,12 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       if (!resource) throw mcp_oauth_failure(what + ": /resource: missing");
       // The resource must be this server, or a prefix of it (same origin, path boundary).
       const auto rp = mcp_oauth_split(*resource);
-      const bool same = rp.origin == server.origin &&
-                        (rp.path.empty() || server.path == rp.path ||
-                         (server.path.rfind(rp.path, 0) == 0 && server.path[rp.path.size()] == '/'));
+      const bool same =
+          rp.origin == server.origin && (rp.path.empty() || server.path == rp.path ||
+                                         (server.path.rfind(rp.path, 0) == 0 && server.path[rp.path.size()] == '/'));
       if (!same || !mcp_oauth_url_ok(*resource))
-        throw mcp_oauth_failure(what + ": /resource: \"" + mcp_preview(*resource, 300) +
-                                "\" is not this MCP server (" + mcp_preview(server_url_, 300) + ")");
+        throw mcp_oauth_failure(what + ": /resource: \"" + mcp_preview(*resource, 300) + "\" is not this MCP server (" +
+                                mcp_preview(server_url_, 300) + ")");
       resource_ = *resource;
       const auto servers = strings(*prm, "authorization_servers", what);
       if (servers.empty()) throw mcp_oauth_failure(what + ": /authorization_servers: missing or empty");
@@ -778,8 +793,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       };
       if (!iss) throw mcp_oauth_failure(what + ": /issuer: missing");
       if (trim(*iss) != trim(issuer))
-        throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) + "\" is not the authorization server \"" +
-                                mcp_preview(issuer, 300) + "\" (RFC 8414 section 3.3)");
+        throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) +
+                                "\" is not the authorization server \"" + mcp_preview(issuer, 300) +
+                                "\" (RFC 8414 section 3.3)");
     }
     s.issuer = iss.value_or("");
     s.authorization_endpoint = url_member(j, "authorization_endpoint", what, true);
@@ -808,9 +824,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     if (!o_.client_id.empty()) {
       mcp_oauth_client c{o_.client_id, o_.client_secret, o_.token_endpoint_auth_method};
       if (c.method.empty())
-        c.method = c.secret.empty() ? "none"
+        c.method = c.secret.empty()                                                       ? "none"
                    : (!supports("client_secret_basic") && supports("client_secret_post")) ? "client_secret_post"
-                                                                                            : "client_secret_basic";
+                                                                                          : "client_secret_basic";
       co_return c;
     }
     if (!o_.client_metadata_url.empty() && server_->cimd_supported)
@@ -819,14 +835,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     if (!o_.dynamic_registration || server_->registration_endpoint.empty())
       throw mcp_oauth_failure(
           "no client registration: no pre-registered client_id, no client metadata document the server accepts, and " +
-          std::string(o_.dynamic_registration ? "the server has no registration_endpoint" : "dynamic registration is off"));
+          std::string(o_.dynamic_registration ? "the server has no registration_endpoint"
+                                              : "dynamic registration is off"));
     std::string method = supports("none")                  ? "none"
                          : supports("client_secret_basic") ? "client_secret_basic"
                          : supports("client_secret_post")  ? "client_secret_post"
                                                            : "";
     if (method.empty())
-      throw mcp_oauth_failure("the authorization server supports none of the token endpoint authentication methods "
-                              "none, client_secret_basic, client_secret_post");
+      throw mcp_oauth_failure(
+          "the authorization server supports none of the token endpoint authentication methods "
+          "none, client_secret_basic, client_secret_post");
     const std::string request = registration_request(method);
     const std::string url = server_->registration_endpoint;
     std::vector<std::pair<std::string, std::string>> headers;
@@ -905,12 +923,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     const std::string verifier = mcp_base64(mcp_random_bytes(32), true);
     const std::string state = mcp_base64(mcp_random_bytes(24), true);
     secret(verifier);
-    std::vector<std::pair<std::string, std::string>> q{{"response_type", "code"},
-                                                       {"client_id", c.id},
-                                                       {"redirect_uri", o_.redirect_uri},
-                                                       {"code_challenge", mcp_pkce_challenge(verifier)},
-                                                       {"code_challenge_method", "S256"},
-                                                       {"state", state}};
+    std::vector<std::pair<std::string, std::string>> q{
+        {"response_type", "code"},         {"client_id", c.id},
+        {"redirect_uri", o_.redirect_uri}, {"code_challenge", mcp_pkce_challenge(verifier)},
+        {"code_challenge_method", "S256"}, {"state", state}};
     if (!scope.empty()) q.emplace_back("scope", scope);
     q.emplace_back("resource", resource_);
     std::string url = server_->authorization_endpoint;
@@ -930,8 +946,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     // RFC 9207: an iss in the response must be the server's; a server that promises it must send it.
     const auto* iss = mcp_param(ps, "iss");
     if (iss && !server_->issuer.empty() && *iss != server_->issuer)
-      throw mcp_oauth_failure("the redirect's iss \"" + mcp_preview(*iss, 300) + "\" is not the authorization server \"" +
-                              mcp_preview(server_->issuer, 300) + "\" (RFC 9207: a mix-up)");
+      throw mcp_oauth_failure("the redirect's iss \"" + mcp_preview(*iss, 300) +
+                              "\" is not the authorization server \"" + mcp_preview(server_->issuer, 300) +
+                              "\" (RFC 9207: a mix-up)");
     if (!iss && server_->iss_supported)
       throw mcp_oauth_failure("the redirect has no iss, though the authorization server promises one (RFC 9207)");
     const auto* code = mcp_param(ps, "code");
@@ -951,6 +968,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     std::vector<std::pair<std::string, std::string>> form{
         {"grant_type", "refresh_token"}, {"refresh_token", tokens_->refresh_token}, {"resource", resource_}};
     co_await token_request(c, std::move(form), tokens_->scope, tokens_->refresh_token);
+    refreshed_ = generation_;
   }
 
   asio::awaitable<void> token_request(const mcp_oauth_client& c, std::vector<std::pair<std::string, std::string>> form,
@@ -964,11 +982,11 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     const auto j = json_object(r, what);
     mcp_oauth_tokens t;
     const auto access = str(j, "access_token", what, 16384);
-    if (!access || !token_ok(*access))
-      throw mcp_oauth_failure(what + ": /access_token: missing, or not visible ASCII");
+    if (!access || !token_ok(*access)) throw mcp_oauth_failure(what + ": /access_token: missing, or not visible ASCII");
     const auto type = str(j, "token_type", what, 64);
     if (!type || !boost::beast::iequals(*type, "bearer"))
-      throw mcp_oauth_failure(what + ": /token_type: " + (type ? "\"" + mcp_preview(*type, 64) + "\" is not Bearer" : std::string("missing")));
+      throw mcp_oauth_failure(what + ": /token_type: " +
+                              (type ? "\"" + mcp_preview(*type, 64) + "\" is not Bearer" : std::string("missing")));
     t.access_token = *access;
     secret(t.access_token);
     if (const auto rt = str(j, "refresh_token", what, 16384)) {
@@ -982,8 +1000,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     if (const auto it = j.find("expires_in"); it != j.end() && !it->is_null()) {
       if (!it->is_number() || it->get<double>() < 0 || it->get<double>() > 1e9)
         throw mcp_oauth_failure(what + ": /expires_in: expected a number of seconds, got " + type_name(*it));
-      t.expires_at = std::chrono::system_clock::now() +
-                     std::chrono::seconds(static_cast<std::int64_t>(it->get<double>()));
+      t.expires_at =
+          std::chrono::system_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(it->get<double>()));
     }
     tokens_ = std::move(t);
     ++generation_;
@@ -1013,7 +1031,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     asio::steady_timer t(ex_);
     const auto deadline = std::chrono::steady_clock::now() + o_.user_agent_timeout;
     while (!j->done) {
-      if (stopped_) throw mcp_oauth_failure("the client is shutting down");
+      if (alive_ && !alive_()) throw mcp_oauth_failure("the client is shutting down");
       if (std::chrono::steady_clock::now() > deadline)
         throw mcp_oauth_failure("the user agent did not return within mcp_oauth_options::user_agent_timeout");
       t.expires_after(std::chrono::milliseconds(5));
@@ -1038,9 +1056,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   std::vector<std::string> secrets_;
   std::vector<std::shared_ptr<asio::steady_timer>> waiters_;
   std::uint64_t generation_ = 0;
+  std::uint64_t refreshed_ = 0;  // the generation a refresh made
   bool loaded_ = false;
   bool busy_ = false;
-  bool stopped_ = false;
+  std::function<bool()> alive_;  // of the transport whose request is being authorized
 };
 
 }  // namespace tool_effects::detail
@@ -1051,12 +1070,15 @@ inline std::string mcp_oauth_follow_redirect(const std::string& authorization_ur
   boost::asio::io_context io;
   std::optional<detail::mcp_oauth_response> r;
   std::exception_ptr error;
-  boost::asio::co_spawn(io, detail::mcp_oauth_fetch(io.get_executor(), detail::oauth_http::verb::get, authorization_url, {}, {},
-                                             timeout, 64 * 1024, std::string()),
-                 [&](std::exception_ptr e, detail::mcp_oauth_response v) {
-                   if (e) error = e;
-                   else r = std::move(v);
-                 });
+  boost::asio::co_spawn(io,
+                        detail::mcp_oauth_fetch(io.get_executor(), detail::oauth_http::verb::get, authorization_url, {},
+                                                {}, timeout, 64 * 1024, std::string()),
+                        [&](std::exception_ptr e, detail::mcp_oauth_response v) {
+                          if (e)
+                            error = e;
+                          else
+                            r = std::move(v);
+                        });
   io.run();
   if (error) std::rethrow_exception(error);
   if (!r || r->status / 100 != 3 || r->location.empty())
