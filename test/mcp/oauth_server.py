@@ -16,6 +16,7 @@ Usage: oauth_server.py --port-file FILE --log FILE [options]
   --auth-methods M        token_endpoint_auth_methods_supported, comma-separated (default none); registration
                           answers the first, with a secret unless it is none
   --no-registration       no registration endpoint
+  --cimd                  the metadata says client_id_metadata_document_supported
   --prereg ID:SECRET      a pre-registered client (client_secret_basic or _post)
   --iss MODE              the redirect carries iss: none (default), correct, wrong
   --iss-supported         the metadata says authorization_response_iss_parameter_supported
@@ -42,7 +43,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 o = {"as_path": "/as", "prm_path": "/.well-known/oauth-protected-resource/mcp", "prm_in_header": True, "prm": True,
      "as_metadata": "oauth", "auth_methods": ["none"], "registration": True, "prereg": None, "iss": "none",
-     "iss_supported": False, "expires_in": 3600, "refresh": False, "www_scope": None, "scopes_supported": None,
+     "iss_supported": False, "cimd": False, "expires_in": 3600, "refresh": False, "www_scope": None, "scopes_supported": None,
      "call_scope": None, "always_403": False, "hostile": None, "log": None, "port_file": None}
 a = sys.argv[1:]
 i = 0
@@ -63,7 +64,7 @@ while i < len(a):
         continue
     flags = {"--no-prm-in-header": ("prm_in_header", False), "--no-prm": ("prm", False),
              "--no-registration": ("registration", False), "--iss-supported": ("iss_supported", True),
-             "--refresh": ("refresh", True), "--always-403": ("always_403", True)}
+             "--refresh": ("refresh", True), "--always-403": ("always_403", True), "--cimd": ("cimd", True)}
     if k not in flags:
         sys.exit("unknown option " + k)
     o[flags[k][0]] = flags[k][1]
@@ -182,6 +183,8 @@ class Handler(BaseHTTPRequestHandler):
             m["registration_endpoint"] = iss + "/register"
         if o["iss_supported"]:
             m["authorization_response_iss_parameter_supported"] = True
+        if o["cimd"]:
+            m["client_id_metadata_document_supported"] = True
         if o["hostile"] == "as_wrong_type":
             m["token_endpoint"] = 42
         return m
@@ -234,6 +237,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             cid, sec, method = form.get("client_id"), None, "none"
         c = state["clients"].get(cid)
+        if c is None and o["cimd"] and (cid or "").startswith("https://") and method == "none":
+            c = {"secret": None, "method": "none"}
         if c is None:
             return None, None, "unknown client"
         if c["secret"] is not None and c["secret"] != sec:

@@ -523,4 +523,81 @@ TEST(McpOauth, TokenStoreKeepsTokensBetweenClients) {
   EXPECT_EQ(s.requests("/as/token").size(), 1u);
 }
 
+// A Client ID Metadata Document URL is the client id when the server supports them (no registration); when it
+// does not (the control), the client registers dynamically. A URL that is not https is refused.
+TEST(McpOauth, ClientIdMetadataDocuments) {
+  const std::string doc = "https://client.example/oauth/metadata.json";
+  for (const bool cimd : {true, false}) {
+    std::vector<std::string> flags;
+    if (cimd) flags.emplace_back("--cimd");
+    oauth_server s(flags);
+    auto seen = std::make_shared<agent_log>();
+    auto o = options(seen);
+    o.client_metadata_url = doc;
+    ASSERT_EQ(list_error(s, o), "no error") << cimd;
+    EXPECT_EQ(query_param(seen->urls.at(0), "client_id") == doc, cimd);
+    EXPECT_EQ(s.requests("/as/register").size(), cimd ? 0u : 1u);
+  }
+  oauth_server s({"--cimd"});
+  auto o = options(std::make_shared<agent_log>());
+  o.client_metadata_url = "http://client.example/metadata.json";
+  std::string what;
+  EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
+  EXPECT_NE(what.find("not an https URL with a path"), std::string::npos) << what;
+}
+
+// The user agent may fail: the request fails with authorization_failed quoting it, and the client stays usable
+// (the next request authorizes again, with a user agent that works this time).
+TEST(McpOauth, AFailingUserAgentFailsTheRequestAlone) {
+  oauth_server s;
+  auto fail = std::make_shared<std::atomic<bool>>(true);
+  auto o = options(std::make_shared<agent_log>());
+  auto follow = o.user_agent;
+  o.user_agent = [fail, follow](const std::string& url) -> std::string {
+    if (*fail) throw std::runtime_error("the user closed the browser");
+    return follow(url);
+  };
+  boost::asio::thread_pool pool(2);
+  std::string what;
+  te::mcp_http_endpoint ep{.url = s.url()};
+  ep.open_get_stream = false;
+  ep.authorization = o;
+  std::optional<te::mcp_client> c;
+  EXPECT_EQ(mcp_test::error_kind(
+                [&] {
+                  c.emplace(te::mcp_client::connect(pool, ep, mcp_test::fast_options()));
+                  (void)c->list_tools();
+                },
+                &what),
+            "authorization_failed");
+  EXPECT_NE(what.find("the user agent failed: the user closed the browser"), std::string::npos) << what;
+  *fail = false;
+  if (!c) c.emplace(te::mcp_client::connect(pool, ep, mcp_test::fast_options()));
+  EXPECT_EQ(c->list_tools()["tools"].size(), 1u);
+  c->close();
+}
+
+// Requests that meet the 401 together share one authorization: after the token expired (no refresh tokens),
+// 6 concurrent calls cost one more user-agent step, not 6.
+TEST(McpOauth, ConcurrentRequestsShareOneAuthorization) {
+  oauth_server s({"--expires-in", "1"});
+  auto seen = std::make_shared<agent_log>();
+  boost::asio::thread_pool pool(2);
+  auto c = connect(pool, s, options(seen));
+  (void)c.list_tools();
+  ASSERT_EQ(seen->calls(), 1u);
+  std::this_thread::sleep_for(1500ms);
+  std::vector<std::thread> callers;
+  std::atomic<int> ok{0};
+  for (int i = 0; i < 6; ++i)
+    callers.emplace_back([&] {
+      if (te::mcp_text(c.call("echo", json::object())).rfind("called with", 0) == 0) ++ok;
+    });
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(ok.load(), 6);
+  EXPECT_EQ(seen->calls(), 2u);
+  EXPECT_EQ(s.requests("/as/token", "POST").size(), 2u);
+  c.close();
+}
+
 }  // namespace mcp_oauth_test_ns

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -559,10 +560,12 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       }
       try {
         auto auth = self->auth_;
-        co_await auth->challenge(status, www, x->auth_generation, [w = std::weak_ptr(self)] {
+        // A named std::function: GCC 12 destroys a temporary in a co_await expression twice.
+        std::function<bool()> alive = [w = std::weak_ptr<mcp_http_transport>(self)] {
           auto s = w.lock();
           return s && s->live() != nullptr;
-        });
+        };
+        co_await auth->challenge(status, www, x->auth_generation, std::move(alive));
       } catch (const std::exception& e) {
         if (auto cc = self->live())
           cc->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed,

@@ -24,8 +24,8 @@
 #include <utility>
 #include <vector>
 
-#include <cerrno>
 #include <sys/random.h>
+#include <cerrno>
 
 #include <nlohmann/json.hpp>
 
@@ -700,7 +700,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
           if (std::find(wider.begin(), wider.end(), s) == wider.end()) wider.push_back(std::move(s));
       if (!wider.empty()) scopes = std::move(wider);
     }
-    co_await authorize(mcp_join_scopes(scopes));
+    std::string scope = mcp_join_scopes(scopes);
+    co_await authorize(std::move(scope));
   }
 
   // Protected resource metadata (RFC 9728), then the authorization server's metadata.
@@ -829,8 +830,14 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
                                                                                           : "client_secret_basic";
       co_return c;
     }
-    if (!o_.client_metadata_url.empty() && server_->cimd_supported)
+    if (!o_.client_metadata_url.empty() && server_->cimd_supported) {
+      const auto p = mcp_oauth_split(o_.client_metadata_url);
+      if (o_.client_metadata_url.rfind("https://", 0) != 0 || p.path.empty() ||
+          !mcp_oauth_url_ok(o_.client_metadata_url))
+        throw mcp_oauth_failure("mcp_oauth_options::client_metadata_url \"" + mcp_preview(o_.client_metadata_url, 300) +
+                                "\" is not an https URL with a path (a Client ID Metadata Document URL)");
       co_return mcp_oauth_client{o_.client_metadata_url, "", "none"};
+    }
     if (registered_) co_return *registered_;
     if (!o_.dynamic_registration || server_->registration_endpoint.empty())
       throw mcp_oauth_failure(
@@ -960,7 +967,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
                                                           {"code_verifier", verifier},
                                                           {"resource", resource_}};
     last_scope_ = scope;
-    co_await token_request(c, std::move(form), scope, "");
+    std::string no_refresh;  // named: no temporary in a co_await expression (GCC 12)
+    co_await token_request(c, std::move(form), scope, no_refresh);
   }
 
   asio::awaitable<void> refresh() {
@@ -977,7 +985,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     authenticate(c, form, headers);
     const std::string url = server_->token_endpoint;
     const std::string what = "token endpoint " + mcp_preview(url, 300);
-    auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), mcp_form(form));
+    std::string body = mcp_form(form);
+    auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), std::move(body));
     if (r.status != 200) throw mcp_oauth_failure(what + ": " + refusal(r));
     const auto j = json_object(r, what);
     mcp_oauth_tokens t;
