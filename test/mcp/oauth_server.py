@@ -28,6 +28,7 @@ Usage: oauth_server.py --port-file FILE --log FILE [options]
   --always-403            every authorized request gets 403 insufficient_scope
   --hostile MODE          prm_oversize (1 MiB of metadata), prm_wrong_type (authorization_servers: 5),
                           as_wrong_type (token_endpoint: 42), token_no_type (no token_type),
+                          token_crlf (an access token with CR LF and a header after it),
                           echo_secrets (the token endpoint refuses, quoting the code, the verifier and the secret)
 
 Tokens, codes and secrets all start with SENTINEL-, so that a test can scan what the client says for them.
@@ -287,6 +288,8 @@ class Handler(BaseHTTPRequestHandler):
         body = {"access_token": tok, "token_type": "Bearer", "expires_in": o["expires_in"], "scope": scope}
         if o["hostile"] == "token_no_type":
             del body["token_type"]
+        if o["hostile"] == "token_crlf":
+            body["access_token"] = tok + "\r\nX-Injected: 1"
         if o["refresh"]:
             rt = fresh("REFRESH")
             with lock:

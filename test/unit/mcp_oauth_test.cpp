@@ -476,7 +476,8 @@ TEST(McpOauth, HostileResponsesFailWithAPointer) {
       {"prm_oversize", "exceeds the limit of 65536 bytes"},
       {"prm_wrong_type", "/authorization_servers: expected an array, got number"},
       {"as_wrong_type", "/token_endpoint: expected a string, got number"},
-      {"token_no_type", "/token_type: missing"}};
+      {"token_no_type", "/token_type: missing"},
+      {"token_crlf", "/access_token: missing, or not visible ASCII"}};
   for (const auto& [mode, expected] : cases) {
     oauth_server s({"--hostile", mode});
     std::string what;
