@@ -5,8 +5,8 @@ one port, for the tests of the tool_effects OAuth client (<tool_effects/mcp/oaut
 Usage: oauth_server.py --port-file FILE --log FILE [options]
 
   --port-file FILE        listens on 127.0.0.1 on a free port, writes the port to FILE once listening
-  --log FILE              one JSON line per request: {"method", "path", "query", "form", "json", "authorization",
-                          "sent"} ("sent": the body answered, for the few answers the tests inspect)
+  --log FILE              one JSON line per request, written before the answer: {"method", "path", "query",
+                          "form", "json", "authorization", "sent"} ("sent": the body answered, up to 64 KiB)
   --as-path P             the authorization server's issuer path (default /as: issuer http://127.0.0.1:PORT/as);
                           "" puts it at the origin
   --prm-path P            where the protected resource metadata is (default /.well-known/oauth-protected-resource/mcp)
@@ -107,8 +107,12 @@ class Handler(BaseHTTPRequestHandler):
             body = json.dumps(body).encode()
         elif isinstance(body, str):
             body = body.encode()
-        if entry is not None and len(body) < 65536:
-            entry["sent"] = body.decode(errors="replace")
+        e = getattr(self, "_entry", None)
+        if e is not None:  # logged before the answer goes out, so that a test that got it finds it logged
+            if len(body) < 65536:
+                e["sent"] = body.decode(errors="replace")
+            log(e)
+            self._entry = None
         self.send_response(status)
         if body:
             self.send_header("Content-Type", ctype)
@@ -137,21 +141,16 @@ class Handler(BaseHTTPRequestHandler):
         return e
 
     def do_GET(self):
-        e = self.entry()
-        try:
-            self.get(e)
-        finally:
-            log(e)
+        self._entry = self.entry()
+        self.get(self._entry)
 
     def do_POST(self):
-        e = self.entry(self.read_body())
-        try:
-            self.post(e)
-        finally:
-            log(e)
+        self._entry = self.entry(self.read_body())
+        self.post(self._entry)
 
     def do_DELETE(self):
-        self.reply(405, entry=None)
+        self._entry = None
+        self.reply(405)
 
     # --- metadata
     def get(self, e):
