@@ -42,7 +42,8 @@ struct mcp_oauth_tokens {
 };
 
 /// Where tokens are kept between sessions; the key is the resource (the canonical MCP server URI). Both
-/// functions are called on the client's executor and must not throw. Default: tokens live in the client.
+/// functions are called on the client's executor; an exception from one counts as no tokens, or is ignored.
+/// Default: tokens live in the client.
 struct mcp_oauth_token_store {
   std::function<std::optional<mcp_oauth_tokens>(const std::string& resource)> load{};
   std::function<void(const std::string& resource, const mcp_oauth_tokens& tokens)> save{};

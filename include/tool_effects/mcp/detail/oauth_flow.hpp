@@ -536,13 +536,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<std::string> header() {
     if (!loaded_) {
       loaded_ = true;
-      if (o_.token_store.load) {
-        if (auto t = o_.token_store.load(key_); t && token_ok(t->access_token)) {
-          tokens_ = std::move(*t);
-          secret(tokens_->access_token);
-          secret(tokens_->refresh_token);
-          ++generation_;
-        }
+      std::optional<mcp_oauth_tokens> t;
+      try {
+        if (o_.token_store.load) t = o_.token_store.load(key_);
+      } catch (const std::exception&) {  // a store that fails is a store without tokens
+      }
+      if (t && token_ok(t->access_token)) {
+        tokens_ = std::move(*t);
+        secret(tokens_->access_token);
+        secret(tokens_->refresh_token);
+        ++generation_;
       }
     }
     if (tokens_ && tokens_->expires_at && std::chrono::system_clock::now() >= *tokens_->expires_at && !busy_ &&
@@ -1014,7 +1017,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     }
     tokens_ = std::move(t);
     ++generation_;
-    if (o_.token_store.save) o_.token_store.save(key_, *tokens_);
+    try {
+      if (o_.token_store.save) o_.token_store.save(key_, *tokens_);
+    } catch (const std::exception&) {  // the tokens still serve this client
+    }
   }
 
   // The application's user-agent step, on a thread of its own; polled from the strand (the thread touches only
