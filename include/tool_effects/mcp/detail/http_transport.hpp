@@ -555,7 +555,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       if (tries >= self->ep_.authorization->max_authorizations_per_request) {
         std::string m = "HTTP " + std::to_string(status) + " after " + std::to_string(tries) +
                         " authorization(s) for this request (mcp_oauth_options::max_authorizations_per_request)";
-        c->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed, self->shared_->name, m)));
+        c->fail_request(id, std::make_exception_ptr(
+                                mcp_error(mcp_error_kind::authorization_failed, self->shared_->name, m)));
         co_return;
       }
       try {
