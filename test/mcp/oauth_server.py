@@ -275,10 +275,10 @@ class Handler(BaseHTTPRequestHandler):
         elif g == "refresh_token":
             with lock:
                 r = state["refresh"].pop(form.get("refresh_token"), None)
-            if r is None:
-                return self.reply(400, {"error": "invalid_grant", "error_description": "unknown refresh token"},
-                                  entry=e)
-            scope = r
+            if r is None or r["client"] != cid:
+                return self.reply(400, {"error": "invalid_grant", "error_description": "unknown refresh token, or "
+                                        "another client's"}, entry=e)
+            scope = r["scope"]
         else:
             return self.reply(400, {"error": "unsupported_grant_type"}, entry=e)
         tok = fresh("ACCESS")
@@ -292,7 +292,7 @@ class Handler(BaseHTTPRequestHandler):
         if o["refresh"]:
             rt = fresh("REFRESH")
             with lock:
-                state["refresh"][rt] = scope
+                state["refresh"][rt] = {"scope": scope, "client": cid}
             body["refresh_token"] = rt
         self.reply(200, body)
 

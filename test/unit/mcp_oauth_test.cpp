@@ -601,4 +601,41 @@ TEST(McpOauth, ConcurrentRequestsShareOneAuthorization) {
   c.close();
 }
 
+// Tokens in the store carry the client they were issued to (here a dynamic registration with a secret), so a
+// later client refreshes them after they expired, without registering or the user agent. Control: a store that
+// loses the registration makes the later client register anew; the server refuses it the other client's
+// refresh token, and the whole flow runs.
+TEST(McpOauth, StoredTokensAreRefreshedByALaterClient) {
+  for (const bool keep_client : {true, false}) {
+    oauth_server s({"--expires-in", "1", "--refresh", "--auth-methods", "client_secret_post"});
+    auto kept = std::make_shared<std::optional<te::mcp_oauth_tokens>>();
+    auto seen = std::make_shared<agent_log>();
+    auto o = options(seen);
+    o.token_store.load = [kept](const std::string&) { return *kept; };
+    o.token_store.save = [kept](const std::string&, const te::mcp_oauth_tokens& t) { *kept = t; };
+    ASSERT_EQ(list_error(s, o), "no error");
+    ASSERT_TRUE(kept->has_value());
+    EXPECT_EQ((*kept)->token_endpoint_auth_method, "client_secret_post");
+    EXPECT_EQ((*kept)->client_secret.rfind("SENTINEL-SECRET-", 0), 0u);
+    if (!keep_client) (*kept)->client_id.clear();
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_EQ(list_error(s, o), "no error") << keep_client;
+    const auto tok = s.requests("/as/token", "POST");
+    if (keep_client) {
+      EXPECT_EQ(seen->calls(), 1u);
+      EXPECT_EQ(s.requests("/as/register").size(), 1u);
+      ASSERT_EQ(tok.size(), 2u);
+      EXPECT_EQ(tok[1]["form"]["grant_type"], "refresh_token");
+      EXPECT_EQ(tok[1]["client_method"], "client_secret_post");
+    } else {
+      EXPECT_EQ(seen->calls(), 2u);
+      EXPECT_EQ(s.requests("/as/register").size(), 2u);
+      ASSERT_EQ(tok.size(), 3u);
+      EXPECT_EQ(tok[1]["form"]["grant_type"], "refresh_token");
+      EXPECT_NE(tok[1]["sent"].get<std::string>().find("another client"), std::string::npos);
+      EXPECT_EQ(tok[2]["form"]["grant_type"], "authorization_code");
+    }
+  }
+}
+
 }  // namespace mcp_oauth_test_ns

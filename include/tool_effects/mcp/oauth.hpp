@@ -39,6 +39,11 @@ struct mcp_oauth_tokens {
   std::string scope{};
   /// When the access token expires (none: the server gave no expires_in).
   std::optional<std::chrono::system_clock::time_point> expires_at{};
+  /// The client the tokens were issued to (a dynamic registration included), so that a later process can
+  /// refresh them: its id, secret (empty for a public client) and token endpoint authentication.
+  std::string client_id{};
+  std::string client_secret{};
+  std::string token_endpoint_auth_method{};
 };
 
 /// Where tokens are kept between sessions; the key is the resource (the canonical MCP server URI). Both

@@ -545,6 +545,12 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
         tokens_ = std::move(*t);
         secret(tokens_->access_token);
         secret(tokens_->refresh_token);
+        secret(tokens_->client_secret);
+        const auto& m = tokens_->token_endpoint_auth_method;
+        // The registration the tokens came with (a pre-registered client keeps its own).
+        if (o_.client_id.empty() && !tokens_->client_id.empty() &&
+            (m == "none" || m == "client_secret_basic" || m == "client_secret_post"))
+          registered_ = mcp_oauth_client{tokens_->client_id, tokens_->client_secret, m};
         ++generation_;
       }
     }
@@ -678,16 +684,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<void> run(unsigned status, const std::string& www) {
     const auto ps = mcp_bearer_challenge(www);
     const std::string* challenge_scope = mcp_param(ps, "scope");
+    if (!server_) co_await discover(ps);
     // A 401 to a token that can be refreshed: refresh first (not when the token refused is a refreshed one:
     // then the grant itself is likely gone, and the whole flow runs).
-    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && server_ && generation_ != refreshed_) {
+    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && generation_ != refreshed_) {
       try {
         co_await refresh();
         co_return;
       } catch (const std::exception&) {
       }
     }
-    if (!server_) co_await discover(ps);
     // Scopes (specification 2025-11-25, "Scope Selection Strategy"); a step-up widens what was asked.
     std::vector<std::string> scopes;
     if (o_.scopes)
@@ -978,12 +984,13 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     const mcp_oauth_client c = co_await client();
     std::vector<std::pair<std::string, std::string>> form{
         {"grant_type", "refresh_token"}, {"refresh_token", tokens_->refresh_token}, {"resource", resource_}};
-    co_await token_request(c, std::move(form), tokens_->scope, tokens_->refresh_token);
+    std::string scope = tokens_->scope, old_refresh = tokens_->refresh_token;
+    co_await token_request(c, std::move(form), std::move(scope), std::move(old_refresh));
     refreshed_ = generation_;
   }
 
-  asio::awaitable<void> token_request(const mcp_oauth_client& c, std::vector<std::pair<std::string, std::string>> form,
-                                      const std::string& scope, const std::string& old_refresh) {
+  asio::awaitable<void> token_request(mcp_oauth_client c, std::vector<std::pair<std::string, std::string>> form,
+                                      std::string scope, std::string old_refresh) {
     std::vector<std::pair<std::string, std::string>> headers{{"Content-Type", "application/x-www-form-urlencoded"}};
     authenticate(c, form, headers);
     const std::string url = server_->token_endpoint;
@@ -1015,6 +1022,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       t.expires_at =
           std::chrono::system_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(it->get<double>()));
     }
+    t.client_id = c.id;
+    t.client_secret = c.secret;
+    t.token_endpoint_auth_method = c.method;
     tokens_ = std::move(t);
     ++generation_;
     try {
