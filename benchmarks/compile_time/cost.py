@@ -43,7 +43,7 @@ BASE = ["-std=c++20", "-Wall", "-Wextra", "-Wpedantic", "-Werror"]
 
 HEADERS = ["side_effects.hpp", "conflict.hpp", "registry.hpp", "call_description.hpp", "plan.hpp",
            "retry_policy.hpp", "diagnostics.hpp", "coordination.hpp", "dispatch.hpp", "retry.hpp",
-           "tool_effects.hpp", "json.hpp", "mcp.hpp", "mcp/http.hpp"]
+           "tool_effects.hpp", "json.hpp", "mcp.hpp", "mcp/http.hpp", "mcp/oauth.hpp"]
 # Headers that need nlohmann::json and, for mcp.hpp, Boost.Process's define (as the tool_effects::mcp target sets).
 EXTRA_FLAGS = {"json.hpp": [], "mcp.hpp": ["-DBOOST_PROCESS_USE_STD_FS=1"], "mcp/http.hpp": ["-DBOOST_PROCESS_USE_STD_FS=1"]}
 

@@ -5,6 +5,11 @@
 // What it does is what an application of the library does: connect over Streamable HTTP
 // (<tool_effects/mcp/http.hpp>), list the tools, call each (arguments made from its input schema), close;
 // an elicitation is accepted as is, so the schema's defaults (SEP-1034) are what goes back.
+// Authorization (the auth/ scenarios, <tool_effects/mcp/oauth.hpp>) is always configured: the suite's
+// authorization server redirects at once, so the user agent is mcp_oauth_follow_redirect (no browser); a
+// pre-registered client comes from the suite's MCP_CONFORMANCE_CONTEXT (client_id, client_secret), and the
+// Client ID Metadata Document URL is the one the suite expects. A server that never answers 401 never
+// uses any of it.
 // Every scenario is served by that one path; the scenario's name only goes to the log. Exit status: 0 when
 // the session ran (a tool's own failure is reported, not fatal), 1 when connecting or listing failed.
 #include <chrono>
@@ -17,6 +22,7 @@
 
 #include <tool_effects/mcp.hpp>
 #include <tool_effects/mcp/http.hpp>
+#include <tool_effects/mcp/oauth.hpp>
 
 namespace {
 
@@ -57,8 +63,25 @@ int main(int argc, char** argv) {
     std::cerr << "elicitation: " << r.message << '\n';
     return tool_effects::mcp_elicitation_response::accept();
   };
+  tool_effects::mcp_http_endpoint endpoint{.url = url};
+  tool_effects::mcp_oauth_options auth;
+  auth.redirect_uri = "http://localhost:3000/callback";
+  auth.client_name = "tool_effects conformance client";
+  auth.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+  auth.user_agent = [](const std::string& authorization_url) {
+    return tool_effects::mcp_oauth_follow_redirect(authorization_url);
+  };
+  if (const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT")) {
+    const nlohmann::json c = nlohmann::json::parse(context, nullptr, false);
+    if (c.is_object() && c.contains("client_id") && c["client_id"].is_string()) {
+      auth.client_id = c["client_id"].get<std::string>();
+      if (c.contains("client_secret") && c["client_secret"].is_string())
+        auth.client_secret = c["client_secret"].get<std::string>();
+    }
+  }
+  endpoint.authorization = auth;
   try {
-    auto client = tool_effects::mcp_client::connect(pool, tool_effects::mcp_http_endpoint{.url = url}, options);
+    auto client = tool_effects::mcp_client::connect(pool, endpoint, options);
     std::cerr << "initialized: " << client.protocol_version() << '\n';
     const nlohmann::json tools = client.list_tools()["tools"];
     for (const auto& tool : tools) {

@@ -34,15 +34,16 @@ enum class mcp_error_kind : std::uint8_t {
   tool_error,                    ///< a tools/call result with isError: true
   unsupported_protocol_version,  ///< initialize negotiated a version this client does not speak
   launch_failed,                 ///< the server could not be started
-  closed                         ///< the client was shut down (or restarts are exhausted)
+  closed,                        ///< the client was shut down (or restarts are exhausted)
+  authorization_failed           ///< over HTTP: OAuth authorization failed (mcp/oauth.hpp; no secret quoted)
 };
 
 /// The slug of `k` (the enumerator's name).
 constexpr std::string_view to_string(mcp_error_kind k) noexcept {
-  constexpr std::array<std::string_view, 8> slugs{"timeout",    "server_exited",
+  constexpr std::array<std::string_view, 9> slugs{"timeout",    "server_exited",
                                                   "protocol_error", "rpc_error",
                                                   "tool_error", "unsupported_protocol_version",
-                                                  "launch_failed", "closed"};
+                                                  "launch_failed", "closed", "authorization_failed"};
   const auto i = static_cast<std::size_t>(k);
   return i < slugs.size() ? slugs[i] : std::string_view{};
 }

@@ -32,11 +32,13 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <tool_effects/mcp.hpp>
+#include <tool_effects/mcp/oauth.hpp>
 
 namespace tool_effects {
 
@@ -67,6 +69,9 @@ struct mcp_http_endpoint {
   /// server's `retry` is capped by `max_retry`.
   std::chrono::milliseconds default_retry = std::chrono::milliseconds(1000);
   std::chrono::milliseconds max_retry = std::chrono::seconds(30);
+  /// OAuth 2.1 (mcp/oauth.hpp): when set, a 401 (or 403 insufficient_scope) makes the client authorize
+  /// itself and send the request again; without it such a request fails with protocol_error.
+  std::optional<mcp_oauth_options> authorization{};
 };
 
 }  // namespace tool_effects
@@ -80,10 +85,15 @@ mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& end
   const detail::mcp_http_url url = detail::mcp_parse_http_url(endpoint.url, options.name);
   std::string name = options.name.empty() ? url.host : options.name;
   auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
-  shared->make_transport = [endpoint, url](const detail::mcp_strand& strand,
-                                           const std::shared_ptr<detail::mcp_shared>& s) {
+  // One authorizer for the client's life: a new session (a restart) keeps the tokens.
+  auto auth = std::make_shared<std::shared_ptr<detail::mcp_oauth_authorizer>>();
+  shared->make_transport = [endpoint, url, auth](const detail::mcp_strand& strand,
+                                                 const std::shared_ptr<detail::mcp_shared>& s) {
+    if (endpoint.authorization && !*auth)
+      *auth = std::make_shared<detail::mcp_oauth_authorizer>(strand, *endpoint.authorization, endpoint.url,
+                                                             endpoint.tls_ca_file);
     return std::static_pointer_cast<detail::mcp_transport>(
-        std::make_shared<detail::mcp_http_transport>(strand, s, endpoint, url));
+        std::make_shared<detail::mcp_http_transport>(strand, s, endpoint, url, *auth));
   };
   mcp_client c(make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
                           std::move(shared)));

@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -217,6 +218,11 @@ inline std::string mcp_http_header_value(std::string_view v) {
   out += "?=";
   return out;
 }
+}  // namespace tool_effects::detail
+
+#include <tool_effects/mcp/detail/oauth_flow.hpp>  // uses mcp_parse_http_url
+
+namespace tool_effects::detail {
 
 // The transport (mcp_transport) of one connection over Streamable HTTP.
 class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
@@ -236,6 +242,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     bool modern = false;       // sent under a 2026-07-28 version (stateless)
     std::string method;        // of the message POSTed, for errors
     bool pooled = false;       // the connection went back to the idle pool
+    std::uint64_t auth_generation = 0;  // the tokens the request carried (mcp_oauth_authorizer)
   };
   // A kept-alive connection waiting for the next POST.
   struct idle_connection {
@@ -254,8 +261,12 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
 
  public:
   mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
-                     mcp_http_url url)
-      : strand_(std::move(strand)), shared_(std::move(shared)), ep_(std::move(endpoint)), url_(std::move(url)) {
+                     mcp_http_url url, std::shared_ptr<mcp_oauth_authorizer> auth = nullptr)
+      : strand_(std::move(strand)),
+        shared_(std::move(shared)),
+        ep_(std::move(endpoint)),
+        url_(std::move(url)),
+        auth_(std::move(auth)) {
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
     if (url_.tls) {
       ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
@@ -447,6 +458,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
                                      const std::string* body, const std::string& last_event_id,
                                      std::chrono::milliseconds timeout, bool header_timeout = true,
                                      const mcp_outgoing* meta = nullptr) {
+    std::string authorization;
+    if (self->auth_) {
+      auto auth = self->auth_;  // the header may refresh the token first
+      authorization = co_await auth->header();
+      x.auth_generation = auth->generation();
+      if (self->stopped_) co_return;
+    }
     if (verb == mcp_http::verb::post && self->take_idle(x)) {
       x.stream->expires_after(timeout);
     } else {
@@ -456,6 +474,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
     req.set(mcp_http::field::host, self->url_.authority);
     for (const auto& [k, v] : self->ep_.headers) req.set(k, v);
+    if (!authorization.empty()) req.set(mcp_http::field::authorization, authorization);
     if (verb == mcp_http::verb::post) {
       req.set(mcp_http::field::content_type, "application/json");
       req.set(mcp_http::field::accept, "application/json, text/event-stream");
@@ -555,6 +574,42 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     auto x = std::make_shared<exchange>();
     const auto timeout = id > 0 ? self->ep_.connect_timeout : self->shared_->options.request_timeout;
     co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id <= 0, &meta);
+    // OAuth (mcp/oauth.hpp): a 401, or 403 insufficient_scope, authorizes and sends the request again, at most
+    // max_authorizations_per_request times.
+    for (std::size_t tries = 0; self->auth_ && id > 0 && !x->ec; ++tries) {
+      const auto& h = x->parser.get();
+      const std::string www(h[mcp_http::field::www_authenticate]);
+      if (!mcp_oauth_wants(h.result_int(), www)) break;
+      const unsigned status = h.result_int();
+      self->forget(x->stream);
+      auto c = self->live();
+      if (!c || !c->pending(id)) co_return;
+      if (tries >= self->ep_.authorization->max_authorizations_per_request) {
+        std::string m = "HTTP " + std::to_string(status) + " after " + std::to_string(tries) +
+                        " authorization(s) for this request (mcp_oauth_options::max_authorizations_per_request)";
+        c->fail_request(id, std::make_exception_ptr(
+                                mcp_error(mcp_error_kind::authorization_failed, self->shared_->name, m)));
+        co_return;
+      }
+      try {
+        auto auth = self->auth_;
+        // A named std::function: GCC 12 destroys a temporary in a co_await expression twice.
+        std::function<bool()> alive = [w = std::weak_ptr<mcp_http_transport>(self)] {
+          auto s = w.lock();
+          return s && s->live() != nullptr;
+        };
+        co_await auth->challenge(status, www, x->auth_generation, std::move(alive));
+      } catch (const std::exception& e) {
+        if (auto cc = self->live())
+          cc->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed,
+                                                                 self->shared_->name, e.what())));
+        co_return;
+      }
+      c = self->live();
+      if (!c || !c->pending(id)) co_return;
+      x = std::make_shared<exchange>();
+      co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id <= 0, &meta);
+    }
     if (id != 0 && x->stream && !self->stopped_) self->by_request_[id] = x->stream;
     co_await self->finish_post(self, x, id);
     if (id != 0) {
@@ -692,7 +747,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     m += std::to_string(status);
     m += ' ';
     m += std::string(x->parser.get().reason());
-    if (status == 401 || status == 403) m += " (authorization is not implemented by this client)";
+    if ((status == 401 || status == 403) && !auth_) m += " (no mcp_http_endpoint::authorization is set)";
     if (!text.empty()) {
       m += ": \"";
       m += mcp_preview(text);
@@ -840,6 +895,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   std::shared_ptr<mcp_shared> shared_;
   mcp_http_endpoint ep_;
   mcp_http_url url_;
+  std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set; the client's, across restarts
   std::weak_ptr<mcp_connection> conn_;
   asio::ip::tcp::resolver::results_type endpoints_;
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS

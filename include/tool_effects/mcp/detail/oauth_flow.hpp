@@ -1,0 +1,1118 @@
+// tool_effects/mcp/detail/oauth_flow.hpp — internal to <tool_effects/mcp/http.hpp> (included by
+// detail/http_transport.hpp after mcp_parse_http_url, before the transport): the OAuth 2.1 machinery
+// of the HTTP transport (mcp/oauth.hpp): SHA-256 and base64url for PKCE, the bounded HTTP exchanges with the
+// authorization server (Boost.Beast, as the transport), discovery, registration, the authorization code
+// grant, refresh. Every response is adversarial: bounded in time and size, each field read is validated and
+// named by its JSON pointer. Every failure message goes through `redact`, so that no token, code, verifier or
+// secret is ever quoted. See docs/mcp.md ("Authorization").
+#ifndef TOOL_EFFECTS_MCP_DETAIL_OAUTH_FLOW_HPP
+#define TOOL_EFFECTS_MCP_DETAIL_OAUTH_FLOW_HPP
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <sys/random.h>
+#include <cerrno>
+
+#include <nlohmann/json.hpp>
+
+// clang-format off
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/string.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/parser.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+#include <openssl/rand.h>
+#include <openssl/sha.h>
+#include <boost/asio/ssl/context.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
+#include <boost/beast/ssl/ssl_stream.hpp>
+#endif
+#include <tool_effects/detail/pop_options.hpp>
+// clang-format on
+
+#include <tool_effects/json/error.hpp>
+#include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/mcp/oauth.hpp>
+
+namespace tool_effects::detail {
+
+namespace oauth_http = boost::beast::http;
+
+// A failure of the authorization (its message already free of secrets when thrown through `redact`).
+class mcp_oauth_failure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// SHA-256 (FIPS 180-4), portable: used when the build has no OpenSSL; tested against the FIPS vectors.
+inline std::array<std::uint8_t, 32> mcp_sha256_portable(std::string_view data) {
+  static constexpr std::array<std::uint32_t, 64> k{
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+      0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+      0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+      0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+      0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+      0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+      0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+  std::array<std::uint32_t, 8> h{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  auto rotr = [](std::uint32_t x, unsigned n) { return (x >> n) | (x << (32 - n)); };
+  std::string m(data);
+  const std::uint64_t bits = static_cast<std::uint64_t>(data.size()) * 8;
+  m += static_cast<char>(0x80);
+  while (m.size() % 64 != 56) m += '\0';
+  for (int i = 7; i >= 0; --i) m += static_cast<char>((bits >> (i * 8)) & 0xFF);
+  for (std::size_t off = 0; off < m.size(); off += 64) {
+    std::array<std::uint32_t, 64> w{};
+    for (std::size_t i = 0; i < 16; ++i) {
+      const auto b = [&](std::size_t j) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + 4 * i + j]));
+      };
+      w[i] = (b(0) << 24) | (b(1) << 16) | (b(2) << 8) | b(3);
+    }
+    for (std::size_t i = 16; i < 64; ++i) {
+      const std::uint32_t s0 = rotr(w[i - 15], 7) ^ rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
+      const std::uint32_t s1 = rotr(w[i - 2], 17) ^ rotr(w[i - 2], 19) ^ (w[i - 2] >> 10);
+      w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    std::uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (std::size_t i = 0; i < 64; ++i) {
+      const std::uint32_t S1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25);
+      const std::uint32_t ch = (e & f) ^ (~e & g);
+      const std::uint32_t t1 = hh + S1 + ch + k[i] + w[i];
+      const std::uint32_t S0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22);
+      const std::uint32_t maj = (a & b) ^ (a & c) ^ (b & c);
+      const std::uint32_t t2 = S0 + maj;
+      hh = g;
+      g = f;
+      f = e;
+      e = d + t1;
+      d = c;
+      c = b;
+      b = a;
+      a = t1 + t2;
+    }
+    h[0] += a;
+    h[1] += b;
+    h[2] += c;
+    h[3] += d;
+    h[4] += e;
+    h[5] += f;
+    h[6] += g;
+    h[7] += hh;
+  }
+  std::array<std::uint8_t, 32> out{};
+  for (std::size_t i = 0; i < 8; ++i)
+    for (std::size_t j = 0; j < 4; ++j) out[4 * i + j] = static_cast<std::uint8_t>((h[i] >> (24 - 8 * j)) & 0xFF);
+  return out;
+}
+
+// SHA-256: OpenSSL's in a TLS build, else the portable one.
+inline std::array<std::uint8_t, 32> mcp_sha256(std::string_view data) {
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+  std::array<std::uint8_t, 32> out{};
+  (void)SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out.data());
+  return out;
+#else
+  return mcp_sha256_portable(data);
+#endif
+}
+
+// `n` bytes from the kernel's CSPRNG (getrandom), or OpenSSL's in a TLS build; throws when none is to be had.
+inline std::string mcp_random_bytes(std::size_t n) {
+  std::string out(n, '\0');
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+  if (RAND_bytes(reinterpret_cast<unsigned char*>(out.data()), static_cast<int>(n)) == 1) return out;
+#endif
+  std::size_t got = 0;
+  while (got < n) {
+    const auto r = ::getrandom(out.data() + got, n - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw mcp_oauth_failure("no random bytes to be had (getrandom failed)");
+    }
+    got += static_cast<std::size_t>(r);
+  }
+  return out;
+}
+
+// Base64 (RFC 4648 section 4), or its URL-safe alphabet without padding (section 5, as PKCE wants).
+inline std::string mcp_base64(std::string_view in, bool url) {
+  const char* alphabet = url ? "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+                             : "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  std::size_t i = 0;
+  auto byte = [&](std::size_t j) { return static_cast<std::uint32_t>(static_cast<unsigned char>(in[j])); };
+  for (; i + 3 <= in.size(); i += 3) {
+    const std::uint32_t v = (byte(i) << 16) | (byte(i + 1) << 8) | byte(i + 2);
+    for (int s = 18; s >= 0; s -= 6) out += alphabet[(v >> s) & 63];
+  }
+  if (const std::size_t rest = in.size() - i; rest > 0) {
+    const std::uint32_t v = (byte(i) << 16) | (rest == 2 ? byte(i + 1) << 8 : 0);
+    out += alphabet[(v >> 18) & 63];
+    out += alphabet[(v >> 12) & 63];
+    if (rest == 2) out += alphabet[(v >> 6) & 63];
+    if (!url) out.append(3 - rest, '=');
+  }
+  return out;
+}
+
+// The PKCE S256 challenge of a verifier (RFC 7636 section 4.2).
+inline std::string mcp_pkce_challenge(std::string_view verifier) {
+  const auto d = mcp_sha256(verifier);
+  return mcp_base64(std::string_view(reinterpret_cast<const char*>(d.data()), d.size()), true);
+}
+
+// application/x-www-form-urlencoded (and URL query) encoding: unreserved characters kept, the rest %XX.
+inline std::string mcp_form_encode(std::string_view s) {
+  std::string out;
+  constexpr char hex[] = "0123456789ABCDEF";
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~') {
+      out += ch;
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+inline std::string mcp_form(const std::vector<std::pair<std::string, std::string>>& fields) {
+  std::string out;
+  for (const auto& [k, v] : fields) {
+    if (!out.empty()) out += '&';
+    out += mcp_form_encode(k);
+    out += '=';
+    out += mcp_form_encode(v);
+  }
+  return out;
+}
+
+// Percent-decoding ('+' a space), as in a query.
+inline std::string mcp_percent_decode(std::string_view s) {
+  std::string out;
+  auto hexval = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '+') {
+      out += ' ';
+    } else if (s[i] == '%' && i + 2 < s.size() && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
+      out += static_cast<char>(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+      i += 2;
+    } else {
+      out += s[i];
+    }
+  }
+  return out;
+}
+
+// The parameters of a URL's query (the first of each name; the fragment dropped).
+inline std::vector<std::pair<std::string, std::string>> mcp_query_params(std::string_view url) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (const auto hash = url.find('#'); hash != std::string_view::npos) url = url.substr(0, hash);
+  const auto q = url.find('?');
+  if (q == std::string_view::npos) return out;
+  std::string_view rest = url.substr(q + 1);
+  while (!rest.empty() && out.size() < 64) {
+    const auto amp = rest.find('&');
+    const std::string_view part = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    if (part.empty()) continue;
+    const auto eq = part.find('=');
+    std::string name = mcp_percent_decode(part.substr(0, eq));
+    if (std::any_of(out.begin(), out.end(), [&](const auto& p) { return p.first == name; })) continue;
+    out.emplace_back(std::move(name),
+                     eq == std::string_view::npos ? std::string() : mcp_percent_decode(part.substr(eq + 1)));
+  }
+  return out;
+}
+
+inline const std::string* mcp_param(const std::vector<std::pair<std::string, std::string>>& ps, std::string_view n) {
+  for (const auto& [k, v] : ps)
+    if (k == n) return &v;
+  return nullptr;
+}
+
+// A URL the flow will fetch: "http(s)://authority/path", without whitespace or control characters, bounded.
+inline bool mcp_oauth_url_ok(std::string_view u) {
+  const bool scheme = u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0;
+  return scheme && u.size() <= 2048 && std::all_of(u.begin(), u.end(), [](char c) { return c > 0x20 && c < 0x7F; }) &&
+         u.find('#') == std::string_view::npos;
+}
+
+// A URL split: "scheme://authority" (scheme and host lower-cased) and the path ("" for "/"), query dropped.
+struct mcp_oauth_url_parts {
+  std::string origin;
+  std::string path;
+};
+inline mcp_oauth_url_parts mcp_oauth_split(std::string_view u) {
+  mcp_oauth_url_parts p;
+  if (const auto hash = u.find('#'); hash != std::string_view::npos) u = u.substr(0, hash);
+  const auto scheme_end = u.find("://");
+  if (scheme_end == std::string_view::npos) return p;
+  const auto path_at = u.find_first_of("/?", scheme_end + 3);
+  p.origin = std::string(u.substr(0, path_at));
+  for (std::size_t i = 0; i < p.origin.size(); ++i)
+    if (p.origin[i] >= 'A' && p.origin[i] <= 'Z') p.origin[i] = static_cast<char>(p.origin[i] - 'A' + 'a');
+  if (path_at != std::string_view::npos && u[path_at] == '/') {
+    std::string_view path = u.substr(path_at);
+    path = path.substr(0, path.find('?'));
+    while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+    p.path = std::string(path);
+  }
+  return p;
+}
+
+// The canonical URI of an MCP server (RFC 8707, specification "Canonical Server URI"): scheme and host
+// lower-cased, no fragment, no trailing slash.
+inline std::string mcp_oauth_canonical(std::string_view u) {
+  const auto p = mcp_oauth_split(u);
+  std::string out = p.origin + p.path;
+  const auto q = u.find('?');
+  if (q != std::string_view::npos)
+    out += std::string(u.substr(q, u.find('#') == std::string_view::npos ? std::string_view::npos : u.find('#') - q));
+  return out;
+}
+
+// The parameters of the Bearer challenge of a WWW-Authenticate header (RFC 9110 section 11.6.1; names
+// lower-cased, quoted strings unescaped); empty when there is no Bearer challenge.
+inline std::vector<std::pair<std::string, std::string>> mcp_bearer_challenge(std::string_view h) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (h.size() > 8192) h = h.substr(0, 8192);
+  std::size_t i = 0;
+  auto lower = [](std::string s) {
+    for (auto& c : s)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    return s;
+  };
+  auto skip_ws = [&] {
+    while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == ',')) ++i;
+  };
+  auto token = [&] {
+    const std::size_t b = i;
+    while (i < h.size() && h[i] != ' ' && h[i] != '\t' && h[i] != ',' && h[i] != '=') ++i;
+    return std::string(h.substr(b, i - b));
+  };
+  bool in_bearer = false;
+  while (i < h.size()) {
+    skip_ws();
+    std::string name = token();
+    if (name.empty()) break;
+    std::size_t j = i;
+    while (j < h.size() && (h[j] == ' ' || h[j] == '\t')) ++j;
+    if (j < h.size() && h[j] == '=') {  // name=value: an auth-param
+      i = j + 1;
+      while (i < h.size() && (h[i] == ' ' || h[i] == '\t')) ++i;
+      std::string value;
+      if (i < h.size() && h[i] == '"') {
+        ++i;
+        while (i < h.size() && h[i] != '"') {
+          if (h[i] == '\\' && i + 1 < h.size()) ++i;
+          value += h[i++];
+        }
+        ++i;
+      } else {
+        const std::size_t b = i;
+        while (i < h.size() && h[i] != ',' && h[i] != ' ' && h[i] != '\t') ++i;
+        value = std::string(h.substr(b, i - b));
+      }
+      if (in_bearer && out.size() < 32) out.emplace_back(lower(std::move(name)), std::move(value));
+    } else {  // a challenge's scheme
+      if (in_bearer) break;
+      in_bearer = lower(name) == "bearer";
+    }
+  }
+  return out;
+}
+
+// Whether a transport response asks for (re)authorization: 401, or 403 with error="insufficient_scope"
+// (specification 2025-11-25, "Scope Challenge Handling").
+inline bool mcp_oauth_wants(unsigned status, std::string_view www_authenticate) {
+  if (status == 401) return true;
+  if (status != 403) return false;
+  const auto ps = mcp_bearer_challenge(www_authenticate);
+  const auto* e = mcp_param(ps, "error");
+  return e != nullptr && *e == "insufficient_scope";
+}
+
+inline std::vector<std::string> mcp_split_scopes(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size() && out.size() < 256) {
+    while (i < s.size() && s[i] == ' ') ++i;
+    const std::size_t b = i;
+    while (i < s.size() && s[i] != ' ') ++i;
+    if (i > b) {
+      std::string t(s.substr(b, i - b));
+      if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+inline std::string mcp_join_scopes(const std::vector<std::string>& v) {
+  std::string out;
+  for (const auto& s : v) {
+    if (!out.empty()) out += ' ';
+    out += s;
+  }
+  return out;
+}
+
+// One HTTP response of the authorization server (or of a metadata document).
+struct mcp_oauth_response {
+  unsigned status = 0;
+  std::string location;
+  std::string content_type;
+  std::string www_authenticate;
+  std::string body;
+};
+
+// One bounded HTTP exchange (no redirect followed): connect, send, read at most `max_bytes` of body, all
+// within `timeout`. Throws mcp_oauth_failure naming the URL and the step that failed.
+template <class Executor>
+asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::verb verb, std::string url,
+                                                    std::vector<std::pair<std::string, std::string>> headers,
+                                                    std::string body, std::chrono::milliseconds timeout,
+                                                    std::size_t max_bytes, [[maybe_unused]] std::string ca_file) {
+  namespace beast = boost::beast;
+  auto fail = [&](const std::string& why) {
+    std::string m = std::string(oauth_http::to_string(verb));
+    m += ' ';
+    m += mcp_preview(url.substr(0, url.find('?')), 300);
+    m += ": ";
+    m += why;
+    return mcp_oauth_failure(m);
+  };
+  if (!mcp_oauth_url_ok(url)) throw fail("not an http(s) URL");
+  mcp_http_url u;
+  try {
+    u = mcp_parse_http_url(url, "oauth");
+  } catch (const std::exception& e) {
+    throw fail(e.what());
+  }
+  asio::ip::tcp::resolver resolver(ex);
+  auto [rec, results] = co_await resolver.async_resolve(u.host, u.port, asio::as_tuple(asio::use_awaitable));
+  if (rec) throw fail("resolving: " + rec.message());
+  beast::tcp_stream stream(ex);
+  stream.expires_after(timeout);
+  auto [cec, ep] = co_await stream.async_connect(results, asio::as_tuple(asio::use_awaitable));
+  (void)ep;
+  if (cec) throw fail(std::string("connecting: ") + (cec == beast::error::timeout ? "timed out" : cec.message()));
+  oauth_http::request<oauth_http::string_body> req{verb, u.target, 11};
+  req.set(oauth_http::field::host, u.authority);
+  req.set(oauth_http::field::accept, "application/json");
+  req.set(oauth_http::field::user_agent, "tool_effects-mcp");
+  for (const auto& [k, v] : headers) req.set(k, v);
+  if (!body.empty()) req.body() = std::move(body);
+  req.keep_alive(false);
+  req.prepare_payload();
+  beast::flat_buffer buffer;
+  oauth_http::response_parser<oauth_http::string_body> parser;
+  parser.header_limit(16 * 1024);
+  parser.body_limit(max_bytes);
+  beast::error_code ec;
+  auto io = [&](auto& st) -> asio::awaitable<void> {
+    auto [wec, n] = co_await oauth_http::async_write(st, req, asio::as_tuple(asio::use_awaitable));
+    (void)n;
+    if (wec) {
+      ec = wec;
+      co_return;
+    }
+    auto [r, m] = co_await oauth_http::async_read(st, buffer, parser, asio::as_tuple(asio::use_awaitable));
+    (void)m;
+    ec = r;
+  };
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+  if (u.tls) {
+    asio::ssl::context ctx(asio::ssl::context::tls_client);
+    ctx.set_verify_mode(asio::ssl::verify_peer);
+    boost::system::error_code lec;
+    if (!ca_file.empty())
+      ctx.load_verify_file(ca_file, lec);
+    else
+      ctx.set_default_verify_paths(lec);
+    if (lec) throw fail("TLS: cannot load the CA certificates: " + lec.message());
+    beast::ssl_stream<beast::tcp_stream&> tls(stream, ctx);
+    (void)SSL_set_tlsext_host_name(tls.native_handle(), u.host.c_str());
+    tls.set_verify_callback(asio::ssl::host_name_verification(u.host));
+    auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
+    if (hec) throw fail("TLS handshake: " + hec.message());
+    co_await io(tls);
+  } else {
+    co_await io(stream);
+  }
+#else
+  co_await io(stream);
+#endif
+  if (ec == oauth_http::error::body_limit)
+    throw fail("its response body exceeds the limit of " + std::to_string(max_bytes) +
+               " bytes (mcp_oauth_options::max_response_bytes)");
+  if (ec && !(ec == oauth_http::error::end_of_stream && parser.is_header_done()))
+    throw fail(std::string("exchange: ") + (ec == beast::error::timeout ? "timed out" : ec.message()));
+  beast::error_code ignored;
+  stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
+  mcp_oauth_response r;
+  auto& res = parser.get();
+  r.status = res.result_int();
+  r.location = std::string(res[oauth_http::field::location]);
+  r.content_type = std::string(res[oauth_http::field::content_type]);
+  r.www_authenticate = std::string(res[oauth_http::field::www_authenticate]);
+  r.body = std::move(res.body());
+  co_return r;
+}
+
+// Authorization server metadata, as read (RFC 8414 section 2; the fields the flow uses).
+struct mcp_oauth_server {
+  std::string issuer;  // "" for the 2025-03-26 default endpoints (no metadata)
+  std::string authorization_endpoint;
+  std::string token_endpoint;
+  std::string registration_endpoint;
+  std::vector<std::string> auth_methods;  // token_endpoint_auth_methods_supported (empty: absent)
+  bool auth_methods_given = false;
+  bool cimd_supported = false;
+  bool iss_supported = false;  // authorization_response_iss_parameter_supported
+  std::vector<std::string> scopes_supported;
+};
+
+// A registered client.
+struct mcp_oauth_client {
+  std::string id;
+  std::string secret;
+  std::string method;  // none | client_secret_basic | client_secret_post
+};
+
+// The authorization state of one HTTP transport; every member function runs on the transport's strand.
+class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_authorizer> {
+ public:
+  mcp_oauth_authorizer(asio::any_io_executor ex, mcp_oauth_options options, std::string server_url, std::string ca_file)
+      : ex_(std::move(ex)),
+        o_(std::move(options)),
+        server_url_(std::move(server_url)),
+        key_(mcp_oauth_canonical(server_url_)),
+        ca_file_(std::move(ca_file)) {
+    secret(o_.client_secret);
+  }
+
+  // Changes whenever the tokens do: a request sent with an older generation just retries.
+  [[nodiscard]] std::uint64_t generation() const noexcept { return generation_; }
+
+  // The Authorization header for the next request ("" without a token). An expired token is refreshed first
+  // when it can be; when that fails it is dropped (the 401 that follows authorizes anew).
+  asio::awaitable<std::string> header() {
+    if (!loaded_) {
+      loaded_ = true;
+      std::optional<mcp_oauth_tokens> t;
+      try {
+        if (o_.token_store.load) t = o_.token_store.load(key_);
+      } catch (const std::exception&) {  // a store that fails is a store without tokens
+      }
+      if (t && token_ok(t->access_token)) {
+        tokens_ = std::move(*t);
+        secret(tokens_->access_token);
+        secret(tokens_->refresh_token);
+        secret(tokens_->client_secret);
+        const auto& m = tokens_->token_endpoint_auth_method;
+        // The registration the tokens came with (a pre-registered client keeps its own).
+        if (o_.client_id.empty() && !tokens_->client_id.empty() &&
+            (m == "none" || m == "client_secret_basic" || m == "client_secret_post"))
+          registered_ = mcp_oauth_client{tokens_->client_id, tokens_->client_secret, m};
+        ++generation_;
+      }
+    }
+    if (tokens_ && tokens_->expires_at && std::chrono::system_clock::now() >= *tokens_->expires_at && !busy_ &&
+        !tokens_->refresh_token.empty() && server_) {
+      busy_ = true;
+      try {
+        co_await refresh();
+      } catch (const std::exception&) {
+        tokens_.reset();
+        ++generation_;
+      }
+      done();
+    }
+    co_return tokens_ ? "Bearer " + tokens_->access_token : std::string();
+  }
+
+  // After a 401, or a 403 insufficient_scope, to a request sent with tokens of `sent`: gets new tokens
+  // (a refresh, else the whole flow; or waits for the one under way). Throws mcp_oauth_failure.
+  asio::awaitable<void> challenge(unsigned status, std::string www_authenticate, std::uint64_t sent,
+                                  std::function<bool()> alive) {
+    while (busy_) co_await wait();
+    if (!alive()) throw mcp_oauth_failure("the client is shutting down");
+    alive_ = std::move(alive);
+    if (generation_ != sent) co_return;  // another request got new tokens meanwhile
+    busy_ = true;
+    try {
+      co_await run(status, www_authenticate);
+    } catch (const std::exception& e) {
+      done();
+      throw mcp_oauth_failure(redact(e.what()));
+    }
+    done();
+  }
+
+  // `s` with every secret the flow knows replaced by "[redacted]".
+  [[nodiscard]] std::string redact(std::string s) const {
+    for (const auto& x : secrets_) {
+      if (x.size() < 4) continue;
+      for (auto at = s.find(x); at != std::string::npos; at = s.find(x, at)) s.replace(at, x.size(), "[redacted]");
+    }
+    return s;
+  }
+
+ private:
+  void secret(const std::string& s) {
+    if (s.empty() || std::find(secrets_.begin(), secrets_.end(), s) != secrets_.end()) return;
+    if (secrets_.size() >= 64) secrets_.erase(secrets_.begin() + 1);  // the client secret stays first
+    secrets_.push_back(s);
+  }
+
+  asio::awaitable<void> wait() {
+    auto t = std::make_shared<asio::steady_timer>(ex_, std::chrono::steady_clock::time_point::max());
+    waiters_.push_back(t);
+    (void)co_await t->async_wait(asio::as_tuple(asio::use_awaitable));
+  }
+  void done() {
+    busy_ = false;
+    for (auto& t : waiters_) t->cancel();
+    waiters_.clear();
+  }
+
+  static bool token_ok(std::string_view t) {
+    return !t.empty() && t.size() <= 16384 &&
+           std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7F; });
+  }
+
+  asio::awaitable<mcp_oauth_response> fetch(oauth_http::verb verb, const std::string& url,
+                                            std::vector<std::pair<std::string, std::string>> headers = {},
+                                            std::string body = {}) {
+    co_return co_await mcp_oauth_fetch(ex_, verb, url, std::move(headers), std::move(body), o_.http_timeout,
+                                       o_.max_response_bytes, ca_file_);
+  }
+
+  // A JSON object from a response body (`what` names the document in errors; `quote` false: no excerpt).
+  static nlohmann::json json_object(const mcp_oauth_response& r, const std::string& what) {
+    nlohmann::json j;
+    try {
+      j = parse_json(r.body, what);
+    } catch (const json_error& e) {
+      throw mcp_oauth_failure(e.what());
+    }
+    if (!j.is_object()) throw mcp_oauth_failure(what + ": not a JSON object");
+    return j;
+  }
+  static const char* type_name(const nlohmann::json& v) { return v.type_name(); }
+  // The string member `key` of `j` (nullopt when absent; throws when of another type or too long).
+  static std::optional<std::string> str(const nlohmann::json& j, const char* key, const std::string& what,
+                                        std::size_t max = 2048) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return std::nullopt;
+    if (!it->is_string()) throw mcp_oauth_failure(what + ": /" + key + ": expected a string, got " + type_name(*it));
+    auto s = it->get<std::string>();
+    if (s.size() > max) throw mcp_oauth_failure(what + ": /" + key + ": longer than " + std::to_string(max) + " bytes");
+    return s;
+  }
+  static std::string url_member(const nlohmann::json& j, const char* key, const std::string& what, bool required) {
+    auto s = str(j, key, what);
+    if (!s) {
+      if (required) throw mcp_oauth_failure(what + ": /" + key + ": missing");
+      return {};
+    }
+    if (!mcp_oauth_url_ok(*s)) throw mcp_oauth_failure(what + ": /" + key + ": not an http(s) URL");
+    return *s;
+  }
+  static std::vector<std::string> strings(const nlohmann::json& j, const char* key, const std::string& what,
+                                          bool* given = nullptr) {
+    std::vector<std::string> out;
+    const auto it = j.find(key);
+    if (given) *given = it != j.end() && !it->is_null();
+    if (it == j.end() || it->is_null()) return out;
+    if (!it->is_array()) throw mcp_oauth_failure(what + ": /" + key + ": expected an array, got " + type_name(*it));
+    if (it->size() > 256) throw mcp_oauth_failure(what + ": /" + key + ": more than 256 entries");
+    for (std::size_t i = 0; i < it->size(); ++i) {
+      const auto& v = (*it)[i];
+      if (!v.is_string() || v.get_ref<const std::string&>().size() > 2048)
+        throw mcp_oauth_failure(what + ": /" + key + "/" + std::to_string(i) +
+                                ": expected a string (up to 2048 bytes)");
+      out.push_back(v.get<std::string>());
+    }
+    return out;
+  }
+  static bool flag(const nlohmann::json& j, const char* key, const std::string& what) {
+    const auto it = j.find(key);
+    if (it == j.end() || it->is_null()) return false;
+    if (!it->is_boolean()) throw mcp_oauth_failure(what + ": /" + key + ": expected a boolean, got " + type_name(*it));
+    return it->get<bool>();
+  }
+
+  // The whole flow after a challenge.
+  asio::awaitable<void> run(unsigned status, const std::string& www) {
+    const auto ps = mcp_bearer_challenge(www);
+    const std::string* challenge_scope = mcp_param(ps, "scope");
+    if (!server_) co_await discover(ps);
+    // A 401 to a token that can be refreshed: refresh first (not when the token refused is a refreshed one:
+    // then the grant itself is likely gone, and the whole flow runs).
+    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && generation_ != refreshed_) {
+      try {
+        co_await refresh();
+        co_return;
+      } catch (const std::exception&) {
+      }
+    }
+    // Scopes (specification 2025-11-25, "Scope Selection Strategy"); a step-up widens what was asked.
+    std::vector<std::string> scopes;
+    if (o_.scopes)
+      scopes = *o_.scopes;
+    else if (challenge_scope)
+      scopes = mcp_split_scopes(*challenge_scope);
+    else if (!prm_scopes_.empty())
+      scopes = prm_scopes_;
+    if (status == 403) {
+      std::vector<std::string> wider = mcp_split_scopes(last_scope_);
+      if (challenge_scope)
+        for (auto& s : mcp_split_scopes(*challenge_scope))
+          if (std::find(wider.begin(), wider.end(), s) == wider.end()) wider.push_back(std::move(s));
+      if (!wider.empty()) scopes = std::move(wider);
+    }
+    std::string scope = mcp_join_scopes(scopes);
+    co_await authorize(std::move(scope));
+  }
+
+  // Protected resource metadata (RFC 9728), then the authorization server's metadata.
+  asio::awaitable<void> discover(const std::vector<std::pair<std::string, std::string>>& challenge) {
+    const auto server = mcp_oauth_split(server_url_);
+    std::vector<std::string> prm_urls;
+    if (const auto* rm = mcp_param(challenge, "resource_metadata"); rm && mcp_oauth_url_ok(*rm))
+      prm_urls.push_back(*rm);
+    if (!server.path.empty()) prm_urls.push_back(server.origin + "/.well-known/oauth-protected-resource" + server.path);
+    prm_urls.push_back(server.origin + "/.well-known/oauth-protected-resource");
+    std::optional<nlohmann::json> prm;
+    std::string prm_url;
+    for (const auto& u : prm_urls) {
+      auto r = co_await fetch(oauth_http::verb::get, u);
+      if (r.status == 200) {
+        prm_url = u;
+        prm = json_object(r, "protected resource metadata " + mcp_preview(u, 300));
+        break;
+      }
+    }
+    mcp_oauth_server as;
+    if (prm) {
+      const std::string what = "protected resource metadata " + mcp_preview(prm_url, 300);
+      const auto resource = str(*prm, "resource", what);
+      if (!resource) throw mcp_oauth_failure(what + ": /resource: missing");
+      // The resource must be this server, or a prefix of it (same origin, path boundary).
+      const auto rp = mcp_oauth_split(*resource);
+      const bool same =
+          rp.origin == server.origin && (rp.path.empty() || server.path == rp.path ||
+                                         (server.path.rfind(rp.path, 0) == 0 && server.path[rp.path.size()] == '/'));
+      if (!same || !mcp_oauth_url_ok(*resource))
+        throw mcp_oauth_failure(what + ": /resource: \"" + mcp_preview(*resource, 300) + "\" is not this MCP server (" +
+                                mcp_preview(server_url_, 300) + ")");
+      resource_ = *resource;
+      const auto servers = strings(*prm, "authorization_servers", what);
+      if (servers.empty()) throw mcp_oauth_failure(what + ": /authorization_servers: missing or empty");
+      if (!mcp_oauth_url_ok(servers[0]))
+        throw mcp_oauth_failure(what + ": /authorization_servers/0: not an http(s) URL");
+      prm_scopes_ = strings(*prm, "scopes_supported", what);
+      as = co_await server_metadata(servers[0]);
+    } else {
+      // 2025-03-26: no resource metadata; the authorization server is at the MCP server's origin, its metadata
+      // at the origin's well-known URI, else the default endpoints.
+      resource_ = mcp_oauth_canonical(server_url_);
+      const std::string u = server.origin + "/.well-known/oauth-authorization-server";
+      auto r = co_await fetch(oauth_http::verb::get, u);
+      if (r.status == 200) {
+        as = read_server(json_object(r, "authorization server metadata " + mcp_preview(u, 300)),
+                         "authorization server metadata " + mcp_preview(u, 300), "");
+      } else {
+        as.authorization_endpoint = server.origin + "/authorize";
+        as.token_endpoint = server.origin + "/token";
+        as.registration_endpoint = server.origin + "/register";
+      }
+    }
+    server_ = std::move(as);
+  }
+
+  // RFC 8414 and OpenID Connect discovery of `issuer` (specification 2025-11-25, "Authorization Server
+  // Metadata Discovery"): with a path, the path-inserted URIs and then the path-appended OpenID one.
+  asio::awaitable<mcp_oauth_server> server_metadata(const std::string& issuer) {
+    const auto p = mcp_oauth_split(issuer);
+    std::vector<std::string> urls;
+    if (p.path.empty()) {
+      urls = {p.origin + "/.well-known/oauth-authorization-server", p.origin + "/.well-known/openid-configuration"};
+    } else {
+      urls = {p.origin + "/.well-known/oauth-authorization-server" + p.path,
+              p.origin + "/.well-known/openid-configuration" + p.path,
+              p.origin + p.path + "/.well-known/openid-configuration"};
+    }
+    for (const auto& u : urls) {
+      auto r = co_await fetch(oauth_http::verb::get, u);
+      if (r.status != 200) continue;
+      const std::string what = "authorization server metadata " + mcp_preview(u, 300);
+      co_return read_server(json_object(r, what), what, issuer);
+    }
+    std::string m = "no authorization server metadata for " + mcp_preview(issuer, 300) + " (tried";
+    for (const auto& u : urls) m += " " + mcp_preview(u, 300);
+    m += ")";
+    throw mcp_oauth_failure(m);
+  }
+
+  static mcp_oauth_server read_server(const nlohmann::json& j, const std::string& what, const std::string& issuer) {
+    mcp_oauth_server s;
+    const auto iss = str(j, "issuer", what);
+    if (!issuer.empty()) {
+      auto trim = [](std::string v) {
+        while (!v.empty() && v.back() == '/') v.pop_back();
+        return v;
+      };
+      if (!iss) throw mcp_oauth_failure(what + ": /issuer: missing");
+      if (trim(*iss) != trim(issuer))
+        throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) +
+                                "\" is not the authorization server \"" + mcp_preview(issuer, 300) +
+                                "\" (RFC 8414 section 3.3)");
+    }
+    s.issuer = iss.value_or("");
+    s.authorization_endpoint = url_member(j, "authorization_endpoint", what, true);
+    s.token_endpoint = url_member(j, "token_endpoint", what, true);
+    s.registration_endpoint = url_member(j, "registration_endpoint", what, false);
+    s.auth_methods = strings(j, "token_endpoint_auth_methods_supported", what, &s.auth_methods_given);
+    s.scopes_supported = strings(j, "scopes_supported", what);
+    s.cimd_supported = flag(j, "client_id_metadata_document_supported", what);
+    s.iss_supported = flag(j, "authorization_response_iss_parameter_supported", what);
+    bool pkce_given = false;
+    const auto pkce = strings(j, "code_challenge_methods_supported", what, &pkce_given);
+    if (!pkce_given)
+      throw mcp_oauth_failure(what + ": /code_challenge_methods_supported: missing: the server does not support PKCE");
+    if (std::find(pkce.begin(), pkce.end(), "S256") == pkce.end())
+      throw mcp_oauth_failure(what + ": /code_challenge_methods_supported: no S256");
+    return s;
+  }
+
+  [[nodiscard]] bool supports(const std::string& m) const {
+    if (!server_->auth_methods_given) return m == "client_secret_basic" || m == "none";
+    return std::find(server_->auth_methods.begin(), server_->auth_methods.end(), m) != server_->auth_methods.end();
+  }
+
+  // The client: pre-registered, a metadata document URL, an earlier registration, or a new one.
+  asio::awaitable<mcp_oauth_client> client() {
+    if (!o_.client_id.empty()) {
+      mcp_oauth_client c{o_.client_id, o_.client_secret, o_.token_endpoint_auth_method};
+      if (c.method.empty())
+        c.method = c.secret.empty()                                                       ? "none"
+                   : (!supports("client_secret_basic") && supports("client_secret_post")) ? "client_secret_post"
+                                                                                          : "client_secret_basic";
+      co_return c;
+    }
+    if (!o_.client_metadata_url.empty() && server_->cimd_supported) {
+      const auto p = mcp_oauth_split(o_.client_metadata_url);
+      if (o_.client_metadata_url.rfind("https://", 0) != 0 || p.path.empty() ||
+          !mcp_oauth_url_ok(o_.client_metadata_url))
+        throw mcp_oauth_failure("mcp_oauth_options::client_metadata_url \"" + mcp_preview(o_.client_metadata_url, 300) +
+                                "\" is not an https URL with a path (a Client ID Metadata Document URL)");
+      co_return mcp_oauth_client{o_.client_metadata_url, "", "none"};
+    }
+    if (registered_) co_return *registered_;
+    if (!o_.dynamic_registration || server_->registration_endpoint.empty())
+      throw mcp_oauth_failure(
+          "no client registration: no pre-registered client_id, no client metadata document the server accepts, and " +
+          std::string(o_.dynamic_registration ? "the server has no registration_endpoint"
+                                              : "dynamic registration is off"));
+    std::string method = supports("none")                  ? "none"
+                         : supports("client_secret_basic") ? "client_secret_basic"
+                         : supports("client_secret_post")  ? "client_secret_post"
+                                                           : "";
+    if (method.empty())
+      throw mcp_oauth_failure(
+          "the authorization server supports none of the token endpoint authentication methods "
+          "none, client_secret_basic, client_secret_post");
+    const std::string request = registration_request(method);
+    const std::string url = server_->registration_endpoint;
+    std::vector<std::pair<std::string, std::string>> headers;
+    headers.emplace_back("Content-Type", "application/json");
+    auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), request);
+    const std::string what = "client registration " + mcp_preview(url, 300);
+    if (r.status != 200 && r.status != 201) throw mcp_oauth_failure(what + ": " + refusal(r));
+    const auto j = json_object(r, what);
+    mcp_oauth_client c;
+    const auto id = str(j, "client_id", what, 1024);
+    if (!id || id->empty()) throw mcp_oauth_failure(what + ": /client_id: missing");
+    c.id = *id;
+    c.secret = str(j, "client_secret", what, 4096).value_or("");
+    secret(c.secret);
+    const auto m = str(j, "token_endpoint_auth_method", what, 64);
+    if (m && (*m == "none" || *m == "client_secret_basic" || *m == "client_secret_post"))
+      c.method = *m;
+    else if (m)
+      throw mcp_oauth_failure(what + ": /token_endpoint_auth_method: \"" + mcp_preview(*m, 64) + "\" is not supported");
+    else
+      c.method = c.secret.empty() ? "none" : method == "none" ? "client_secret_basic" : method;
+    if (c.method != "none" && c.secret.empty())
+      throw mcp_oauth_failure(what + ": /client_secret: missing for " + c.method);
+    registered_ = c;
+    co_return c;
+  }
+
+  // The RFC 7591 registration request (outside the coroutine: GCC 12 miscompiles initializer lists in one).
+  [[nodiscard]] std::string registration_request(const std::string& method) const {
+    nlohmann::json j = nlohmann::json::object();
+    j["client_name"] = o_.client_name;
+    j["redirect_uris"] = nlohmann::json::array({o_.redirect_uri});
+    j["grant_types"] = nlohmann::json::array({"authorization_code", "refresh_token"});
+    j["response_types"] = nlohmann::json::array({"code"});
+    j["token_endpoint_auth_method"] = method;
+    return j.dump();
+  }
+
+  // "HTTP 400: error=invalid_grant (description)" of a refusal, the description bounded.
+  [[nodiscard]] std::string refusal(const mcp_oauth_response& r) const {
+    std::string m = "HTTP " + std::to_string(r.status);
+    try {
+      const auto j = parse_json(r.body, "");
+      if (j.is_object() && j.contains("error") && j["error"].is_string()) {
+        const auto& e = j["error"].get_ref<const std::string&>();
+        m += ": error=";
+        m += mcp_preview(e, 64);
+        if (j.contains("error_description") && j["error_description"].is_string()) {
+          m += " (";
+          m += mcp_preview(j["error_description"].get_ref<const std::string&>(), 200);
+          m += ')';
+        }
+      }
+    } catch (const std::exception&) {
+    }
+    return redact(m);
+  }
+
+  // Adds the client's authentication to a token request.
+  static void authenticate(const mcp_oauth_client& c, std::vector<std::pair<std::string, std::string>>& form,
+                           std::vector<std::pair<std::string, std::string>>& headers) {
+    if (c.method == "client_secret_basic") {
+      headers.emplace_back("Authorization",
+                           "Basic " + mcp_base64(mcp_form_encode(c.id) + ":" + mcp_form_encode(c.secret), false));
+    } else {
+      form.emplace_back("client_id", c.id);
+      if (c.method == "client_secret_post") form.emplace_back("client_secret", c.secret);
+    }
+  }
+
+  // The authorization code grant with PKCE, state, resource and the iss check.
+  asio::awaitable<void> authorize(std::string scope) {
+    if (!o_.user_agent) throw mcp_oauth_failure("mcp_oauth_options::user_agent is not set");
+    if (o_.redirect_uri.empty()) throw mcp_oauth_failure("mcp_oauth_options::redirect_uri is not set");
+    const mcp_oauth_client c = co_await client();
+    const std::string verifier = mcp_base64(mcp_random_bytes(32), true);
+    const std::string state = mcp_base64(mcp_random_bytes(24), true);
+    secret(verifier);
+    std::vector<std::pair<std::string, std::string>> q{
+        {"response_type", "code"},         {"client_id", c.id},
+        {"redirect_uri", o_.redirect_uri}, {"code_challenge", mcp_pkce_challenge(verifier)},
+        {"code_challenge_method", "S256"}, {"state", state}};
+    if (!scope.empty()) q.emplace_back("scope", scope);
+    q.emplace_back("resource", resource_);
+    std::string url = server_->authorization_endpoint;
+    url += url.find('?') == std::string::npos ? '?' : '&';
+    url += mcp_form(q);
+    const std::string redirect = co_await user_agent(url);
+    const auto ps = mcp_query_params(redirect);
+    if (const auto* e = mcp_param(ps, "error")) {
+      std::string m = "the authorization server refused: error=" + mcp_preview(*e, 64);
+      if (const auto* d = mcp_param(ps, "error_description")) m += " (" + mcp_preview(*d, 200) + ")";
+      throw mcp_oauth_failure(m);
+    }
+    const auto* got_state = mcp_param(ps, "state");
+    if (!got_state || *got_state != state)
+      throw mcp_oauth_failure(got_state ? "the redirect's state is not the one sent (a forged or stale redirect)"
+                                        : "the redirect has no state");
+    // RFC 9207: an iss in the response must be the server's; a server that promises it must send it.
+    const auto* iss = mcp_param(ps, "iss");
+    if (iss && !server_->issuer.empty() && *iss != server_->issuer)
+      throw mcp_oauth_failure("the redirect's iss \"" + mcp_preview(*iss, 300) +
+                              "\" is not the authorization server \"" + mcp_preview(server_->issuer, 300) +
+                              "\" (RFC 9207: a mix-up)");
+    if (!iss && server_->iss_supported)
+      throw mcp_oauth_failure("the redirect has no iss, though the authorization server promises one (RFC 9207)");
+    const auto* code = mcp_param(ps, "code");
+    if (!code || code->empty() || code->size() > 4096) throw mcp_oauth_failure("the redirect has no code");
+    secret(*code);
+    std::vector<std::pair<std::string, std::string>> form{{"grant_type", "authorization_code"},
+                                                          {"code", *code},
+                                                          {"redirect_uri", o_.redirect_uri},
+                                                          {"code_verifier", verifier},
+                                                          {"resource", resource_}};
+    last_scope_ = scope;
+    std::string no_refresh;  // named: no temporary in a co_await expression (GCC 12)
+    co_await token_request(c, std::move(form), scope, no_refresh);
+  }
+
+  asio::awaitable<void> refresh() {
+    const mcp_oauth_client c = co_await client();
+    std::vector<std::pair<std::string, std::string>> form{
+        {"grant_type", "refresh_token"}, {"refresh_token", tokens_->refresh_token}, {"resource", resource_}};
+    std::string scope = tokens_->scope, old_refresh = tokens_->refresh_token;
+    co_await token_request(c, std::move(form), std::move(scope), std::move(old_refresh));
+    refreshed_ = generation_;
+  }
+
+  asio::awaitable<void> token_request(mcp_oauth_client c, std::vector<std::pair<std::string, std::string>> form,
+                                      std::string scope, std::string old_refresh) {
+    std::vector<std::pair<std::string, std::string>> headers{{"Content-Type", "application/x-www-form-urlencoded"}};
+    authenticate(c, form, headers);
+    const std::string url = server_->token_endpoint;
+    const std::string what = "token endpoint " + mcp_preview(url, 300);
+    std::string body = mcp_form(form);
+    auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), std::move(body));
+    if (r.status != 200) throw mcp_oauth_failure(what + ": " + refusal(r));
+    const auto j = json_object(r, what);
+    mcp_oauth_tokens t;
+    const auto access = str(j, "access_token", what, 16384);
+    if (!access || !token_ok(*access)) throw mcp_oauth_failure(what + ": /access_token: missing, or not visible ASCII");
+    const auto type = str(j, "token_type", what, 64);
+    if (!type || !boost::beast::iequals(*type, "bearer"))
+      throw mcp_oauth_failure(what + ": /token_type: " +
+                              (type ? "\"" + mcp_preview(*type, 64) + "\" is not Bearer" : std::string("missing")));
+    t.access_token = *access;
+    secret(t.access_token);
+    if (const auto rt = str(j, "refresh_token", what, 16384)) {
+      if (!token_ok(*rt)) throw mcp_oauth_failure(what + ": /refresh_token: not visible ASCII");
+      t.refresh_token = *rt;
+      secret(t.refresh_token);
+    } else {
+      t.refresh_token = old_refresh;
+    }
+    t.scope = str(j, "scope", what, 4096).value_or(scope);
+    if (const auto it = j.find("expires_in"); it != j.end() && !it->is_null()) {
+      if (!it->is_number() || it->get<double>() < 0 || it->get<double>() > 1e9)
+        throw mcp_oauth_failure(what + ": /expires_in: expected a number of seconds, got " + type_name(*it));
+      t.expires_at =
+          std::chrono::system_clock::now() + std::chrono::seconds(static_cast<std::int64_t>(it->get<double>()));
+    }
+    t.client_id = c.id;
+    t.client_secret = c.secret;
+    t.token_endpoint_auth_method = c.method;
+    tokens_ = std::move(t);
+    ++generation_;
+    try {
+      if (o_.token_store.save) o_.token_store.save(key_, *tokens_);
+    } catch (const std::exception&) {  // the tokens still serve this client
+    }
+  }
+
+  // The application's user-agent step, on a thread of its own; polled from the strand (the thread touches only
+  // its own state, so it may outlive the client).
+  asio::awaitable<std::string> user_agent(const std::string& url) {
+    struct job {
+      std::atomic<bool> done{false};
+      std::string result;
+      std::string error;
+    };
+    auto j = std::make_shared<job>();
+    std::thread([j, f = o_.user_agent, url] {
+      try {
+        j->result = f(url);
+      } catch (const std::exception& e) {
+        j->error = e.what();
+        if (j->error.empty()) j->error = "(no message)";
+      } catch (...) {
+        j->error = "(not a std::exception)";
+      }
+      j->done = true;
+    }).detach();
+    asio::steady_timer t(ex_);
+    const auto deadline = std::chrono::steady_clock::now() + o_.user_agent_timeout;
+    while (!j->done) {
+      if (alive_ && !alive_()) throw mcp_oauth_failure("the client is shutting down");
+      if (std::chrono::steady_clock::now() > deadline)
+        throw mcp_oauth_failure("the user agent did not return within mcp_oauth_options::user_agent_timeout");
+      t.expires_after(std::chrono::milliseconds(5));
+      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
+    if (!j->error.empty()) throw mcp_oauth_failure("the user agent failed: " + mcp_preview(j->error, 300));
+    if (j->result.size() > 16384) throw mcp_oauth_failure("the redirect URL is longer than 16384 bytes");
+    co_return j->result;
+  }
+
+  asio::any_io_executor ex_;
+  mcp_oauth_options o_;
+  std::string server_url_;
+  std::string key_;
+  std::string ca_file_;
+  std::optional<mcp_oauth_server> server_;
+  std::optional<mcp_oauth_client> registered_;
+  std::optional<mcp_oauth_tokens> tokens_;
+  std::string resource_;
+  std::vector<std::string> prm_scopes_;
+  std::string last_scope_;
+  std::vector<std::string> secrets_;
+  std::vector<std::shared_ptr<asio::steady_timer>> waiters_;
+  std::uint64_t generation_ = 0;
+  std::uint64_t refreshed_ = 0;  // the generation a refresh made
+  bool loaded_ = false;
+  bool busy_ = false;
+  std::function<bool()> alive_;  // of the transport whose request is being authorized
+};
+
+}  // namespace tool_effects::detail
+
+namespace tool_effects {
+
+inline std::string mcp_oauth_follow_redirect(const std::string& authorization_url, std::chrono::milliseconds timeout) {
+  boost::asio::io_context io;
+  std::optional<detail::mcp_oauth_response> r;
+  std::exception_ptr error;
+  boost::asio::co_spawn(io,
+                        detail::mcp_oauth_fetch(io.get_executor(), detail::oauth_http::verb::get, authorization_url, {},
+                                                {}, timeout, 64 * 1024, std::string()),
+                        [&](std::exception_ptr e, detail::mcp_oauth_response v) {
+                          if (e)
+                            error = e;
+                          else
+                            r = std::move(v);
+                        });
+  io.run();
+  if (error) std::rethrow_exception(error);
+  if (!r || r->status / 100 != 3 || r->location.empty())
+    throw std::runtime_error("the authorization endpoint answered HTTP " + std::to_string(r ? r->status : 0) +
+                             ", not a redirect");
+  if (r->location.front() == '/') return detail::mcp_oauth_split(authorization_url).origin + r->location;
+  return r->location;
+}
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_MCP_DETAIL_OAUTH_FLOW_HPP
