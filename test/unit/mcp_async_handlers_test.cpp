@@ -34,10 +34,8 @@ using std::chrono::milliseconds;
 
 namespace {
 
-json response_of(const json& call_result) { return call_result.at("structuredContent").at("response"); }
-int error_code(const json& response) {
-  return response.contains("error") ? response["error"]["code"].get<int>() : 0;
-}
+using mcp_test::response_of;
+using mcp_test::error_code;
 
 // Waits (at most `limit`) until `flag` is set; true if it was.
 bool eventually(const std::atomic<bool>& flag, milliseconds limit = milliseconds(10000)) {

@@ -36,7 +36,7 @@ namespace {
 te::mcp_client_options fast_options() { return mcp_test::fast_options(std::chrono::seconds(20)); }
 
 // The JSON-RPC response the fake server got for its request (tools elicit, sample, roots).
-json response_of(const json& call_result) { return call_result.at("structuredContent").at("response"); }
+using mcp_test::response_of;
 
 json elicit(te::mcp_client& c, const json& params = nullptr) {
   json args = json::object();
@@ -48,12 +48,8 @@ json schema_of(json properties, json required = json::array()) {
   return {{"type", "object"}, {"properties", std::move(properties)}, {"required", std::move(required)}};
 }
 
-int error_code(const json& response) {
-  return response.contains("error") ? response["error"]["code"].get<int>() : 0;
-}
-std::string error_message(const json& response) {
-  return response.contains("error") ? response["error"]["message"].get<std::string>() : std::string("(no error)");
-}
+using mcp_test::error_code;
+using mcp_test::error_message;
 
 // The pointer of the json_error `f` throws, or "no error".
 std::string pointer_of(const std::function<void()>& f, std::string* what = nullptr) {

@@ -49,12 +49,8 @@ const json question = json::array({message("user", text("Weather in Paris and Lo
 json sample(te::mcp_client& c, const json& params) {
   return c.call("sample", {{"params", params}}).at("structuredContent").at("response");
 }
-int error_code(const json& response) {
-  return response.contains("error") ? response["error"]["code"].get<int>() : 0;
-}
-std::string error_message(const json& response) {
-  return response.contains("error") ? response["error"]["message"].get<std::string>() : std::string("(no error)");
-}
+using mcp_test::error_code;
+using mcp_test::error_message;
 
 // A client whose sampling handler answers `answer` and counts its calls.
 struct model {

@@ -61,6 +61,19 @@ std::string error_kind(F&& f, std::string* what = nullptr) {
   return "no error";
 }
 
+// fake_server.py's tools that send a request of their own (elicit, sample,
+// roots, ...) answer with the JSON-RPC response they got: that response, and
+// its error code (0: none) and message.
+inline nlohmann::json response_of(const nlohmann::json& call_result) {
+  return call_result.at("structuredContent").at("response");
+}
+inline int error_code(const nlohmann::json& response) {
+  return response.contains("error") ? response["error"]["code"].get<int>() : 0;
+}
+inline std::string error_message(const nlohmann::json& response) {
+  return response.contains("error") ? response["error"]["message"].get<std::string>() : std::string("(no error)");
+}
+
 }  // namespace mcp_test
 
 // Skips the test when node is absent; fails it when node is there but the

@@ -37,12 +37,8 @@ json elicit(te::mcp_client& c, const json& params) {
   return c.call("elicit", {{"params", params}}).at("structuredContent").at("response");
 }
 
-int error_code(const json& response) {
-  return response.contains("error") ? response["error"]["code"].get<int>() : 0;
-}
-std::string error_message(const json& response) {
-  return response.contains("error") ? response["error"]["message"].get<std::string>() : std::string("(no error)");
-}
+using mcp_test::error_code;
+using mcp_test::error_message;
 
 // A client whose URL handler records what it saw and answers `action`.
 struct recording {
