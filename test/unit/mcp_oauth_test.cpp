@@ -161,7 +161,7 @@ std::string list_error(const oauth_server& s, te::mcp_oauth_options o, std::stri
 
 std::string query_param(const std::string& url, const std::string& name) {
   const auto ps = te::detail::mcp_query_params(url);
-  const auto* v = te::detail::mcp_param(ps, name);
+  const auto* v = te::detail::mcp_auth_param(ps, name);
   return v ? *v : std::string("(absent)");
 }
 
@@ -217,12 +217,12 @@ TEST(McpOauth, Sha256AndPkceFollowTheStandards) {
 TEST(McpOauth, WwwAuthenticateIsParsed) {
   const auto ps = te::detail::mcp_bearer_challenge(
       R"(Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="http://h/p?q=\"1\"", x=bare, Other k="v")");
-  ASSERT_NE(te::detail::mcp_param(ps, "scope"), nullptr);
-  EXPECT_EQ(*te::detail::mcp_param(ps, "scope"), "a b");
-  EXPECT_EQ(*te::detail::mcp_param(ps, "resource_metadata"), "http://h/p?q=\"1\"");
-  EXPECT_EQ(*te::detail::mcp_param(ps, "x"), "bare");
-  EXPECT_EQ(te::detail::mcp_param(ps, "realm"), nullptr);  // Basic's
-  EXPECT_EQ(te::detail::mcp_param(ps, "k"), nullptr);      // Other's
+  ASSERT_NE(te::detail::mcp_auth_param(ps, "scope"), nullptr);
+  EXPECT_EQ(*te::detail::mcp_auth_param(ps, "scope"), "a b");
+  EXPECT_EQ(*te::detail::mcp_auth_param(ps, "resource_metadata"), "http://h/p?q=\"1\"");
+  EXPECT_EQ(*te::detail::mcp_auth_param(ps, "x"), "bare");
+  EXPECT_EQ(te::detail::mcp_auth_param(ps, "realm"), nullptr);  // Basic's
+  EXPECT_EQ(te::detail::mcp_auth_param(ps, "k"), nullptr);      // Other's
   EXPECT_TRUE(te::detail::mcp_oauth_wants(401, ""));
   EXPECT_TRUE(te::detail::mcp_oauth_wants(403, R"(Bearer error="insufficient_scope")"));
   EXPECT_FALSE(te::detail::mcp_oauth_wants(403, R"(Bearer error="invalid_token")"));

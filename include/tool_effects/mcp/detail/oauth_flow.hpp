@@ -261,7 +261,7 @@ inline std::vector<std::pair<std::string, std::string>> mcp_query_params(std::st
   return out;
 }
 
-inline const std::string* mcp_param(const std::vector<std::pair<std::string, std::string>>& ps, std::string_view n) {
+inline const std::string* mcp_auth_param(const std::vector<std::pair<std::string, std::string>>& ps, std::string_view n) {
   for (const auto& [k, v] : ps)
     if (k == n) return &v;
   return nullptr;
@@ -365,7 +365,7 @@ inline bool mcp_oauth_wants(unsigned status, std::string_view www_authenticate) 
   if (status == 401) return true;
   if (status != 403) return false;
   const auto ps = mcp_bearer_challenge(www_authenticate);
-  const auto* e = mcp_param(ps, "error");
+  const auto* e = mcp_auth_param(ps, "error");
   return e != nullptr && *e == "insufficient_scope";
 }
 
@@ -683,7 +683,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   // The whole flow after a challenge.
   asio::awaitable<void> run(unsigned status, const std::string& www) {
     const auto ps = mcp_bearer_challenge(www);
-    const std::string* challenge_scope = mcp_param(ps, "scope");
+    const std::string* challenge_scope = mcp_auth_param(ps, "scope");
     if (!server_) co_await discover(ps);
     // A 401 to a token that can be refreshed: refresh first (not when the token refused is a refreshed one:
     // then the grant itself is likely gone, and the whole flow runs).
@@ -717,7 +717,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<void> discover(const std::vector<std::pair<std::string, std::string>>& challenge) {
     const auto server = mcp_oauth_split(server_url_);
     std::vector<std::string> prm_urls;
-    if (const auto* rm = mcp_param(challenge, "resource_metadata"); rm && mcp_oauth_url_ok(*rm))
+    if (const auto* rm = mcp_auth_param(challenge, "resource_metadata"); rm && mcp_oauth_url_ok(*rm))
       prm_urls.push_back(*rm);
     if (!server.path.empty()) prm_urls.push_back(server.origin + "/.well-known/oauth-protected-resource" + server.path);
     prm_urls.push_back(server.origin + "/.well-known/oauth-protected-resource");
@@ -950,24 +950,24 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     url += mcp_form(q);
     const std::string redirect = co_await user_agent(url);
     const auto ps = mcp_query_params(redirect);
-    if (const auto* e = mcp_param(ps, "error")) {
+    if (const auto* e = mcp_auth_param(ps, "error")) {
       std::string m = "the authorization server refused: error=" + mcp_preview(*e, 64);
-      if (const auto* d = mcp_param(ps, "error_description")) m += " (" + mcp_preview(*d, 200) + ")";
+      if (const auto* d = mcp_auth_param(ps, "error_description")) m += " (" + mcp_preview(*d, 200) + ")";
       throw mcp_oauth_failure(m);
     }
-    const auto* got_state = mcp_param(ps, "state");
+    const auto* got_state = mcp_auth_param(ps, "state");
     if (!got_state || *got_state != state)
       throw mcp_oauth_failure(got_state ? "the redirect's state is not the one sent (a forged or stale redirect)"
                                         : "the redirect has no state");
     // RFC 9207: an iss in the response must be the server's; a server that promises it must send it.
-    const auto* iss = mcp_param(ps, "iss");
+    const auto* iss = mcp_auth_param(ps, "iss");
     if (iss && !server_->issuer.empty() && *iss != server_->issuer)
       throw mcp_oauth_failure("the redirect's iss \"" + mcp_preview(*iss, 300) +
                               "\" is not the authorization server \"" + mcp_preview(server_->issuer, 300) +
                               "\" (RFC 9207: a mix-up)");
     if (!iss && server_->iss_supported)
       throw mcp_oauth_failure("the redirect has no iss, though the authorization server promises one (RFC 9207)");
-    const auto* code = mcp_param(ps, "code");
+    const auto* code = mcp_auth_param(ps, "code");
     if (!code || code->empty() || code->size() > 4096) throw mcp_oauth_failure("the redirect has no code");
     secret(*code);
     std::vector<std::pair<std::string, std::string>> form{{"grant_type", "authorization_code"},
