@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <memory>
 #include <optional>
@@ -129,28 +130,43 @@ inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& na
 // "message" (or none).
 class mcp_sse_parser {
  public:
+  // The unfinished line at the end is moved out of `buf` (into line_), so that every byte is scanned once:
+  // a 1 MiB event read in 4 KiB pieces is not scanned again after every piece (linear, not quadratic).
   template <class F>
   void feed(std::string& buf, F&& on_event) {
     std::size_t pos = 0;
     for (;;) {
-      const auto nl = buf.find_first_of("\r\n", pos);
+      const auto nl = line_end(buf, pos);
       if (nl == std::string::npos) break;
       std::size_t next = nl + 1;
       if (buf[nl] == '\r') {
-        if (nl + 1 == buf.size()) break;  // CR LF split across reads: wait for the rest
+        if (nl + 1 == buf.size()) {  // CR LF split across reads: wait for the rest
+          line_.append(buf, pos, nl - pos);
+          buf.erase(0, nl);
+          return;
+        }
         if (buf[nl + 1] == '\n') ++next;
       }
-      line(std::string_view(buf.data() + pos, nl - pos), on_event);
+      if (line_.empty()) {
+        line(std::string_view(buf.data() + pos, nl - pos), on_event);
+      } else {
+        line_.append(buf, pos, nl - pos);
+        line(std::string_view(line_), on_event);
+        line_.clear();
+      }
       pos = next;
     }
-    buf.erase(0, pos);
+    line_.append(buf, pos);
+    buf.clear();
   }
+  // A new stream (a resumption, the GET stream): the unfinished line of the last one is dropped.
+  void begin_stream() noexcept { line_.clear(); }
   // The id of the last event seen ("" when none): resumption sends it as Last-Event-ID.
   [[nodiscard]] const std::string& last_event_id() const noexcept { return last_id_; }
   // The server's last `retry` (ms), if any.
   [[nodiscard]] std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
   // Bytes of the event being gathered (bounded by the caller).
-  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size(); }
+  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size() + line_.size(); }
   // Events (any, including priming ones) since the last call.
   std::size_t take_events() noexcept { return std::exchange(events_, 0); }
 
@@ -186,6 +202,17 @@ class mcp_sse_parser {
         retry_ = std::chrono::milliseconds(std::stol(std::string(value)));
     }
   }
+  // The first CR or LF at or after `from` (npos: none), by memchr (std::string::find_first_of compares
+  // every byte with every character of the set).
+  static std::size_t line_end(const std::string& buf, std::size_t from) noexcept {
+    const char* b = buf.data() + from;
+    const std::size_t n = buf.size() - from;
+    const void* lf = std::memchr(b, '\n', n);
+    const std::size_t until = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - b) : n;
+    if (const void* cr = std::memchr(b, '\r', until)) return from + static_cast<std::size_t>(static_cast<const char*>(cr) - b);
+    return lf ? from + until : std::string::npos;
+  }
+  std::string line_;  // the unfinished line at the end of what was fed
   std::string data_;
   std::string event_;
   std::string last_id_;
@@ -637,6 +664,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   static asio::awaitable<void> read_sse(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
                                         std::int64_t id, mcp_sse_parser& sse) {
     const std::size_t limit = self->shared_->options.max_line_bytes;
+    sse.begin_stream();
     x->parser.body_limit(boost::none);
     x->stream->expires_never();
     for (;;) {
