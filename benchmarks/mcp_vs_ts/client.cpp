@@ -6,7 +6,7 @@
 //   host  json_tool_host::run of a turn of `concurrency` calls, the tools registered with add_mcp_server
 //         (trusted annotations: the server's tools are read-only, so a turn runs all its calls at once)
 // Prints one JSON line: calls, result bytes, wall seconds, this process's CPU seconds (getrusage RUSAGE_SELF,
-// user + system: the server is another process and is not counted) over the timed part, peak RSS (kB).
+// user + system: the server is another process and is not counted) over the timed part, peak RSS (kB, VmHWM).
 //
 //   bench_mcp_vs_ts_client --path host --transport stdio --server "node server.mjs" --tool blob --bytes 1048576
 //   bench_mcp_vs_ts_client --path raw --transport http --url http://127.0.0.1:PORT/mcp --concurrency 16
@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <future>
 #include <iostream>
 #include <map>
@@ -44,10 +45,13 @@ double cpu_seconds() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
+// VmHWM of /proc/self/status: the peak RSS of this program (getrusage's ru_maxrss survives exec, so it
+// would report the driver's peak when that is larger).
 long peak_rss_kb() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return u.ru_maxrss;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  return -1;
 }
 
 std::vector<std::string> split(const std::string& s) {

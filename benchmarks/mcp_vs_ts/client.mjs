@@ -2,10 +2,12 @@
 // benchmark (scripts/bench-mcp-vs-ts). Same protocol work as bench_mcp_vs_ts_client: connect, list tools,
 // warm up, then `batches` batches of `concurrency` tools/call in flight at once (Promise.all), each batch
 // waiting for the last. Prints one JSON line: calls, result bytes, wall seconds, this process's CPU seconds
-// (process.cpuUsage: user + system, the server excluded: it is another process) over the timed part, peak RSS.
+// (process.cpuUsage: user + system, the server excluded: it is another process) over the timed part, peak RSS
+// (VmHWM).
 //
 //   node client.mjs --transport stdio --server "node server.mjs" --tool blob --bytes 1048576 --concurrency 1 --calls 100
 //   node client.mjs --transport http --url http://127.0.0.1:PORT/mcp --tool echo --concurrency 16 --calls 20000
+import { readFileSync } from "node:fs";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -44,7 +46,9 @@ while (done < calls) {
 }
 const wall = Number(process.hrtime.bigint() - t0) / 1e9;
 const cpu = process.cpuUsage(cpu0);
-const rss = process.resourceUsage().maxRSS;  // kB
+// VmHWM of /proc/self/status, kB (process.resourceUsage().maxRSS is getrusage's, which survives exec: it
+// would report the driver's peak when that is larger).
+const rss = Number(/VmHWM:\s*(\d+)/.exec(readFileSync("/proc/self/status", "utf8"))[1]);
 if (opt.transport !== "stdio" && transport.terminateSession) await transport.terminateSession().catch(() => {});
 await client.close();
 process.stdout.write(JSON.stringify({ client: "ts-sdk", calls: done, bytes, wall_s: wall,
