@@ -177,11 +177,19 @@ TEST(McpHttp, SseParserScansALongEventOnce) {
   buf = "data: unfinished";
   p.feed(buf, [&](std::string_view d) { got.emplace_back(d); });
   EXPECT_EQ(p.pending_bytes(), 16u);  // the limit of one message counts it
-  p.begin_stream();
+  p.begin_stream(4);
   buf = "data: 1\n\n";
   p.feed(buf, [&](std::string_view d) { got.emplace_back(d); });
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got.back(), "1");
+  // An event over the limit is not delivered even when it comes whole in one piece (reads of 64 KiB can bring
+  // an event that never showed as pending between reads): oversized() tells the caller.
+  EXPECT_FALSE(p.oversized());
+  buf = "data: 12345\n\ndata: 2\n\n";
+  p.feed(buf, [&](std::string_view d) { got.emplace_back(d); });
+  EXPECT_TRUE(p.oversized());
+  EXPECT_EQ(got.back(), "2");
+  EXPECT_EQ(got.size(), 3u);
 }
 
 TEST(McpHttp, EndpointUrlsAreCheckedBeforeAnyConnection) {

@@ -159,8 +159,15 @@ class mcp_sse_parser {
     line_.append(buf, pos);
     buf.clear();
   }
-  // A new stream (a resumption, the GET stream): the unfinished line of the last one is dropped.
-  void begin_stream() noexcept { line_.clear(); }
+  // A new stream (a resumption, the GET stream): the unfinished line of the last one is dropped. An event
+  // whose data exceeds `max_event_bytes` is not delivered and sets `oversized()` (a large read can bring a
+  // whole event at once: the caller's check of what is pending between reads does not see it).
+  void begin_stream(std::size_t max_event_bytes = static_cast<std::size_t>(-1)) noexcept {
+    line_.clear();
+    max_event_ = max_event_bytes;
+  }
+  // An event over the limit was seen.
+  [[nodiscard]] bool oversized() const noexcept { return oversized_; }
   // The id of the last event seen ("" when none): resumption sends it as Last-Event-ID.
   [[nodiscard]] const std::string& last_event_id() const noexcept { return last_id_; }
   // The server's last `retry` (ms), if any.
@@ -177,7 +184,9 @@ class mcp_sse_parser {
       ++events_;
       if (!data_.empty()) {
         data_.pop_back();  // the LF after the last data line
-        if ((event_.empty() || event_ == "message") && data_.find_first_not_of(" \t\r\n") != std::string::npos)
+        if (data_.size() > max_event_)
+          oversized_ = true;
+        else if ((event_.empty() || event_ == "message") && data_.find_first_not_of(" \t\r\n") != std::string::npos)
           on_event(std::string_view(data_));
       }
       data_.clear();
@@ -213,6 +222,8 @@ class mcp_sse_parser {
     return lf ? from + until : std::string::npos;
   }
   std::string line_;  // the unfinished line at the end of what was fed
+  std::size_t max_event_ = static_cast<std::size_t>(-1);
+  bool oversized_ = false;
   std::string data_;
   std::string event_;
   std::string last_id_;
@@ -664,7 +675,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   static asio::awaitable<void> read_sse(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
                                         std::int64_t id, mcp_sse_parser& sse) {
     const std::size_t limit = self->shared_->options.max_line_bytes;
-    sse.begin_stream();
+    sse.begin_stream(limit);
+    // Beast reads at most the buffer's free capacity (at least 512 bytes): without room, a 1 MiB event took
+    // 2,000 reads; with 64 KiB, about 16.
+    x->buffer.reserve(64 * 1024);
     x->parser.body_limit(boost::none);
     x->stream->expires_never();
     for (;;) {
@@ -679,7 +693,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_await drain(self, x, id, sse);
         co_return;
       }
-      if (body.size() + sse.pending_bytes() > limit) {
+      if (sse.oversized() || body.size() + sse.pending_bytes() > limit) {
         std::string m = "an event of its SSE stream exceeds the limit of ";
         m += std::to_string(limit);
         m += " bytes (options.max_line_bytes)";
@@ -718,7 +732,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       sse.feed(body, [&](std::string_view data) {
         if (auto cc = self->live()) cc->deliver(data);
       });
-      if (body.size() + sse.pending_bytes() > self->shared_->options.max_line_bytes) co_return;
+      if (sse.oversized() || body.size() + sse.pending_bytes() > self->shared_->options.max_line_bytes) co_return;
     }
     if (x->parser.is_done() && self->live()) self->put_idle(*x, id);
   }
