@@ -11,6 +11,8 @@
 //   bench_mcp_vs_ts_client --path host --transport stdio --server "node server.mjs" --tool blob --bytes 1048576
 //   bench_mcp_vs_ts_client --path raw --transport http --url http://127.0.0.1:PORT/mcp --concurrency 16
 // Options: --threads N (the thread_pool, default 1), --calls N, --warmup N.
+// bench_mcp_vs_ts_client_boost_json is the same program built with TOOL_EFFECTS_JSON_BOOST_PARSER=1 (the
+// optional Boost.JSON lexer of parse_untrusted_json, json/detail/boost_json_parse.hpp).
 // Not a test and not Google Benchmark: a program the driver runs, alternating with the TS SDK client.
 #include <sys/resource.h>
 
@@ -29,6 +31,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 
+#if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
+#include <boost/json/src.hpp>  // bench_mcp_vs_ts_client_boost_json: Boost.JSON's compiled part, in this one TU
+#endif
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp.hpp>
 #include <tool_effects/mcp/http.hpp>
@@ -137,6 +142,9 @@ int main(int argc, char** argv) {
   const double cpu = cpu_seconds() - cpu0;
   const long rss = peak_rss_kb();
   client.close();
+#if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
+  opt["path"] += "+boost.json";
+#endif
   std::printf(R"({"client":"cpp-%s","calls":%zu,"bytes":%zu,"wall_s":%.6f,"cpu_s":%.6f,"maxrss_kb":%ld})" "\n",
               opt["path"].c_str(), done, bytes, wall, cpu, rss);
   return 0;

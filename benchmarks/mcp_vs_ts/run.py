@@ -32,6 +32,7 @@ SCENARIOS = [
     ("1 MiB results", "http", "blob", MiB, 1, 40),
 ]
 CLIENTS = ["ts-sdk", "cpp-raw", "cpp-host"]
+FAST = "cpp-host+boost.json"  # with --cpp-fast: the host built with TOOL_EFFECTS_JSON_BOOST_PARSER=1
 
 
 def free_port():
@@ -50,6 +51,8 @@ def run_client(args, client, transport, tool, nbytes, conc, calls, url, threads)
         # --no-warnings: SDK 1.32.2's HTTP client adds an abort listener per request (MaxListenersExceededWarning
         # after 1500); printing thousands of warnings is not client work.
         cmd = ["node", "--no-warnings", "client.mjs"] + common
+    elif client == FAST:
+        cmd = [args.cpp_fast, "--path", "host", "--threads", str(threads)] + common
     else:
         cmd = [args.cpp, "--path", client.split("-")[1], "--threads", str(threads)] + common
     out = subprocess.run(cmd, cwd=args.dir, capture_output=True, text=True, timeout=600)
@@ -72,6 +75,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
     ap.add_argument("--cpp", required=True)
+    ap.add_argument("--cpp-fast", help="bench_mcp_vs_ts_client_boost_json: adds the client " + FAST)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", choices=["stdio", "http"])
     ap.add_argument("--threads", type=int, default=1, help="thread_pool size of the C++ client")
@@ -80,6 +84,9 @@ def main():
     args = ap.parse_args()
     args.dir = os.path.abspath(args.dir)
     args.cpp = os.path.abspath(args.cpp)
+    clients = CLIENTS + ([FAST] if args.cpp_fast else [])
+    if args.cpp_fast:
+        args.cpp_fast = os.path.abspath(args.cpp_fast)
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
@@ -98,7 +105,8 @@ def main():
     try:
         for rnd in range(args.rounds):
             for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
-                order = CLIENTS[rnd % 3:] + CLIENTS[:rnd % 3]
+                k = rnd % len(clients)
+                order = clients[k:] + clients[:k]
                 for client in order:
                     r = run_client(args, client, transport, tool, nbytes, conc, calls, url, args.threads)
                     runs.setdefault((si, client), []).append(r)
@@ -124,7 +132,7 @@ def main():
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
         ts = runs[(si, "ts-sdk")]
-        for client in CLIENTS:
+        for client in clients:
             rs = runs[(si, client)]
             cps, mbs, cpu, mib = (med(rs, k) for k in ("calls_per_s", "mb_per_s", "cpu_us_per_call", "cpu_ms_per_mib"))
             rss = med(rs, "maxrss_kb") / 1024
