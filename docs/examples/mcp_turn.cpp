@@ -120,7 +120,7 @@ int main(int argc, char** argv) {
   const fs::path ws = fs::canonical(::mkdtemp(tmpl.data()));
   make_workspace(ws);
 
-  boost::asio::thread_pool pool(4);
+  boost::asio::thread_pool pool(2);  // the pool size docs/mcp.md recommends ("Pool size")
   auto client = te::mcp_client::launch(pool, {"node", script.string(), ws.string()});
   te::tool_registry<> registry;
   te::json_tool_host<> host(registry);

@@ -406,6 +406,11 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
   std::size_t values_ = 0;
 };
 
+#if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
+// The optional fast lexer (json/detail/boost_json_parse.hpp): nullopt when it does not admit the text.
+inline std::optional<nlohmann::json> parse_with_boost_json(std::string_view text, const json_limits& limits);
+#endif
+
 }  // namespace detail
 
 /// THE parse of untrusted JSON text (model output, manifests, MCP overlays
@@ -431,6 +436,11 @@ inline nlohmann::json parse_untrusted_json(std::string_view text, const json_lim
     throw json_error("", str_cat("text of ", std::to_string(text.size()), " bytes exceeds the limit of ",
                                  std::to_string(limits.max_bytes), " bytes"),
                      str_cat(detail::utf8_prefix(text, 40), "..."), context, json_error_reason::too_large);
+#if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
+  // Built with TOOL_EFFECTS_JSON_BOOST_PARSER=1: Boost.JSON's lexer first; what it does not admit, and every
+  // error, is parsed again below (json/detail/boost_json_parse.hpp).
+  if (auto fast = detail::parse_with_boost_json(text, limits)) return std::move(*fast);
+#endif
   detail::untrusted_json_builder b(limits, context);
   try {
     (void)nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &b, nlohmann::json::input_format_t::json,
@@ -458,5 +468,9 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
 }  // namespace detail
 
 }  // namespace tool_effects
+
+#if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
+#include <tool_effects/json/detail/boost_json_parse.hpp>
+#endif
 
 #endif  // TOOL_EFFECTS_JSON_ERROR_HPP

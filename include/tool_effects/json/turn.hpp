@@ -113,6 +113,18 @@ using json_tool_function = std::function<nlohmann::json(const attempt_context&, 
 using json_async_tool_function =
     std::function<boost::asio::awaitable<nlohmann::json>(const attempt_context&, const nlohmann::json&)>;
 
+/// Whether a dynamic tool reads `attempt_context::idempotency_key`. A call's
+/// key is derived from its identity (RFC 8785 canonical arguments and two
+/// SHA-1s: linear in the arguments, but 37% of the client's CPU for large
+/// ones), so `json_tool_host::run` derives it only when something uses it:
+/// a tool that reads it (`used`, the default: static tools that take the
+/// context and every dynamic tool not registered as `unused`), a journal,
+/// a retry policy or approver (the recovery layer keys attempts with it), a
+/// call that needs confirmation, or a `loop_guard` (which observes every
+/// call's identity). An `unused` tool run without any of these gets an empty
+/// key in its context.
+enum class idempotency_key_use : std::uint8_t { used, unused };
+
 /// The runtime side of a `tool_registry` for model-chosen calls given as
 /// JSON: resolves each call's tool by name, identifies it (operation,
 /// target, identity key — static tools declare `operation_arg`/`target_arg`
@@ -142,19 +154,21 @@ class json_tool_host {
   /// Registers a dynamic tool (e.g. from `parse_manifest` or
   /// `import_mcp_tool`) with its implementation and origin (shown to the
   /// approver); returns its index.
-  std::size_t add(dynamic_tool tool, json_tool_function fn, tool_origin origin = {}) {
+  std::size_t add(dynamic_tool tool, json_tool_function fn, tool_origin origin = {},
+                  idempotency_key_use key_use = idempotency_key_use::used) {
     if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
     return add_impl(std::move(tool),
                     [f = std::move(fn)](const attempt_context& ctx,
                                         const nlohmann::json& args) -> boost::asio::awaitable<nlohmann::json> {
                       co_return f(ctx, args);
                     },
-                    std::move(origin));
+                    std::move(origin), key_use);
   }
   /// As above, for an awaitable implementation.
-  std::size_t add(dynamic_tool tool, json_async_tool_function fn, tool_origin origin = {}) {
+  std::size_t add(dynamic_tool tool, json_async_tool_function fn, tool_origin origin = {},
+                  idempotency_key_use key_use = idempotency_key_use::used) {
     if (!fn) throw std::invalid_argument(detail::str_cat("json_tool_host::add: empty function for tool \"", tool.name, "\""));
-    return add_impl(std::move(tool), std::move(fn), std::move(origin));
+    return add_impl(std::move(tool), std::move(fn), std::move(origin), key_use);
   }
 
   /// The origin of tool `i` (empty for static tools and tools added without one).
@@ -238,9 +252,11 @@ class json_tool_host {
     }
     plan_limits limits;
     if constexpr (requires { requires Options::template has<plan_limits>; }) limits = options.template get<plan_limits>();
-    turn_plan p = describe_turn(calls, limits);
-    if constexpr (requires { requires Options::template has<loop_guard>; })
-      guard(options.template get<loop_guard>(), calls, p);
+    // Identities only for a loop guard, which observes every call's; else each call's key is derived on
+    // first use (task::idempotency_key), and not at all when nothing uses it.
+    constexpr bool guarded = requires { requires Options::template has<loop_guard>; };
+    turn_plan p = describe_turn(calls, limits, guarded);
+    if constexpr (guarded) guard(options.template get<loop_guard>(), calls, p);
     std::vector<outcome<nlohmann::json>> out(calls.size());
     std::vector<std::size_t> runnable;
     std::vector<call_description> descriptions;
@@ -252,10 +268,7 @@ class json_tool_host {
       }
       runnable.push_back(k);
       descriptions.push_back(std::move(p.calls[k]));
-      std::string call_scope(scope);
-      call_scope += '/';
-      call_scope += calls[k].id;
-      tasks.push_back(task{this, p.tools[k], &calls[k], idempotency_key(p.identities[k], call_scope)});
+      tasks.push_back(task{this, p.tools[k], &calls[k], scope, guarded ? &p.identities[k] : nullptr, {}});
     }
     if (tasks.empty()) return out;
     // The one plan of the turn: the calls that cannot run have no effects, so
@@ -270,8 +283,10 @@ class json_tool_host {
  private:
   using async_fn = json_async_tool_function;
 
-  // Resolves, identifies and describes every call of a turn (no plan yet).
-  [[nodiscard]] turn_plan describe_turn(std::span<const tool_call> calls, plan_limits limits) const {
+  // Resolves, identifies (unless `identify` is false: the identities are then left empty) and describes
+  // every call of a turn (no plan yet).
+  [[nodiscard]] turn_plan describe_turn(std::span<const tool_call> calls, plan_limits limits,
+                                        bool identify = true) const {
     turn_plan p;
     p.tools.reserve(calls.size());
     p.identities.reserve(calls.size());
@@ -296,7 +311,7 @@ class json_tool_host {
         p.calls.push_back(std::move(d));
       } else {
         p.tools.push_back(*i);
-        p.identities.push_back(tool_effects::identify(c.name, policy(*i), c.arguments));
+        p.identities.push_back(identify ? tool_effects::identify(c.name, policy(*i), c.arguments) : call_identity{});
         auto d = describe_call(registry_->description(*i), policy(*i), c.arguments);
         d.name = c.name + "#" + c.id;
         p.calls.push_back(std::move(d));
@@ -333,26 +348,45 @@ class json_tool_host {
 
   // One call as a dispatcher task: invoked with the attempt context (whose
   // idempotency key it replaces by the identity-derived one) or without.
+  // The key, `idempotency_key(identity, scope + "/" + id)`, is derived on
+  // first use (the dispatcher uses one task object per call, one step at a
+  // time: journal, recovery, attempts), from the loop guard's identity when
+  // there is one.
   struct task {
     json_tool_host* host;
     std::size_t tool;
     const tool_call* call;
-    std::string key;
+    std::string_view scope;          // the turn's, alive until `run` returns
+    const call_identity* identity;   // the loop guard's, else nullptr
+    mutable std::optional<std::string> key;
 
     // A coroutine that owns the context for the whole call (the tool's
     // awaitable may hold references to it and to the arguments, which live
     // in the caller's span until `run` returns).
     boost::asio::awaitable<nlohmann::json> operator()(attempt_context ctx) const {
       attempt_context c = ctx;
-      c.idempotency_key = key;
-      // A repaired attempt keeps the recovery layer's ".r<k>" suffix.
-      if (const auto r = ctx.idempotency_key.rfind(".r"); ctx.is_repair && r != std::string::npos)
-        c.idempotency_key += ctx.idempotency_key.substr(r);
+      if (host->reads_key(tool)) {
+        c.idempotency_key = idempotency_key();
+        // A repaired attempt keeps the recovery layer's ".r<k>" suffix.
+        if (const auto r = ctx.idempotency_key.rfind(".r"); ctx.is_repair && r != std::string::npos)
+          c.idempotency_key += ctx.idempotency_key.substr(r);
+      }
       co_return co_await host->invoke(tool, c, call->arguments);
     }
-    boost::asio::awaitable<nlohmann::json> operator()() const { return (*this)(attempt_context{key, 1, false}); }
+    boost::asio::awaitable<nlohmann::json> operator()() const {
+      return (*this)(attempt_context{host->reads_key(tool) ? idempotency_key() : std::string(), 1, false});
+    }
     // The key the recovery layer gives the attempts and shows the approver (`confirmation_request`).
-    [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
+    [[nodiscard]] const std::string& idempotency_key() const {
+      if (!key) {
+        std::string call_scope(scope);
+        call_scope += '/';
+        call_scope += call->id;
+        key = identity ? tool_effects::idempotency_key(*identity, call_scope)
+                       : tool_effects::idempotency_key(host->identify_as(tool, *call), call_scope);
+      }
+      return *key;
+    }
     // What the approver is shown besides (asked only for calls that need confirmation).
     [[nodiscard]] call_subject confirmation_subject() const { return host->subject(tool, *call); }
   };
@@ -365,12 +399,23 @@ class json_tool_host {
     return dynamic_.at(i - registry_type::static_size).fn(ctx, args);
   }
 
-  std::size_t add_impl(dynamic_tool tool, async_fn fn, tool_origin origin) {
+  std::size_t add_impl(dynamic_tool tool, async_fn fn, tool_origin origin, idempotency_key_use key_use) {
     const std::size_t i = registry_->add(tool.name, tool.description);
     if (i - registry_type::static_size != dynamic_.size())
       throw std::logic_error("json_tool_host: the registry gained dynamic tools the host does not know");
-    dynamic_.push_back({std::move(tool.identity), std::move(fn), std::move(origin)});
+    dynamic_.push_back({std::move(tool.identity), std::move(fn), std::move(origin), key_use});
     return i;
+  }
+
+  // The identity of a call of tool `i` (as `identify`, without resolving the name again).
+  [[nodiscard]] call_identity identify_as(std::size_t i, const tool_call& c) const {
+    return tool_effects::identify(c.name, policy(i), c.arguments);
+  }
+  // Whether tool `i` may read its context's idempotency key (static tools: assumed).
+  [[nodiscard]] bool reads_key(std::size_t i) const {
+    if constexpr (registry_type::static_size > 0)
+      if (registry_type::is_static(i)) return true;
+    return dynamic_.at(i - registry_type::static_size).key_use == idempotency_key_use::used;
   }
 
   // The loop guard: observes the calls that can run; refuses flagged ones if asked.
@@ -412,6 +457,7 @@ class json_tool_host {
     identity_policy identity;
     async_fn fn;
     tool_origin origin;
+    idempotency_key_use key_use = idempotency_key_use::used;
   };
   registry_type* registry_;
   std::array<identity_policy, sizeof...(Tools)> static_identities_;

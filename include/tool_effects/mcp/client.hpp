@@ -2,7 +2,7 @@
 // client over the stdio transport (the protocol versions of
 // `mcp_protocol_versions()`).
 //
-//   boost::asio::thread_pool pool(4);
+//   boost::asio::thread_pool pool(2);                         // docs/mcp.md, "Pool size"
 //   auto client = tool_effects::mcp_client::launch(pool, {"node", "server.js", "/workspace"});
 //   nlohmann::json tools = client.list_tools();               // {"tools": [...]}, every page
 //   nlohmann::json r = client.call("read_text_file", {{"path", "/workspace/a.txt"}});

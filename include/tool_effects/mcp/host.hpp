@@ -232,7 +232,7 @@ std::vector<std::size_t> add_mcp_server(Host& host, const mcp_client& client, se
             };
           return c.async_call(remote, args, std::nullopt, std::move(progress));
         }),
-        tool_origin{server, remote}));
+        tool_origin{server, remote}, on_progress ? idempotency_key_use::used : idempotency_key_use::unused));
   }
   return indices;
 }

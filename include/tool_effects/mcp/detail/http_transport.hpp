@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -131,28 +132,50 @@ inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& na
 // "message" (or none).
 class mcp_sse_parser {
  public:
+  // The unfinished line at the end is moved out of `buf` (into line_), so that every byte is scanned once:
+  // a 1 MiB event read in 4 KiB pieces is not scanned again after every piece (linear, not quadratic).
   template <class F>
   void feed(std::string& buf, F&& on_event) {
     std::size_t pos = 0;
     for (;;) {
-      const auto nl = buf.find_first_of("\r\n", pos);
+      const auto nl = line_end(buf, pos);
       if (nl == std::string::npos) break;
       std::size_t next = nl + 1;
       if (buf[nl] == '\r') {
-        if (nl + 1 == buf.size()) break;  // CR LF split across reads: wait for the rest
+        if (nl + 1 == buf.size()) {  // CR LF split across reads: wait for the rest
+          line_.append(buf, pos, nl - pos);
+          buf.erase(0, nl);
+          return;
+        }
         if (buf[nl + 1] == '\n') ++next;
       }
-      line(std::string_view(buf.data() + pos, nl - pos), on_event);
+      if (line_.empty()) {
+        line(std::string_view(buf.data() + pos, nl - pos), on_event);
+      } else {
+        line_.append(buf, pos, nl - pos);
+        line(std::string_view(line_), on_event);
+        line_.clear();
+      }
       pos = next;
     }
-    buf.erase(0, pos);
+    line_.append(buf, pos);
+    buf.clear();
   }
+  // A new stream (a resumption, the GET stream): the unfinished line of the last one is dropped. An event
+  // whose data exceeds `max_event_bytes` is not delivered and sets `oversized()` (a large read can bring a
+  // whole event at once: the caller's check of what is pending between reads does not see it).
+  void begin_stream(std::size_t max_event_bytes = static_cast<std::size_t>(-1)) noexcept {
+    line_.clear();
+    max_event_ = max_event_bytes;
+  }
+  // An event over the limit was seen.
+  [[nodiscard]] bool oversized() const noexcept { return oversized_; }
   // The id of the last event seen ("" when none): resumption sends it as Last-Event-ID.
   [[nodiscard]] const std::string& last_event_id() const noexcept { return last_id_; }
   // The server's last `retry` (ms), if any.
   [[nodiscard]] std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
   // Bytes of the event being gathered (bounded by the caller).
-  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size(); }
+  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size() + line_.size(); }
   // Events (any, including priming ones) since the last call.
   std::size_t take_events() noexcept { return std::exchange(events_, 0); }
 
@@ -163,7 +186,9 @@ class mcp_sse_parser {
       ++events_;
       if (!data_.empty()) {
         data_.pop_back();  // the LF after the last data line
-        if ((event_.empty() || event_ == "message") && data_.find_first_not_of(" \t\r\n") != std::string::npos)
+        if (data_.size() > max_event_)
+          oversized_ = true;
+        else if ((event_.empty() || event_ == "message") && data_.find_first_not_of(" \t\r\n") != std::string::npos)
           on_event(std::string_view(data_));
       }
       data_.clear();
@@ -188,6 +213,19 @@ class mcp_sse_parser {
         retry_ = std::chrono::milliseconds(std::stol(std::string(value)));
     }
   }
+  // The first CR or LF at or after `from` (npos: none), by memchr (std::string::find_first_of compares
+  // every byte with every character of the set).
+  static std::size_t line_end(const std::string& buf, std::size_t from) noexcept {
+    const char* b = buf.data() + from;
+    const std::size_t n = buf.size() - from;
+    const void* lf = std::memchr(b, '\n', n);
+    const std::size_t until = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - b) : n;
+    if (const void* cr = std::memchr(b, '\r', until)) return from + static_cast<std::size_t>(static_cast<const char*>(cr) - b);
+    return lf ? from + until : std::string::npos;
+  }
+  std::string line_;  // the unfinished line at the end of what was fed
+  std::size_t max_event_ = static_cast<std::size_t>(-1);
+  bool oversized_ = false;
   std::string data_;
   std::string event_;
   std::string last_id_;
@@ -763,6 +801,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   static asio::awaitable<void> read_sse(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
                                         std::int64_t id, mcp_sse_parser& sse) {
     const std::size_t limit = self->shared_->options.max_line_bytes;
+    sse.begin_stream(limit);
+    // Beast reads at most the buffer's free capacity (at least 512 bytes): without room, a 1 MiB event took
+    // 2,000 reads; with 64 KiB, about 16.
+    x->buffer.reserve(64 * 1024);
     x->parser.body_limit(boost::none);
     x->stream->expires_never();
     for (;;) {
@@ -777,7 +819,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_await drain(self, x, id, sse);
         co_return;
       }
-      if (body.size() + sse.pending_bytes() > limit) {
+      if (sse.oversized() || body.size() + sse.pending_bytes() > limit) {
         std::string m = "an event of its SSE stream exceeds the limit of ";
         m += std::to_string(limit);
         m += " bytes (options.max_line_bytes)";
@@ -816,7 +858,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       sse.feed(body, [&](std::string_view data) {
         if (auto cc = self->live()) cc->deliver(data);
       });
-      if (body.size() + sse.pending_bytes() > self->shared_->options.max_line_bytes) co_return;
+      if (sse.oversized() || body.size() + sse.pending_bytes() > self->shared_->options.max_line_bytes) co_return;
     }
     if (x->parser.is_done() && self->live()) self->put_idle(*x, id);
   }
