@@ -65,7 +65,7 @@ int main(int argc, char** argv) {
   };
   o.roots = [] { return std::vector<te::mcp_root>{{"file:///workspace", "workspace"}}; };
 
-  boost::asio::thread_pool pool(4);
+  boost::asio::thread_pool pool(2);  // docs/mcp.md, "Pool size"
   auto client = te::mcp_client::launch(pool, {"node", script.string()}, o);
 
   const std::string form = te::mcp_text(client.call("trigger-elicitation-request"));
