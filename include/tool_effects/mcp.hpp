@@ -3,7 +3,7 @@
 // of MCP servers over stdio and the bridge that registers a server's tools
 // with a `json_tool_host`. See docs/mcp.md ("The client").
 //
-//   boost::asio::thread_pool pool(4);
+//   boost::asio::thread_pool pool(2);  // docs/mcp.md, "Pool size"
 //   auto client = te::mcp_client::launch(pool, {"node", fs_server_js, "/workspace"});
 //   te::tool_registry<> registry;
 //   te::json_tool_host host(registry);
