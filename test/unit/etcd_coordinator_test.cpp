@@ -163,25 +163,45 @@ long conflicting_overlaps(std::vector<interval> v) {
 
 // One fleet member: `turns` turns of (increment, append) through the dispatcher, with or without the etcd
 // coordinator. Exit code: the number of calls that failed (capped), 100+ on an exception.
+// A call that did not succeed: 1, and its reason on stderr (0 when it succeeded).
+template <class Outcome>
+int failed_call(const Outcome& o, const char* what) {
+  if (o.has_value()) return 0;
+  std::string why = o.aborted() ? "aborted" : "(no reason)";
+  if (o.has_error()) {
+    try {
+      std::rethrow_exception(o.error());
+    } catch (const std::exception& e) {
+      why = e.what();
+    } catch (...) {
+    }
+  }
+  std::fprintf(stderr, "fleet member %d: %s failed: %s\n", static_cast<int>(getpid()), what, why.c_str());
+  return 1;
+}
+
+// Exit status: failed increments + 10 x failed appends (each at most 9), 100 on an exception.
 int fleet_member(const files& f, const std::string& prefix, int turns, bool coordinated) {
   try {
     boost::asio::thread_pool pool(2);
-    int failed = 0;
+    int failed_increments = 0, failed_appends = 0;
     if (coordinated) {
       etcd::etcd_coordinator coord(options(prefix, 5s));
       const auto opts = te::run_options{}.with(coord);
       for (int t = 0; t < turns; ++t) {
         auto [a, b] = te::run_plan(pool, opts, te::call(increment{&f}), te::call(append_line{&f}));
-        failed += !a.has_value() + !b.has_value();
+        failed_increments += failed_call(a, "increment");
+        failed_appends += failed_call(b, "append");
       }
     } else {
       for (int t = 0; t < turns; ++t) {
         auto [a, b] = te::run_plan(pool, te::call(increment{&f}), te::call(append_line{&f}));
-        failed += !a.has_value() + !b.has_value();
+        failed_increments += failed_call(a, "increment");
+        failed_appends += failed_call(b, "append");
       }
     }
     pool.join();
-    return std::min(failed, 99);
+    return std::min(failed_increments, 9) + 10 * std::min(failed_appends, 9);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "fleet member: %s\n", e.what());
     return 100;
@@ -190,6 +210,8 @@ int fleet_member(const files& f, const std::string& prefix, int turns, bool coor
 
 struct fleet_result {
   long counter = 0, appended = 0, overlaps = 0, failed_processes = 0;
+  long failed_increments = 0, failed_appends = 0;  // calls whose outcome was a failure (exit status < 100)
+  long crashed = 0;                                 // members that threw (exit 100) or were killed
   double seconds = 0;
 };
 
@@ -212,6 +234,12 @@ fleet_result run_fleet(int n, int turns, bool coordinated, During&& during) {
   for (const auto pid : pids) {
     int status = 0;
     waitpid(pid, &status, 0);
+    if (WIFEXITED(status) && WEXITSTATUS(status) < 100) {
+      r.failed_increments += WEXITSTATUS(status) % 10;
+      r.failed_appends += WEXITSTATUS(status) / 10;
+    } else {
+      ++r.crashed;
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
       ++r.failed_processes;
       std::printf("member %d: %s %d\n", pid, WIFEXITED(status) ? "exit" : "signal",
@@ -328,9 +356,12 @@ TEST(EtcdCoordinator, FleetSurvivesTheLeaderKilledMidRun) {
     if (std::system(cmd.c_str()) != 0) std::printf("could not restart the killed member\n");
   }
   ASSERT_NE(killed, 0) << "no leader found";
-  EXPECT_EQ(r.failed_processes, 0);
-  EXPECT_EQ(r.counter, members * turns) << "an increment was lost or doubled";
-  EXPECT_EQ(r.appended, members * turns);
+  // A call whose grant could not be had while the cluster elected a new leader may fail (alone, with its
+  // reason on stderr): its effect must then not have happened. Every call that succeeded happened once.
+  EXPECT_EQ(r.crashed, 0);
+  EXPECT_LE(r.failed_increments + r.failed_appends, 2) << "more than a call or two failed over the election";
+  EXPECT_EQ(r.counter, members * turns - r.failed_increments) << "an increment was lost or doubled";
+  EXPECT_EQ(r.appended, members * turns - r.failed_appends);
   EXPECT_EQ(r.overlaps, 0);
 }
 
