@@ -41,46 +41,9 @@ using namespace std::chrono_literals;
 
 namespace {
 
-// A server process started by the test (its own process group), stopped by pid.
-class server_process {
- public:
-  server_process(std::vector<std::string> argv, std::vector<std::string> env = {}) {
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    const std::string exe = te::mcp_find_program(argv[0]).string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      for (auto& e : env) ::putenv(e.data());
-      ::execv(exe.c_str(), a.data());
-      ::_exit(127);
-    }
-  }
-  server_process(const server_process&) = delete;
-  server_process& operator=(const server_process&) = delete;
-  ~server_process() { stop(); }
-  void stop() {
-    if (pid_ <= 0) return;
-    ::kill(-pid_, SIGKILL);
-    ::kill(pid_, SIGKILL);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    pid_ = -1;
-  }
-  [[nodiscard]] int pid() const { return pid_; }
+using mcp_test::server_process;
 
- private:
-  pid_t pid_ = -1;
-};
-
-fs::path temp_dir() {
-  static std::atomic<int> n{0};
-  fs::path d = fs::temp_directory_path() / ("te_mcp_http_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path temp_dir() { return mcp_test::scratch_dir("te_mcp_http"); }
 
 // test/mcp/http_server.py with `flags`; its port once it listens.
 struct http_server {
@@ -89,8 +52,7 @@ struct http_server {
                                   (dir / "port").string(), "--log", (dir / "log").string()};
     argv.insert(argv.end(), flags.begin(), flags.end());
     proc = std::make_unique<server_process>(argv);
-    for (int i = 0; i < 500 && !fs::exists(dir / "port"); ++i) std::this_thread::sleep_for(10ms);
-    std::ifstream(dir / "port") >> port;
+    port = mcp_test::port_from(dir / "port", 500);
   }
   ~http_server() {
     proc.reset();
@@ -98,12 +60,7 @@ struct http_server {
   }
   [[nodiscard]] std::string url() const { return "http://127.0.0.1:" + std::to_string(port) + "/mcp"; }
   // Every request the server got, in order.
-  [[nodiscard]] std::vector<json> log() const {
-    std::vector<json> out;
-    std::ifstream in(dir / "log");
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-  }
+  [[nodiscard]] std::vector<json> log() const { return mcp_test::json_lines(dir / "log"); }
   // Waits up to 5 s for a logged request matching `pred`.
   template <class Pred>
   [[nodiscard]] std::optional<json> wait_for(Pred pred) const {

@@ -43,48 +43,24 @@ namespace {
 // test/mcp/oauth_server.py with `flags`, in its own process group, stopped by pid.
 class oauth_server {
  public:
-  explicit oauth_server(std::vector<std::string> flags = {}) {
-    static std::atomic<int> n{0};
-    dir_ = fs::temp_directory_path() / ("te_mcp_oauth_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+  explicit oauth_server(std::vector<std::string> flags = {}) : dir_(mcp_test::scratch_dir("te_mcp_oauth")) {
     std::vector<std::string> argv{"python3",     std::string(TOOL_EFFECTS_MCP_TEST_DIR) + "/oauth_server.py",
                                   "--port-file", (dir_ / "port").string(),
                                   "--log",       (dir_ / "log").string()};
     argv.insert(argv.end(), flags.begin(), flags.end());
-    std::vector<char*> a;
-    for (auto& s : argv) a.push_back(s.data());
-    a.push_back(nullptr);
-    const std::string exe = te::mcp_find_program("python3").string();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::setpgid(0, 0);
-      ::execv(exe.c_str(), a.data());
-      ::_exit(127);
-    }
-    for (int i = 0; i < 1000 && !fs::exists(dir_ / "port"); ++i) std::this_thread::sleep_for(10ms);
-    std::ifstream(dir_ / "port") >> port_;
+    proc_ = std::make_unique<mcp_test::server_process>(argv);
+    port_ = mcp_test::port_from(dir_ / "port", 1000);
   }
   oauth_server(const oauth_server&) = delete;
   oauth_server& operator=(const oauth_server&) = delete;
   ~oauth_server() {
-    if (pid_ > 0) {
-      ::kill(-pid_, SIGKILL);
-      ::kill(pid_, SIGKILL);
-      int st = 0;
-      ::waitpid(pid_, &st, 0);
-    }
+    proc_.reset();
     fs::remove_all(dir_);
   }
   [[nodiscard]] int port() const { return port_; }
   [[nodiscard]] std::string origin() const { return "http://127.0.0.1:" + std::to_string(port_); }
   [[nodiscard]] std::string url() const { return origin() + "/mcp"; }
-  [[nodiscard]] std::vector<json> log() const {
-    std::vector<json> out;
-    std::ifstream in(dir_ / "log");
-    for (std::string line; std::getline(in, line);) out.push_back(json::parse(line));
-    return out;
-  }
+  [[nodiscard]] std::vector<json> log() const { return mcp_test::json_lines(dir_ / "log"); }
   // The logged requests to `path` (and `method`, when given).
   [[nodiscard]] std::vector<json> requests(const std::string& path, const std::string& method = "") const {
     std::vector<json> out;
@@ -95,7 +71,7 @@ class oauth_server {
 
  private:
   fs::path dir_;
-  pid_t pid_ = -1;
+  std::unique_ptr<mcp_test::server_process> proc_;
   int port_ = 0;
 };
 

@@ -3,11 +3,18 @@
 #ifndef TOOL_EFFECTS_TEST_MCP_SUPPORT_HPP
 #define TOOL_EFFECTS_TEST_MCP_SUPPORT_HPP
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdlib>
 #include <filesystem>
-#include <chrono>
+#include <fstream>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <tool_effects/mcp.hpp>
 
@@ -72,6 +79,66 @@ inline int error_code(const nlohmann::json& response) {
 }
 inline std::string error_message(const nlohmann::json& response) {
   return response.contains("error") ? response["error"]["message"].get<std::string>() : std::string("(no error)");
+}
+
+// A server process started by a test (in its own process group), killed and reaped by pid.
+class server_process {
+ public:
+  explicit server_process(std::vector<std::string> argv, std::vector<std::string> env = {}) {
+    std::vector<char*> a;
+    for (auto& s : argv) a.push_back(s.data());
+    a.push_back(nullptr);
+    const std::string exe = tool_effects::mcp_find_program(argv[0]).string();
+    pid_ = ::fork();
+    if (pid_ == 0) {
+      ::setpgid(0, 0);
+      for (auto& e : env) ::putenv(e.data());
+      ::execv(exe.c_str(), a.data());
+      ::_exit(127);
+    }
+  }
+  server_process(const server_process&) = delete;
+  server_process& operator=(const server_process&) = delete;
+  ~server_process() { stop(); }
+  void stop() {
+    if (pid_ <= 0) return;
+    ::kill(-pid_, SIGKILL);
+    ::kill(pid_, SIGKILL);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+  }
+  [[nodiscard]] int pid() const { return pid_; }
+
+ private:
+  pid_t pid_ = -1;
+};
+
+// A fresh, empty directory under the system's temporary one: <tmp>/<tag>_<pid>_<n>.
+inline std::filesystem::path scratch_dir(const std::string& tag) {
+  static std::atomic<int> n{0};
+  std::filesystem::path d =
+      std::filesystem::temp_directory_path() / (tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directories(d);
+  return d;
+}
+
+// The port a test server wrote to `port_file`, waiting for it `polls` x 10 ms at most (0: none came).
+inline int port_from(const std::filesystem::path& port_file, int polls) {
+  for (int i = 0; i < polls && !std::filesystem::exists(port_file); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  int port = 0;
+  std::ifstream(port_file) >> port;
+  return port;
+}
+
+// A log of one JSON document per line (the Python test servers' request logs).
+inline std::vector<nlohmann::json> json_lines(const std::filesystem::path& file) {
+  std::vector<nlohmann::json> out;
+  std::ifstream in(file);
+  for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
+  return out;
 }
 
 }  // namespace mcp_test
