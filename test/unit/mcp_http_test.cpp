@@ -932,6 +932,16 @@ TEST(McpHttp, AHeaderOverItsBoundFailsTheCallAtOnce) {
   EXPECT_TRUE(plain.log().empty());
 }
 
+// How errors print a URL (issue 26): no query, fragment or user information; an '@' in the path is the path's.
+TEST(McpHttp, PrintableUrlsHaveNoQueryNorUserInformation) {
+  using te::detail::mcp_printable_url;
+  EXPECT_EQ(mcp_printable_url("http://user:pw@h:8080/mcp?api_key=k#frag"), "http://h:8080/mcp");
+  EXPECT_EQ(mcp_printable_url("https://h/a@b/c?x=1"), "https://h/a@b/c");
+  EXPECT_EQ(mcp_printable_url("http://u@h?k=v"), "http://h");
+  EXPECT_EQ(mcp_printable_url("h:1/p?k=v"), "h:1/p");
+  EXPECT_EQ(mcp_printable_url("http://h/" + std::string(300, 'p')).size(), 203u);  // 200 bytes and "..."
+}
+
 // Issue 26, what errors quote. A server's error body that echoes the request's headers is quoted with the
 // values of endpoint.headers replaced by "[redacted]" (control: the body is quoted, its header names are there);
 // an endpoint's query string (`?api_key=`) and user information appear in no error (control: the path does).
