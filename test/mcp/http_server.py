@@ -34,6 +34,8 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
                        request with the modern _meta is served as modern.
   --supported V1,V2    the modern versions served (default 2026-07-28)
   --no-discover        modern: server/discover is unknown too (404 -32601), against the specification
+  --storm-get          the GET stream (and a resumption of storm_stream) answers "retry: 0" and a blank line, no
+                       message, and closes at once: a reconnect storm unless the client has a floor and backoff
   --unlist-regional    modern: from the second tools/list on, the tool regional is no longer listed (still served,
                        its headers no longer checked)
   --stray-session      modern: every result comes with an Mcp-Session-Id header all the same (a client must ignore it)
@@ -64,6 +66,10 @@ Tools (arguments in brackets):
   notify              sends a notifications/message on the GET stream, then answers
   ping_me             (with --sse) sends a ping request on the response stream, answers once the client replied
   expire              ends the session: the next request gets 404
+  storm_stream        an SSE stream of "id: storm-N", "retry: 0" and a blank line, no message, that closes; its
+                      resumptions (GET with that Last-Event-ID) answer the same: the call never gets a response
+  echo_headers        HTTP 400 text/plain whose body is every header of the request, "Name: value" per line (a
+                      server quoting a credential back)
 Modern tools: the same (expire, ping_me and notify excepted) and
   écho [text]         echo under a name that is not ASCII (its Mcp-Name header is Base64-encoded)
   progress [text]     an SSE stream: a notifications/progress, then the text
@@ -91,7 +97,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "require_version": False,
         "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None,
         "era": "legacy", "supported": ["2026-07-28"], "no_discover": False, "probe_reply": "session",
-        "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False, "unlist_regional": False}
+        "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False, "unlist_regional": False,
+        "storm_get": False}
 lists_served = [0]
 args = sys.argv[1:]
 i = 0
@@ -119,6 +126,8 @@ while i < len(args):
         opts["era"] = args[i + 1]; i += 1
     elif a == "--supported":
         opts["supported"] = args[i + 1].split(","); i += 1
+    elif a == "--storm-get":
+        opts["storm_get"] = True
     elif a == "--unlist-regional":
         opts["unlist_regional"] = True
     elif a == "--stray-session":
@@ -315,6 +324,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         last = self.header("Last-Event-ID")
         self.sse_start()
+        if opts["storm_get"] or (last or "").startswith("storm-"):
+            self.wfile.write(("id: storm-%s\nretry: 0\n\n" % next_event_id()).encode())
+            self.wfile.flush()
+            return
         if last:
             with lock:
                 owed = resumable.pop(last, None)
@@ -447,6 +460,13 @@ class Handler(BaseHTTPRequestHandler):
             with lock:
                 resumable[eid] = text_result(rid, "resumed")
             return  # the stream closes without the response
+        if name == "storm_stream":
+            self.sse_start()
+            self.wfile.write(("id: storm-%s\nretry: 0\n\n" % next_event_id()).encode())
+            self.wfile.flush()
+            return
+        if name == "echo_headers":
+            return self.plain(400, "".join("%s: %s\n" % (k, v) for k, v in self.headers.items()).encode())
         if name == "drop_stream_no_id":
             self.sse_start()
             self.wfile.write(b"retry: 150\ndata: \n\n")

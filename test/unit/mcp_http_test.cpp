@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 #include <optional>
@@ -86,7 +87,7 @@ bool is(const json& e, const char* http, const char* rpc = nullptr) {
 
 // The event-stream format (WHATWG HTML "Interpreting an event stream") as the transport reads it, the input
 // cut at every byte: LF, CRLF and CR line ends, comments, multi-line data, events of other types skipped,
-// empty (priming) events not delivered, id and retry kept.
+// empty (priming) events not delivered (nor counted as messages: issue 26), id and retry kept.
 TEST(McpHttp, SseParserFollowsTheEventStreamFormat) {
   const std::string stream =
       ": keep-alive comment\r\n"
@@ -106,7 +107,7 @@ TEST(McpHttp, SseParserFollowsTheEventStreamFormat) {
     EXPECT_EQ(p.last_event_id(), "p-2");
     ASSERT_TRUE(p.retry().has_value());
     EXPECT_EQ(p.retry()->count(), 250);  // "soon" is not a number: ignored
-    EXPECT_EQ(p.take_events(), 5u);
+    EXPECT_EQ(p.take_events(), 3u);  // messages delivered: the priming event and the ping are none
     EXPECT_TRUE(buf.empty());
   }
 }
@@ -831,6 +832,141 @@ TEST(McpHttp, TheOfficialSdkServer) {
   EXPECT_TRUE(std::any_of(tools.begin(), tools.end(), [](const json& t) { return t["name"] == "echo"; }));
   EXPECT_EQ(te::mcp_text(c->call("echo", {{"message", "sdk"}})), "Echo: sdk");
   c->close();
+}
+
+// Issue 26, reconnect storms. A GET stream that answers "retry: 0" and a blank line (no message) and closes
+// used to be re-opened at once, for as long as the client lived (3,138 GETs in 2 s): the blank line reset the
+// budget and the retry of 0 was honoured. Now the delay has a floor of 100 ms and doubles with each reopening
+// that delivered no message (0, 0.1, 0.3, 0.7, 1.5 s), and the budget (max_reconnects) ends it. Controls: the
+// stream was reopened (more than once), calls go on meanwhile. Checked by hand: without the floor (0 ms) the 9
+// GETs of the budget came at once; with blank lines counted as messages again, 11 GETs in 1.6 s (every 100 ms,
+// never given up).
+TEST(McpHttp, AGetStreamThatOnlyEndsIsNotReopenedInALoop) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--storm-get"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "meanwhile"}})), "meanwhile");
+  std::this_thread::sleep_until(t0 + 1600ms);
+  const auto log = s.log();
+  const auto gets = std::count_if(log.begin(), log.end(), [](const json& e) { return is(e, "GET"); });
+  std::printf("GET streams opened in 1.6 s: %d\n", static_cast<int>(gets));
+  EXPECT_GE(gets, 3);  // reopened, after 0.1 and 0.2 s
+  EXPECT_LE(gets, 6);  // at 0, 0.1, 0.3, 0.7, 1.5 s
+}
+
+// The same storm on the stream of a request's response: each resumption (GET with Last-Event-ID) answers
+// "retry: 0" and a blank line and closes. The call fails after max_reconnects (3) resumptions without a
+// message, having waited 0.1 + 0.2 + 0.4 s. Checked by hand: with blank lines counted as messages again, the
+// call made 75 resumptions and failed with timeout after 8 s; without the floor, it failed after 2 ms.
+TEST(McpHttp, AResumptionStormEndsAfterTheBudget) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s;
+  auto ep = endpoint(s);
+  ep.max_reconnects = 3;
+  auto c = te::mcp_client::connect(pool, ep);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("storm_stream", json::object(), 8s); }, &what), "server_exited")
+      << what;
+  const auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_NE(what.find("3 times in a row without an event"), std::string::npos) << what;
+  EXPECT_GE(took, 650ms);
+  EXPECT_LT(took, 5s);
+  const auto log = s.log();
+  EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                          [](const json& e) {
+                            return is(e, "GET") && e["last_event_id"].is_string() &&
+                                   e["last_event_id"].get<std::string>().rfind("storm-", 0) == 0;
+                          }),
+            3);
+  EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "after"}})), "after");
+}
+
+// Issue 26, headers over their bounds. A 70 KiB x-mcp-header argument made the call wait its whole timeout:
+// Beast holds a field of at most 65,533 bytes, so req.set threw std::length_error inside the detached coroutine
+// of the POST, which dropped it (confirmed: with the check below removed, the 70 KiB call ends in 5 s with
+// timeout; with the check removed and the coroutine's outcome kept, at once with "field value too large").
+// Now every header the client builds is checked before anything is sent: a value over 8 KiB (an argument, a
+// long tool name in Mcp-Name), a CR LF in an application's header, fail the call at once with protocol_error
+// naming the header and not its value, and the server gets no such request. Controls: the same call with a
+// short value is served, and the connection serves later calls.
+TEST(McpHttp, AHeaderOverItsBoundFailsTheCallAtOnce) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  auto c = te::mcp_client::connect(pool, endpoint(s));
+  (void)c.list_tools();
+  const json small = {{"region", "eu"}, {"query", "q"}};
+  EXPECT_EQ(te::mcp_text(c.call("regional", small)), "eu/None/None/None");
+  for (const std::size_t bytes : {std::size_t{70} * 1024, std::size_t{10} * 1024}) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::string what;
+    EXPECT_EQ(mcp_test::error_kind(
+                  [&] { (void)c.call("regional", {{"region", std::string(bytes, 'r')}, {"query", "q"}}, 5s); }, &what),
+              "protocol_error")
+        << bytes;
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1s) << bytes;
+    EXPECT_NE(what.find("the request header Mcp-Param-Region is " + std::to_string(bytes) +
+                        " bytes, over the limit of 8192 bytes"),
+              std::string::npos)
+        << what;
+    EXPECT_EQ(what.find("rrrr"), std::string::npos) << what;
+  }
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call(std::string(9000, 'n'), json::object(), 5s); }, &what),
+            "protocol_error");
+  EXPECT_NE(what.find("the request header Mcp-Name is 9000 bytes"), std::string::npos) << what;
+  const auto log = posts(s);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const json& e) { return e["rpc"] == "tools/call"; }), 1);
+  EXPECT_EQ(te::mcp_text(c.call("regional", small)), "eu/None/None/None");
+
+  http_server plain;
+  auto ep = endpoint(plain);
+  ep.headers["X-Api-Key"] = "key\r\nInjected: 1";
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, ep); }, &what), "protocol_error");
+  EXPECT_NE(what.find("the request header X-Api-Key has a byte that is not visible ASCII"), std::string::npos)
+      << what;
+  EXPECT_TRUE(plain.log().empty());
+}
+
+// How errors print a URL (issue 26): no query, fragment or user information; an '@' in the path is the path's.
+TEST(McpHttp, PrintableUrlsHaveNoQueryNorUserInformation) {
+  using te::detail::mcp_printable_url;
+  EXPECT_EQ(mcp_printable_url("http://user:pw@h:8080/mcp?api_key=k#frag"), "http://h:8080/mcp");
+  EXPECT_EQ(mcp_printable_url("https://h/a@b/c?x=1"), "https://h/a@b/c");
+  EXPECT_EQ(mcp_printable_url("http://u@h?k=v"), "http://h");
+  EXPECT_EQ(mcp_printable_url("h:1/p?k=v"), "h:1/p");
+  EXPECT_EQ(mcp_printable_url("http://h/" + std::string(300, 'p')).size(), 203u);  // 200 bytes and "..."
+}
+
+// Issue 26, what errors quote. A server's error body that echoes the request's headers is quoted with the
+// values of endpoint.headers replaced by "[redacted]" (control: the body is quoted, its header names are there);
+// an endpoint's query string (`?api_key=`) and user information appear in no error (control: the path does).
+TEST(McpHttp, ErrorsQuoteNoSecretAndNoQuery) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s;
+  auto ep = endpoint(s);
+  ep.url += "?api_key=query-secret-1";
+  ep.headers["X-Api-Key"] = "header-secret-123";
+  auto c = te::mcp_client::connect(pool, ep);
+  std::string what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("echo_headers"); }, &what), "protocol_error") << what;
+  EXPECT_NE(what.find("HTTP 400"), std::string::npos) << what;
+  EXPECT_NE(what.find("X-Api-Key: [redacted]"), std::string::npos) << what;
+  EXPECT_EQ(what.find("header-secret-123"), std::string::npos) << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("garbage_http"); }, &what), "protocol_error") << what;
+  EXPECT_NE(what.find("/mcp"), std::string::npos) << what;
+  EXPECT_EQ(what.find("query-secret-1"), std::string::npos) << what;
+  EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, {.url = "ftp://u:pw-secret-9@h/p?k=q-9"}); },
+                                 &what),
+            "launch_failed");
+  EXPECT_NE(what.find("ftp://h/p"), std::string::npos) << what;
+  EXPECT_EQ(what.find("secret"), std::string::npos) << what;
+  EXPECT_EQ(what.find("q-9"), std::string::npos) << what;
 }
 
 }  // namespace mcp_http_test_ns

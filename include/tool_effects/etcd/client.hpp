@@ -327,7 +327,7 @@ class client {
   lease lease_grant(std::int64_t ttl_seconds) {
     const auto res = call("/v3/lease/grant", {{"TTL", std::to_string(ttl_seconds)}});
     if (const auto* e = detail::field(res, "error"); e && e->is_string() && !e->get<std::string>().empty())
-      throw error("server_error", e->get<std::string>());
+      throw error("server_error", detail::quoted_message(e->get<std::string>()));
     return {detail::int64_field(res, "ID"), detail::int64_field(res, "TTL")};
   }
 
@@ -388,7 +388,7 @@ class client {
     const auto* t = detail::field(res, "token");
     if (!t || !t->is_string() || t->get_ref<const std::string&>().empty())
       throw error("auth_failed", "no token in the authenticate answer");
-    token_ = t->get<std::string>();
+    token_ = detail::checked_token(t->get<std::string>());
   }
 
   client_options options_;

@@ -61,12 +61,15 @@ struct mcp_http_endpoint {
   /// Time limit of connecting and sending one request (the response of a
   /// request is bounded by the request's own timeout).
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
-  /// Resumptions (or GET-stream reconnections) in a row that brought no
-  /// event, before the stream is given up (its request fails with
-  /// server_exited).
+  /// Resumptions (or GET-stream reconnections) in a row that delivered no
+  /// message, before the stream is given up (its request fails with
+  /// server_exited); a blank line, a priming event or a comment is no
+  /// message.
   std::size_t max_reconnects = 8;
-  /// Delay before a resumption when the server sent no SSE `retry`; a
-  /// server's `retry` is capped by `max_retry`.
+  /// Delay before a resumption when the server sent no SSE `retry`. The
+  /// delay (a server's `retry` or this) is at least 100 ms and at most
+  /// `max_retry`, and doubles with each reconnection in a row that
+  /// delivered no message (docs/mcp.md, "Transport bounds (issue 26)").
   std::chrono::milliseconds default_retry = std::chrono::milliseconds(1000);
   std::chrono::milliseconds max_retry = std::chrono::seconds(30);
   /// OAuth 2.1 (mcp/oauth.hpp): when set, a 401 (or 403 insufficient_scope) makes the client authorize

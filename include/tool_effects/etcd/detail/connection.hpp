@@ -11,6 +11,9 @@
 #include <string>
 #include <utility>
 
+#include <cerrno>
+#include <sys/socket.h>
+
 #include <boost/asio/connect.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -85,7 +88,9 @@ class connection {
     });
     if (ec) fail(ec, "reading the response");
     auto& res = parser.get();
-    if (!res.keep_alive()) close();
+    // Bytes after the response (a second response the server sent unasked) are never read as the next
+    // request's response: the connection is closed, its buffer emptied (issue 26).
+    if (!res.keep_alive() || buffer_.size() != 0) close();
     return {res.result_int(), std::move(res.body())};
   }
 
@@ -162,6 +167,7 @@ class connection {
     beast::error_code ignored;
     stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     stream_.socket().close(ignored);
+    buffer_.consume(buffer_.size());
     connected_ = false;
   }
 
@@ -175,8 +181,19 @@ class connection {
     return result;
   }
 
+  // A kept-alive connection is reused only when the server sent nothing since its last response: bytes waiting
+  // on the socket (or the end of the connection) close it, so that they are not read as the next response.
   void ensure_connected() {
-    if (connected_) return;
+    if (connected_) {
+      char byte = 0;
+      const auto n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      bool quiet = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+      if (tls_ && SSL_pending(tls_->native_handle()) > 0) quiet = false;  // decrypted bytes held by TLS
+#endif
+      if (quiet) return;
+      close();
+    }
     asio::ip::tcp::resolver resolver(ioc_);
     beast::error_code ec;
     const auto results = resolver.resolve(url_.host, url_.port, ec);

@@ -5,6 +5,7 @@
 #ifndef TOOL_EFFECTS_ETCD_DETAIL_GATEWAY_JSON_HPP
 #define TOOL_EFFECTS_ETCD_DETAIL_GATEWAY_JSON_HPP
 
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <optional>
@@ -272,10 +273,48 @@ inline url parse_endpoint(std::string_view e) {
   return {std::string(e.substr(0, colon)), std::string(e.substr(colon + 1)), tls};
 }
 
-// A gateway error body ({"error", "message", "code"}) as an `error` with a stable reason.
+// The bounds of what the gateway sends that goes into a request or an error (docs/coordination.md, "Bounds
+// against a hostile gateway"): an auth token, and the part of a gateway's message an error quotes.
+inline constexpr std::size_t max_token_bytes = 4096;
+inline constexpr std::size_t max_quoted_message_bytes = 300;
+
+// The gateway's auth token, checked before it goes into Authorization: 1 to 4096 visible ASCII characters (no
+// CR LF that would make a header line of its own, nothing Beast cannot hold); else bad_response (not
+// std::length_error, which the failover loop would let escape), quoting only the token's size.
+inline std::string checked_token(std::string token) {
+  const bool ok = !token.empty() && token.size() <= max_token_bytes &&
+                  std::all_of(token.begin(), token.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
+  if (!ok)
+    throw error("bad_response", detail::str_cat("the authenticate answer's token (", std::to_string(token.size()),
+                                                " bytes) is not 1 to 4096 visible ASCII characters"));
+  return token;
+}
+
+// A gateway's text as an error quotes it: at most 300 bytes, cut at a character boundary ("..." when cut),
+// every invalid UTF-8 byte replaced by U+FFFD, a control character (CR, LF, ...) written as \xNN.
+inline std::string quoted_message(std::string_view m) {
+  const std::string valid =
+      tool_effects::detail::valid_utf8(tool_effects::detail::utf8_prefix(m, max_quoted_message_bytes));
+  std::string out;
+  for (const char c : valid) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += "\\x";
+      out += hex[(static_cast<unsigned char>(c) >> 4) & 0xF];
+      out += hex[static_cast<unsigned char>(c) & 0xF];
+    } else {
+      out += c;
+    }
+  }
+  if (m.size() > max_quoted_message_bytes) out += "...";
+  return out;
+}
+
+// A gateway error body ({"error", "message", "code"}) as an `error` with a stable reason; the reason is read
+// from the whole message, the error quotes at most 300 bytes of it.
 [[noreturn]] inline void throw_gateway_error(unsigned status, const std::string& body) {
   int code = 0;
-  std::string message = body.substr(0, 300);
+  std::string message = body;
   try {
     const auto j = tool_effects::detail::parse_json(body, "etcd error");
     code = int(int64_field(j, "code"));
@@ -290,7 +329,7 @@ inline url parse_endpoint(std::string_view e) {
            message.find("invalid auth token") != std::string::npos)
     reason = "auth_failed";
   else if (code == 14 || status == 503) reason = "unavailable";
-  throw error(reason, detail::str_cat("HTTP ", std::to_string(status), ": ", message), code);
+  throw error(reason, detail::str_cat("HTTP ", std::to_string(status), ": ", quoted_message(message)), code);
 }
 
 }  // namespace detail

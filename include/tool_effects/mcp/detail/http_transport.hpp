@@ -68,15 +68,36 @@ struct mcp_http_url {
   bool tls = false;    // https
 };
 
+// The bounds of what the client sends (docs/mcp.md, "Transport bounds (issue 26)"): an endpoint URL, one request
+// header field's value, and all the fields of one request together (Node's default --max-http-header-size is
+// 16 KiB; Beast cannot hold a field over 65,533 bytes and throws std::length_error).
+inline constexpr std::size_t mcp_max_url_bytes = 8 * 1024;
+inline constexpr std::size_t mcp_max_header_value_bytes = 8 * 1024;
+inline constexpr std::size_t mcp_max_request_header_bytes = 16 * 1024;
+
+// `u` as errors print it: without its query and fragment (`?api_key=...`) and without user information
+// (`user:password@`), at most 200 bytes.
+inline std::string mcp_printable_url(std::string_view u) {
+  u = u.substr(0, u.find_first_of("?#"));
+  const auto scheme = u.find("://");
+  const auto from = scheme == std::string_view::npos ? 0 : scheme + 3;
+  const auto path = u.find('/', from);
+  const auto at = u.substr(0, path).rfind('@');
+  std::string out(u.substr(0, from));
+  out += at != std::string_view::npos && at >= from ? u.substr(at + 1) : u.substr(from);
+  return mcp_preview(out, 200);
+}
+
 // Parses "http://host[:port][/path]"; throws mcp_error(launch_failed) naming what is wrong.
 inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& name) {
   auto bad = [&](const char* why) {
     std::string m = "bad MCP endpoint URL \"";
-    m += mcp_preview(u, 200);
+    m += mcp_printable_url(u);
     m += "\": ";
     m += why;
     return mcp_error(mcp_error_kind::launch_failed, name.empty() ? std::string("mcp-http") : name, m);
   };
+  if (u.size() > mcp_max_url_bytes) throw bad("longer than 8192 bytes");
   std::string_view rest = u;
   mcp_http_url out;
   if (rest.rfind("https://", 0) == 0) {
@@ -172,24 +193,27 @@ class mcp_sse_parser {
   [[nodiscard]] bool oversized() const noexcept { return oversized_; }
   // The id of the last event seen ("" when none): resumption sends it as Last-Event-ID.
   [[nodiscard]] const std::string& last_event_id() const noexcept { return last_id_; }
-  // The server's last `retry` (ms), if any.
+  // The server's last `retry` (ms), if any, as sent (0 included): the transport clamps it to its floor.
   [[nodiscard]] std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
   // Bytes of the event being gathered (bounded by the caller).
   [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size() + line_.size(); }
-  // Events (any, including priming ones) since the last call.
+  // Messages delivered (to on_event) since the last call: a blank line, a priming event (an id, empty data) or an
+  // event of another type is none, so it does not reset a reconnect budget (issue 26).
   std::size_t take_events() noexcept { return std::exchange(events_, 0); }
 
  private:
   template <class F>
   void line(std::string_view l, F& on_event) {
     if (l.empty()) {
-      ++events_;
       if (!data_.empty()) {
         data_.pop_back();  // the LF after the last data line
-        if (data_.size() > max_event_)
+        if (data_.size() > max_event_) {
           oversized_ = true;
-        else if ((event_.empty() || event_ == "message") && data_.find_first_not_of(" \t\r\n") != std::string::npos)
+        } else if ((event_.empty() || event_ == "message") &&
+                   data_.find_first_not_of(" \t\r\n") != std::string::npos) {
+          ++events_;
           on_event(std::string_view(data_));
+        }
       }
       data_.clear();
       event_.clear();
@@ -256,6 +280,44 @@ inline std::string mcp_http_header_value(std::string_view v) {
   out += "?=";
   return out;
 }
+
+// The header fields of one request as the client builds them, each checked before it is set: a field name is a
+// token (RFC 9110 tchar), a value is 0 to mcp_max_header_value_bytes of visible ASCII, space or tab (no CR, LF
+// or NUL: nothing a peer sent becomes a header line of its own), and all fields together stay within
+// mcp_max_request_header_bytes. A field over a bound throws mcp_error(protocol_error) naming the field and its
+// size, never its value (it may be a credential): the request fails at once, before anything is sent.
+class mcp_request_headers {
+ public:
+  mcp_request_headers(mcp_http::request<mcp_http::string_body>& req, const std::string& server)
+      : req_(req), server_(server) {}
+  void set(std::string_view name, std::string_view value) {
+    const bool name_ok = !name.empty() && name.size() <= 256 && std::all_of(name.begin(), name.end(), mcp_param::tchar);
+    if (!name_ok) fail(name, "is not a header field name (1 to 256 tchar)");
+    if (value.size() > mcp_max_header_value_bytes)
+      fail(name, "is " + std::to_string(value.size()) + " bytes, over the limit of " +
+                     std::to_string(mcp_max_header_value_bytes) + " bytes of one header value");
+    if (!std::all_of(value.begin(), value.end(), [](char c) { return c == '\t' || (c >= 0x20 && c <= 0x7E); }))
+      fail(name, "has a byte that is not visible ASCII, space or tab (CR, LF, NUL or a control character)");
+    total_ += name.size() + value.size() + 4;  // "name: value\r\n"
+    if (total_ > mcp_max_request_header_bytes)
+      fail(name, "brings the request's header fields to " + std::to_string(total_) + " bytes, over the limit of " +
+                     std::to_string(mcp_max_request_header_bytes));
+    req_.set(beast::string_view(name.data(), name.size()), beast::string_view(value.data(), value.size()));
+  }
+
+ private:
+  [[noreturn]] void fail(std::string_view name, const std::string& why) const {
+    std::string m = "the request header ";
+    m += mcp_preview(name, 80);
+    m += ' ';
+    m += why;
+    m += " (the request was not sent)";
+    throw mcp_error(mcp_error_kind::protocol_error, server_, m);
+  }
+  mcp_http::request<mcp_http::string_body>& req_;
+  const std::string& server_;
+  std::size_t total_ = 0;
+};
 }  // namespace tool_effects::detail
 
 #include <tool_effects/mcp/detail/oauth_flow.hpp>  // uses mcp_parse_http_url
@@ -326,7 +388,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
 
   void send(std::string message, std::int64_t request_id, mcp_outgoing meta) override {
     if (stopped_) return;
-    asio::co_spawn(strand_, post(shared_from_this(), std::move(message), request_id, std::move(meta)), asio::detached);
+    asio::co_spawn(strand_, post(shared_from_this(), std::move(message), request_id, std::move(meta)),
+                   outcome(request_id));
   }
 
   void abandon(std::int64_t request_id) override {
@@ -340,7 +403,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     version_ = version;
     if (ep_.open_get_stream && !get_started_ && !stopped_) {
       get_started_ = true;
-      asio::co_spawn(strand_, get_stream(shared_from_this()), asio::detached);
+      asio::co_spawn(strand_, get_stream(shared_from_this()), outcome(0));
     }
   }
 
@@ -350,7 +413,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     auto self = shared_from_this();
     if (!stopped_ && !session_.empty()) {
       auto x = std::make_shared<exchange>();
-      co_await begin(self, *x, mcp_http::verb::delete_, nullptr, {}, shared_->options.shutdown_grace);
+      try {
+        co_await begin(self, *x, mcp_http::verb::delete_, nullptr, {}, shared_->options.shutdown_grace);
+      } catch (const std::exception&) {  // a header over its bound: the server is left to expire the session
+      }
     }
     stop();
   }
@@ -367,6 +433,36 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   }
 
  private:
+  // The completion of a coroutine the transport spawns (never asio::detached, which drops an exception): one
+  // that escapes (a header over its bound, std::bad_alloc, a bug) is request `id`'s outcome, an mcp_error as it
+  // is, anything else as protocol_error quoting it; for the GET stream or a response POSTed (id 0) it fails the
+  // connection (server_exited: the next request starts a new one). So a call always gets its one outcome.
+  std::function<void(std::exception_ptr)> outcome(std::int64_t id) {
+    return [w = weak_from_this(), id](std::exception_ptr e) {
+      if (!e) return;
+      auto self = w.lock();
+      auto c = self ? self->live() : nullptr;
+      if (!c) return;
+      std::string why = "the HTTP transport failed";
+      try {
+        std::rethrow_exception(e);
+      } catch (const mcp_error& x) {
+        why = x.what();
+      } catch (const std::exception& x) {
+        why += ": ";
+        why += mcp_preview(x.what());
+        e = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, self->shared_->name, why));
+      } catch (...) {
+        e = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, self->shared_->name, why));
+      }
+      if (id != 0)
+        c->fail_request(id, e);
+      else
+        c->fail(std::make_exception_ptr(mcp_transient_error(
+            mcp_error_kind::server_exited, self->shared_->name, "the GET stream or a response POSTed: " + why)));
+    };
+  }
+
   // After a whole response: the connection goes back to the pool when both
   // sides keep it alive and nothing unread is left.
   void put_idle(exchange& x, std::int64_t id) {
@@ -434,11 +530,25 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     return c;
   }
 
+  // A server's text as errors quote it (issue 26): every secret the client sent replaced by "[redacted]" — the
+  // OAuth tokens and client secret (mcp_oauth_authorizer::redact, the library's one redaction) and the values
+  // of endpoint.headers of 8 bytes or more (an API key) — before it is cut to a preview.
+  [[nodiscard]] std::string redacted(std::string text) const {
+    if (auth_) text = auth_->redact(std::move(text));
+    for (const auto& [k, v] : ep_.headers) {
+      (void)k;
+      if (v.size() < 8) continue;
+      constexpr std::string_view mark = "[redacted]";
+      for (auto at = text.find(v); at != std::string::npos; at = text.find(v, at + mark.size()))
+        text.replace(at, v.size(), mark);
+    }
+    return text;
+  }
+
   std::string describe(const char* method, const exchange& x) const {
     std::string m = method;
     m += ' ';
-    m += url_.origin;
-    m += mcp_preview(url_.target, 200);
+    m += mcp_printable_url(url_.origin + url_.target);
     m += ": ";
     m += x.what;
     m += ": ";
@@ -456,16 +566,35 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     x.stream = std::make_shared<beast::tcp_stream>(self->strand_);
     self->open_.insert(x.stream);
     if (self->endpoints_.empty()) {
-      asio::ip::tcp::resolver resolver(self->strand_);
-      auto [ec, results] = co_await resolver.async_resolve(self->url_.host, self->url_.port,
-                                                           asio::as_tuple(asio::use_awaitable));
+      // Name resolution under the same deadline as connecting (issue 26): Asio resolves on a thread of its own
+      // (getaddrinfo), which a cancel cannot interrupt, so the exchange waits on a timer that the resolution
+      // ends early; a late answer finds only the shared state it keeps alive.
+      struct resolving {
+        explicit resolving(const mcp_strand& s) : resolver(s), wake(s) {}
+        asio::ip::tcp::resolver resolver;
+        asio::steady_timer wake;
+        bool done = false;
+        beast::error_code ec;
+        asio::ip::tcp::resolver::results_type results;
+      };
+      auto r = std::make_shared<resolving>(self->strand_);
+      r->wake.expires_after(timeout);
+      r->resolver.async_resolve(self->url_.host, self->url_.port,
+                                [r](const beast::error_code& ec, asio::ip::tcp::resolver::results_type results) {
+                                  r->ec = ec;
+                                  r->results = std::move(results);
+                                  r->done = true;
+                                  r->wake.cancel();
+                                });
+      (void)co_await r->wake.async_wait(asio::as_tuple(asio::use_awaitable));
       if (self->stopped_) co_return;
-      if (ec) {
-        x.ec = ec;
+      if (!r->done || r->ec) {
+        if (!r->done) r->resolver.cancel();
+        x.ec = r->done ? r->ec : beast::error_code(beast::error::timeout);
         x.what = "resolving";
         co_return;
       }
-      self->endpoints_ = std::move(results);
+      self->endpoints_ = std::move(r->results);
     }
     x.stream->expires_after(timeout);
     auto [cec, ep] = co_await x.stream->async_connect(self->endpoints_, asio::as_tuple(asio::use_awaitable));
@@ -503,39 +632,42 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       x.auth_generation = auth->generation();
       if (self->stopped_) co_return;
     }
+    // The request is built, and every header checked, before a connection is taken: one over its bound fails
+    // the request at once (mcp_request_headers throws), and nothing is sent.
+    mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
+    mcp_request_headers h(req, self->shared_->name);
+    h.set("Host", self->url_.authority);
+    for (const auto& [k, v] : self->ep_.headers) h.set(k, v);
+    if (!authorization.empty()) h.set("Authorization", authorization);
+    if (verb == mcp_http::verb::post) {
+      h.set("Content-Type", "application/json");
+      h.set("Accept", "application/json, text/event-stream");
+      req.body() = *body;
+    } else if (verb == mcp_http::verb::get) {
+      h.set("Accept", "text/event-stream");
+    }
+    x.modern = meta && meta->modern;
+    if (meta) x.method = meta->method;
+    if (!self->session_.empty() && !x.modern) {  // 2026-07-28 has no sessions
+      h.set("Mcp-Session-Id", self->session_);
+      x.had_session = true;
+    }
+    const std::string& version = meta && !meta->version.empty() ? meta->version : self->version_;
+    if (!version.empty()) h.set("MCP-Protocol-Version", version);
+    if (x.modern) {  // the standard request headers of 2026-07-28 ("Request Metadata")
+      h.set("Mcp-Method", mcp_http_header_value(meta->method));
+      if (meta->name) h.set("Mcp-Name", mcp_http_header_value(*meta->name));
+      for (const auto& [name, value] : meta->params) h.set("Mcp-Param-" + name, mcp_http_header_value(value));
+    }
+    if (!last_event_id.empty()) h.set("Last-Event-ID", last_event_id);
+    req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
+    req.prepare_payload();
     if (verb == mcp_http::verb::post && self->take_idle(x)) {
       x.stream->expires_after(timeout);
     } else {
       co_await connect(self, x, timeout);
       if (x.ec || self->stopped_) co_return;
     }
-    mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
-    req.set(mcp_http::field::host, self->url_.authority);
-    for (const auto& [k, v] : self->ep_.headers) req.set(k, v);
-    if (!authorization.empty()) req.set(mcp_http::field::authorization, authorization);
-    if (verb == mcp_http::verb::post) {
-      req.set(mcp_http::field::content_type, "application/json");
-      req.set(mcp_http::field::accept, "application/json, text/event-stream");
-      req.body() = *body;
-    } else if (verb == mcp_http::verb::get) {
-      req.set(mcp_http::field::accept, "text/event-stream");
-    }
-    x.modern = meta && meta->modern;
-    if (meta) x.method = meta->method;
-    if (!self->session_.empty() && !x.modern) {  // 2026-07-28 has no sessions
-      req.set("Mcp-Session-Id", self->session_);
-      x.had_session = true;
-    }
-    const std::string& version = meta && !meta->version.empty() ? meta->version : self->version_;
-    if (!version.empty()) req.set("MCP-Protocol-Version", version);
-    if (x.modern) {  // the standard request headers of 2026-07-28 ("Request Metadata")
-      req.set("Mcp-Method", mcp_http_header_value(meta->method));
-      if (meta->name) req.set("Mcp-Name", mcp_http_header_value(*meta->name));
-      for (const auto& [name, value] : meta->params) req.set("Mcp-Param-" + name, mcp_http_header_value(value));
-    }
-    if (!last_event_id.empty()) req.set("Last-Event-ID", last_event_id);
-    req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
-    req.prepare_payload();
     auto [wec, n] = co_await on_stream(x, [&](auto& st) {
       return mcp_http::async_write(st, req, asio::as_tuple(asio::use_awaitable));
     });
@@ -741,7 +873,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         m += " with content type \"";
         m += mcp_preview(std::string(x->parser.get()[mcp_http::field::content_type]), 100);
         m += "\" (neither application/json nor text/event-stream): \"";
-        m += mcp_preview(text);
+        m += mcp_preview(redacted(text));
         m += '"';
         fault(id, mcp_error_kind::protocol_error, m, false);
         co_return;
@@ -766,10 +898,14 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         const int code = e.contains("code") && e["code"].is_number_integer() ? e["code"].get<int>() : 0;
         std::string message = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>()
                                                                                 : std::string("(no message)");
-        message = "HTTP " + std::to_string(status) + ": " + mcp_preview(message, 2000);
+        message = "HTTP " + std::to_string(status) + ": " + mcp_preview(redacted(std::move(message)), 2000);
         if (what) message = std::string(what) + ": " + message;
-        return std::make_exception_ptr(mcp_http_rpc_error(shared_->name, code, message,
-                                                          e.contains("data") ? e["data"] : nlohmann::json(), status));
+        nlohmann::json data = e.contains("data") ? e["data"] : nlohmann::json();
+        if (!data.is_null()) {  // data that quotes a secret is kept as its redacted text
+          const std::string dumped = data.dump();
+          if (std::string r = redacted(dumped); r != dumped) data = std::move(r);
+        }
+        return std::make_exception_ptr(mcp_http_rpc_error(shared_->name, code, message, std::move(data), status));
       }
     } catch (const std::exception&) {
     }
@@ -788,7 +924,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if ((status == 401 || status == 403) && !auth_) m += " (no mcp_http_endpoint::authorization is set)";
     if (!text.empty()) {
       m += ": \"";
-      m += mcp_preview(text);
+      m += mcp_preview(redacted(text));
       m += '"';
     }
     return std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m));
@@ -887,7 +1023,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         self->fault(id, mcp_error_kind::server_exited, m, false);
         co_return;
       }
-      co_await self->wait_retry(sse);
+      co_await self->wait_retry(sse, idle);
       if (!self->live() || !c->pending(id)) co_return;
       auto x = std::make_shared<exchange>();
       co_await begin(self, *x, mcp_http::verb::get, nullptr, sse.last_event_id(), self->ep_.connect_timeout);
@@ -905,9 +1041,19 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
   }
 
-  asio::awaitable<void> wait_retry(const mcp_sse_parser& sse) {
-    const auto delay = std::min(sse.retry().value_or(ep_.default_retry), ep_.max_retry);
-    asio::steady_timer t(strand_, delay);
+  // The wait before reconnecting a stream after `idle` reconnections in a row that delivered no message: the
+  // server's `retry` (else endpoint.default_retry) within [min_retry, endpoint.max_retry], doubled for each
+  // such reconnection and capped by max_retry again. A `retry: 0` is 100 ms, never 0: a stream that only ends
+  // is reconnected at 0.1, 0.2, 0.4, 0.8 ... s (issue 26: 3,138 GETs in 2 s before).
+  static constexpr std::chrono::milliseconds min_retry{100};
+  [[nodiscard]] std::chrono::milliseconds retry_delay(const mcp_sse_parser& sse, std::size_t idle) const {
+    const auto cap = std::max(ep_.max_retry, min_retry);
+    auto delay = std::clamp(sse.retry().value_or(ep_.default_retry), min_retry, cap);
+    for (std::size_t i = 0; i < idle && delay < cap; ++i) delay = std::min(delay * 2, cap);
+    return delay;
+  }
+  asio::awaitable<void> wait_retry(const mcp_sse_parser& sse, std::size_t idle) {
+    asio::steady_timer t(strand_, retry_delay(sse, idle));
     (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
   }
 
@@ -929,7 +1075,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       if (!x->ec) co_await read_sse(self, x, 0, sse);
       self->forget(x->stream);
       idle = sse.take_events() == 0 ? idle + 1 : 0;
-      co_await self->wait_retry(sse);
+      if (idle > self->ep_.max_reconnects) break;
+      co_await self->wait_retry(sse, idle - (idle > 0 ? 1 : 0));
     }
   }
 
