@@ -329,12 +329,12 @@ class fast_json_lexer {
       if (p_ == end_) return false;
       const auto c = static_cast<unsigned char>(*p_);
       if (c == '"') {
-        out.append(run, p_);
+        out.append(run, static_cast<std::size_t>(p_ - run));
         ++p_;
         return true;
       }
       if (c == '\\') {
-        out.append(run, p_);
+        out.append(run, static_cast<std::size_t>(p_ - run));
         ++p_;
         if (!escape(out)) return false;
         run = p_;
