@@ -320,17 +320,27 @@ class fast_json_lexer {
     }
   }
 
-  // The string after its opening quote, into out; p_ ends after the closing quote.
+  // The string after its opening quote, into out; p_ ends after the closing quote. A long string (a tool's
+  // text result) would otherwise be copied again at every doubling of its capacity: past `long_string`
+  // bytes, its capacity is reserved once for the rest of the text (an upper bound: no escape makes the value
+  // longer than its text), and given back at the end when under half of it was used.
   bool string(std::string& out) {
+    constexpr std::size_t long_string = 4096;
     out.clear();
+    bool reserved = false;
     const char* run = p_;
     for (;;) {
       p_ = plain_run_end(p_, end_);
       if (p_ == end_) return false;
       const auto c = static_cast<unsigned char>(*p_);
+      if (!reserved && out.size() + static_cast<std::size_t>(p_ - run) >= long_string) {
+        reserved = true;
+        out.reserve(out.size() + static_cast<std::size_t>(end_ - run));
+      }
       if (c == '"') {
         out.append(run, static_cast<std::size_t>(p_ - run));
         ++p_;
+        if (reserved && out.capacity() / 2 > out.size()) out.shrink_to_fit();
         return true;
       }
       if (c == '\\') {
