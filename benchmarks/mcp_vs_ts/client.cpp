@@ -12,7 +12,8 @@
 //   bench_mcp_vs_ts_client --path raw --transport http --url http://127.0.0.1:PORT/mcp --concurrency 16
 // Options: --threads N (the thread_pool, default 1), --calls N, --warmup N.
 // bench_mcp_vs_ts_client_boost_json is the same program built with TOOL_EFFECTS_JSON_BOOST_PARSER=1 (the
-// optional Boost.JSON lexer of parse_untrusted_json, json/detail/boost_json_parse.hpp).
+// optional Boost.JSON lexer of parse_untrusted_json, json/detail/boost_json_parse.hpp), and
+// bench_mcp_vs_ts_client_nlohmann with TOOL_EFFECTS_JSON_FAST_PARSER=0 (nlohmann's lexer only).
 // Not a test and not Google Benchmark: a program the driver runs, alternating with the TS SDK client.
 #include <sys/resource.h>
 

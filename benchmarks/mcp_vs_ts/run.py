@@ -6,7 +6,9 @@ bench_mcp_vs_ts_client (release preset). Every scenario runs each client in turn
 rotated every round (so no client always runs first or last on a noisy machine); the table shows medians.
 Stdio: every client run spawns its own server (node server.mjs). HTTP: one server (node server.mjs --http)
 for the whole run, each client run its own session. Client CPU only: each client measures its own process
-(getrusage / process.cpuUsage), the server is another process.
+(getrusage / process.cpuUsage), the server is another process. The server's CPU is measured apart
+(/proc/PID/stat over the client's whole run, warm-up included): where the server sets the pace, its CPU per
+MiB approaches the client's wall time per MiB.
 
   run.py --dir build/mcp-vs-ts --cpp build/release/benchmarks/mcp_vs_ts/bench_mcp_vs_ts_client [--rounds 5]
          [--only stdio|http] [--threads 1] [--pool 1,2,4] [--json out.json]
@@ -33,6 +35,43 @@ SCENARIOS = [
 ]
 CLIENTS = ["ts-sdk", "cpp-raw", "cpp-host"]
 FAST = "cpp-host+boost.json"  # with --cpp-fast: the host built with TOOL_EFFECTS_JSON_BOOST_PARSER=1
+REF = "cpp-host+nlohmann"  # with --cpp-ref: the host built with TOOL_EFFECTS_JSON_FAST_PARSER=0
+WARMUP = 50  # calls before the timed batches (both clients' default), same tool and size
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def proc_cpu(pid):
+    """User + system CPU seconds of a live process (/proc/PID/stat), or None."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            s = f.read()
+        fields = s[s.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def stdio_servers(client_pid):
+    """The server.mjs processes descended from the client (its stdio server)."""
+    out = []
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/cmdline", "rb") as f:
+                if b"server.mjs" not in f.read():
+                    continue
+            pid = int(d)
+            for _ in range(4):  # the client, or a shell it started
+                with open(f"/proc/{pid}/stat") as f:
+                    s = f.read()
+                pid = int(s[s.rindex(")") + 2:].split()[1])
+                if pid == client_pid:
+                    out.append(int(d))
+                    break
+        except (OSError, ValueError):
+            continue
+    return out
 
 
 def free_port():
@@ -53,16 +92,39 @@ def run_client(args, client, transport, tool, nbytes, conc, calls, url, threads)
         cmd = ["node", "--no-warnings", "client.mjs"] + common
     elif client == FAST:
         cmd = [args.cpp_fast, "--path", "host", "--threads", str(threads)] + common
+    elif client == REF:
+        cmd = [args.cpp_ref, "--path", "host", "--threads", str(threads)] + common
     else:
         cmd = [args.cpp, "--path", client.split("-")[1], "--threads", str(threads)] + common
-    out = subprocess.run(cmd, cwd=args.dir, capture_output=True, text=True, timeout=600)
-    if out.returncode != 0:
-        sys.exit(f"{' '.join(cmd)} failed ({out.returncode}):\n{out.stderr[-4000:]}")
-    r = json.loads(out.stdout.strip().splitlines()[-1])
+    # The server's CPU over the client's whole run (warm-up included): the HTTP server's before and after;
+    # the stdio server (the client's child) sampled every 20 ms until it ends (its last <= 20 ms are missed).
+    p = subprocess.Popen(cmd, cwd=args.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    server_cpu = {}
+    http_cpu0 = proc_cpu(args.server_pid) if transport == "http" else None
+    if transport == "stdio":
+        while p.poll() is None:
+            for pid in stdio_servers(p.pid):
+                c = proc_cpu(pid)
+                if c is not None:
+                    server_cpu[pid] = c
+            time.sleep(0.02)
+    stdout, stderr = p.communicate(timeout=600)
+    if p.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{stderr[-4000:]}")
+    r = json.loads(stdout.strip().splitlines()[-1])
+    served = WARMUP + r["calls"]
+    if transport == "http":
+        r["server_cpu_s"] = proc_cpu(args.server_pid) - http_cpu0
+    else:
+        r["server_cpu_s"] = sum(server_cpu.values()) if server_cpu else None
+    r["server_cpu_us_per_call"] = r["server_cpu_s"] / served * 1e6 if r["server_cpu_s"] is not None else None
+    r["server_cpu_ms_per_mib"] = (r["server_cpu_us_per_call"] / 1e3 / (nbytes / MiB)
+                                  if nbytes >= MiB and r["server_cpu_s"] is not None else None)
     r["calls_per_s"] = r["calls"] / r["wall_s"]
     r["mb_per_s"] = r["bytes"] / MiB / r["wall_s"]
     r["cpu_us_per_call"] = r["cpu_s"] / r["calls"] * 1e6
     r["cpu_ms_per_mib"] = r["cpu_s"] * 1e3 / (r["bytes"] / MiB) if r["bytes"] >= MiB else None
+    r["wall_ms_per_mib"] = r["wall_s"] * 1e3 / (r["bytes"] / MiB) if r["bytes"] >= MiB else None
     return r
 
 
@@ -76,6 +138,8 @@ def main():
     ap.add_argument("--dir", required=True)
     ap.add_argument("--cpp", required=True)
     ap.add_argument("--cpp-fast", help="bench_mcp_vs_ts_client_boost_json: adds the client " + FAST)
+    ap.add_argument("--cpp-ref", help="bench_mcp_vs_ts_client_nlohmann: adds the client " + REF)
+    ap.add_argument("--clients", help="only these clients, comma-separated (ts-sdk is always run: the ratios)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", choices=["stdio", "http"])
     ap.add_argument("--threads", type=int, default=1, help="thread_pool size of the C++ client")
@@ -84,9 +148,14 @@ def main():
     args = ap.parse_args()
     args.dir = os.path.abspath(args.dir)
     args.cpp = os.path.abspath(args.cpp)
-    clients = CLIENTS + ([FAST] if args.cpp_fast else [])
+    clients = CLIENTS + ([FAST] if args.cpp_fast else []) + ([REF] if args.cpp_ref else [])
+    if args.clients:
+        clients = ["ts-sdk"] + [c for c in clients if c != "ts-sdk" and c in args.clients.split(",")]
     if args.cpp_fast:
         args.cpp_fast = os.path.abspath(args.cpp_fast)
+    if args.cpp_ref:
+        args.cpp_ref = os.path.abspath(args.cpp_ref)
+    args.server_pid = None
 
     port = free_port()
     url = f"http://127.0.0.1:{port}/mcp"
@@ -95,6 +164,7 @@ def main():
     if any(s[1] == "http" for s in scenarios):
         server = subprocess.Popen(["node", "server.mjs", "--http", str(port)], cwd=args.dir,
                                   stderr=subprocess.DEVNULL)
+        args.server_pid = server.pid
         for _ in range(100):
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
@@ -128,8 +198,8 @@ def main():
     print(f"{args.rounds} rounds, medians; client CPU = user + system of the client process only; "
           f"C++ thread_pool({args.threads})\n")
     print("| transport | scenario | client | calls/s | MB/s | client CPU µs/call | client CPU ms/MiB | peak RSS MiB "
-          "| × TS calls/s | × TS CPU/call |")
-    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+          "| × TS calls/s | × TS CPU/call | wall ms/MiB | server CPU µs/call | server CPU ms/MiB |")
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
         ts = runs[(si, "ts-sdk")]
         for client in clients:
@@ -138,8 +208,12 @@ def main():
             rss = med(rs, "maxrss_kb") / 1024
             ratio = cps / med(ts, "calls_per_s")
             cpu_ratio = cpu / med(ts, "cpu_us_per_call")
+            wall, scpu, smib = (med(rs, k) for k in ("wall_ms_per_mib", "server_cpu_us_per_call",
+                                                     "server_cpu_ms_per_mib"))
             print(f"| {transport} | {name} | {client} | {cps:.0f} | {mbs:.1f} | {cpu:.1f} | "
-                  f"{'' if mib is None else f'{mib:.2f}'} | {rss:.1f} | {ratio:.2f} | {cpu_ratio:.2f} |")
+                  f"{'' if mib is None else f'{mib:.2f}'} | {rss:.1f} | {ratio:.2f} | {cpu_ratio:.2f} | "
+                  f"{'' if wall is None else f'{wall:.2f}'} | {'' if scpu is None else f'{scpu:.0f}'} | "
+                  f"{'' if smib is None else f'{smib:.2f}'} |")
     if pool_runs:
         print("\ncpp-host, client CPU per call by thread_pool size (stdio; medians)\n")
         sizes = sorted({t for _, t in pool_runs})

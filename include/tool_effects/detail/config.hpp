@@ -29,6 +29,13 @@
 #define TOOL_EFFECTS_NOINLINE
 #endif
 
+// parse_untrusted_json reads text with the library's one-pass lexer (json/detail/fast_parse.hpp; anything it
+// does not admit is parsed again by nlohmann, whose errors are reported). 0: nlohmann's lexer only, the
+// reference the differential test WireParse.* compares with and benchmarks measure against.
+#ifndef TOOL_EFFECTS_JSON_FAST_PARSER
+#define TOOL_EFFECTS_JSON_FAST_PARSER 1
+#endif
+
 // Boost.Process v2 of Boost 1.81 otherwise needs the compiled Boost.Filesystem (the target
 // tool_effects::mcp defines it too).
 #ifndef BOOST_PROCESS_USE_STD_FS

@@ -24,6 +24,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/canonical.hpp>
 #include <tool_effects/text.hpp>
@@ -407,9 +408,30 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
 };
 
 #if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
-// The optional fast lexer (json/detail/boost_json_parse.hpp): nullopt when it does not admit the text.
+// The optional Boost.JSON lexer (json/detail/boost_json_parse.hpp): nullopt when it does not admit the text.
 inline std::optional<nlohmann::json> parse_with_boost_json(std::string_view text, const json_limits& limits);
 #endif
+// The default one-pass lexer (json/detail/fast_parse.hpp): nullopt when it does not admit the text.
+inline std::optional<nlohmann::json> parse_with_fast_lexer(std::string_view text, const json_limits& limits);
+
+// nlohmann's lexer into the bounded builder: the reference parse, and the one that reports every error.
+inline nlohmann::json parse_untrusted_json_nlohmann(std::string_view text, const json_limits& limits,
+                                                   std::string_view context) {
+  untrusted_json_builder b(limits, context);
+  try {
+    (void)nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &b, nlohmann::json::input_format_t::json,
+                                    true);
+  } catch (const nlohmann::json::parse_error& e) {
+    // Up to 20 bytes either side of the error, cut at character boundaries.
+    const std::size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
+    const std::string_view around = utf8_prefix(utf8_suffix(text, at > 20 ? at - 20 : 0), 40);
+    throw json_error("", str_cat("invalid JSON at byte ", std::to_string(e.byte)), around, context,
+                     json_error_reason::invalid_json);
+  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number that overflows a double
+    throw json_error("", "invalid JSON", e.what(), context, json_error_reason::invalid_json);
+  }
+  return std::move(b.root);
+}
 
 }  // namespace detail
 
@@ -440,21 +462,12 @@ inline nlohmann::json parse_untrusted_json(std::string_view text, const json_lim
   // Built with TOOL_EFFECTS_JSON_BOOST_PARSER=1: Boost.JSON's lexer first; what it does not admit, and every
   // error, is parsed again below (json/detail/boost_json_parse.hpp).
   if (auto fast = detail::parse_with_boost_json(text, limits)) return std::move(*fast);
+#elif TOOL_EFFECTS_JSON_FAST_PARSER
+  // The one-pass lexer first (json/detail/fast_parse.hpp); what it does not admit, and every error, is parsed
+  // again by nlohmann below, so errors are nlohmann's.
+  if (auto fast = detail::parse_with_fast_lexer(text, limits)) return std::move(*fast);
 #endif
-  detail::untrusted_json_builder b(limits, context);
-  try {
-    (void)nlohmann::json::sax_parse(text.data(), text.data() + text.size(), &b, nlohmann::json::input_format_t::json,
-                                    true);
-  } catch (const nlohmann::json::parse_error& e) {
-    // Up to 20 bytes either side of the error, cut at character boundaries.
-    const std::size_t at = std::min(e.byte > 0 ? e.byte - 1 : 0, text.size());
-    const std::string_view around = detail::utf8_prefix(detail::utf8_suffix(text, at > 20 ? at - 20 : 0), 40);
-    throw json_error("", str_cat("invalid JSON at byte ", std::to_string(e.byte)), around, context,
-                     json_error_reason::invalid_json);
-  } catch (const nlohmann::json::exception& e) {  // e.g. out_of_range 406: a number that overflows a double
-    throw json_error("", "invalid JSON", e.what(), context, json_error_reason::invalid_json);
-  }
-  return std::move(b.root);
+  return detail::parse_untrusted_json_nlohmann(text, limits, context);
 }
 
 namespace detail {
@@ -469,6 +482,7 @@ inline nlohmann::json parse_json(std::string_view text, std::string_view context
 
 }  // namespace tool_effects
 
+#include <tool_effects/json/detail/fast_parse.hpp>
 #if defined(TOOL_EFFECTS_JSON_BOOST_PARSER) && TOOL_EFFECTS_JSON_BOOST_PARSER
 #include <tool_effects/json/detail/boost_json_parse.hpp>
 #endif

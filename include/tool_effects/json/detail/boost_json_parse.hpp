@@ -4,9 +4,8 @@
 // reads the text and feeds the library's own bounded builder
 // (`untrusted_json_builder`: depth, value count and duplicate keys stay one
 // rule), so an admitted document is the value nlohmann's parse builds (numbers
-// are converted from their text as nlohmann converts them: non-negative
-// integers unsigned, doubles correctly rounded by std::from_chars, or by
-// strtod_l in the "C" locale where the standard library lacks it). On ANY
+// are converted from their text as nlohmann converts them, by `wire_number`,
+// which the default lexer json/detail/fast_parse.hpp uses too). On ANY
 // failure — a syntax error, a limit, a number either lexer might read
 // differently — it returns nullopt and the caller parses with nlohmann, whose
 // error is the one reported: errors are unchanged.
@@ -18,28 +17,17 @@
 #ifndef TOOL_EFFECTS_JSON_DETAIL_BOOST_JSON_PARSE_HPP
 #define TOOL_EFFECTS_JSON_DETAIL_BOOST_JSON_PARSE_HPP
 
-#include <cerrno>
-#include <charconv>
-#include <clocale>
-#include <cmath>
-#include <cstdlib>
 #include <cstddef>
 #include <cstdint>
 #include <exception>
-#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <system_error>
-
-#if !defined(__cpp_lib_to_chars)
-#include <locale.h>  // newlocale, locale_t (POSIX)
-#include <stdlib.h>  // strtod_l
-#endif
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/json/detail/fast_parse.hpp>
 #include <tool_effects/json/error.hpp>
 
 namespace tool_effects::detail {
@@ -118,47 +106,12 @@ class boost_json_to_builder {
     }
     return refuse(ec);
   }
-  // The number's text converted as nlohmann's lexer converts it: an integer literal to unsigned when it has
-  // no minus sign, else signed, and to double when it fits neither; other numbers to double (correctly
-  // rounded). A double that is not finite or underflows: refused (nlohmann decides).
+  // The number's text converted as nlohmann's lexer converts it (`wire_number`, json/detail/fast_parse.hpp).
   bool number(sv last, error_code& ec) {
     number_.append(last.data(), last.size());
     const std::string t = std::move(number_);
     number_.clear();
-    const char* b = t.data();
-    const char* e = b + t.size();
-    const bool integer = t.find_first_of(".eE") == std::string::npos;
-    if (integer && !t.empty() && t.front() != '-') {
-      std::uint64_t u = 0;
-      if (const auto r = std::from_chars(b, e, u); r.ec == std::errc() && r.ptr == e)
-        return step(ec, [&] { return builder.number_unsigned(u); });
-    } else if (integer) {
-      std::int64_t i = 0;
-      if (const auto r = std::from_chars(b, e, i); r.ec == std::errc() && r.ptr == e)
-        return step(ec, [&] { return builder.number_integer(i); });
-    }
-    double d = 0;
-    if (!to_double(b, e, d) || !std::isfinite(d)) return refuse(ec);
-    return step(ec, [&] { return builder.number_float(d, t); });
-  }
-
-  // The correctly rounded double of [b, e), the whole of it. libc++ (as of 19) has no floating-point
-  // std::from_chars; there strtod_l in the "C" locale converts it (glibc rounds correctly, as nlohmann's
-  // own strtod-based conversion does), so the decimal point never depends on the process's locale.
-  static bool to_double(const char* b, const char* e, double& d) {
-#if defined(__cpp_lib_to_chars)
-    const auto r = std::from_chars(b, e, d);
-    return r.ec == std::errc() && r.ptr == e;
-#else
-    static const locale_t c_locale = newlocale(LC_ALL_MASK, "C", static_cast<locale_t>(nullptr));
-    if (c_locale == static_cast<locale_t>(nullptr)) return false;  // the caller falls back to nlohmann
-    const std::string z(b, e);
-    char* end = nullptr;
-    errno = 0;
-    d = strtod_l(z.c_str(), &end, c_locale);
-    // ERANGE with a non-zero result is a subnormal (5e-324), which from_chars gives too; with 0 it underflowed.
-    return end == z.c_str() + z.size() && (errno == 0 || (errno == ERANGE && d != 0));
-#endif
+    return step(ec, [&] { return wire_number(t, builder); });
   }
 
   std::string text_;
