@@ -225,6 +225,10 @@ class mcp_sse_parser {
     std::string_view value = colon == std::string_view::npos ? std::string_view() : l.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     if (field == "data") {
+      // One allocation for the value and its LF, grown geometrically (an exact reserve would be quadratic on
+      // libc++; appending the LF after an exact-size append copied a 1 MiB event once more).
+      const std::size_t need = data_.size() + value.size() + 1;
+      if (need > data_.capacity()) data_.reserve(std::max(need, 2 * data_.capacity()));
       data_ += value;
       data_ += '\n';
     } else if (field == "event") {
