@@ -4,6 +4,7 @@
 // with an error that names the cause. The faults use real tmpfs mounts (the tests need CAP_SYS_ADMIN; without it
 // they are skipped, saying so).
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -12,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -211,6 +213,147 @@ TEST(SqliteJournal, JsonToolHostKeysDoNotCollideAcrossTurns) {
   EXPECT_EQ(b[0].value(), (json{{"to", "a"}}));
   EXPECT_FALSE(c[0].replayed());
   EXPECT_EQ(sends.load(), 4);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Hostile journal files (issue 26.9): a file someone else wrote or can write is refused at open, with an error
+// naming the file and the reason, so no call runs against it. Each case runs the same turn twice when the file
+// is accepted (a charge of 42, then its replay): with the protections of sqlite_journal_impl removed, the
+// forgery shows (999999 replayed, or a charge skipped), which is how each test fails.
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+// Makes a journal at `path` (as this version writes it), then runs `sql` on it directly, as an attacker with
+// write access to the file would.
+void craft(const std::string& path, const std::string& sql) {
+  { te::sqlite_journal j(path); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// Opens `path` and expects it refused with `why` in the message (and the path). When it is not refused, runs a
+// charge of 42 twice (and a read before it) and reports what the journal made of it.
+void expect_refused(const std::string& path, const std::string& why) {
+  std::optional<te::sqlite_journal> journal;
+  try {
+    journal.emplace(path);
+  } catch (const te::journal_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tool_effects: the journal '" + path + "' is refused: "), std::string::npos) << what;
+    EXPECT_NE(what.find(why), std::string::npos) << what;
+    return;
+  }
+  std::atomic<int> charges{0}, reads{0};
+  boost::asio::thread_pool pool(2);
+  std::string replayed;
+  for (int run = 0; run < 2; ++run) {
+    auto [r, c] = te::run_plan(pool, te::run_options{}.with(*journal),
+                               te::call(read_ledger{&reads}).with_idempotency_key("t/read"),
+                               te::call(charge_card{&charges}, 42).with_idempotency_key("t/charge"));
+    if (c.has_value()) replayed += std::to_string(c.value()) + (c.replayed() ? " (replayed) " : " (ran) ");
+    else replayed += reason_of(c.error()) + " ";
+  }
+  ADD_FAILURE() << "the journal was opened, not refused (" << why << "); the charge of 42 gave: " << replayed
+                << "; it ran " << charges.load() << " time(s)";
+}
+
+}  // namespace
+
+TEST(SqliteJournalHostile, ABenignJournalIsOpenedAndReplaysWhatTheToolReturned) {
+  const auto dir = fresh_dir("benign");
+  const auto path = (dir / "j.db").string();
+  craft(path, "SELECT 1");
+  te::sqlite_journal journal(path);
+  std::atomic<int> charges{0}, reads{0};
+  boost::asio::thread_pool pool(2);
+  for (int run = 0; run < 2; ++run) {
+    auto [r, c] = te::run_plan(pool, te::run_options{}.with(journal),
+                               te::call(read_ledger{&reads}).with_idempotency_key("t/read"),
+                               te::call(charge_card{&charges}, 42).with_idempotency_key("t/charge"));
+    ASSERT_TRUE(c.has_value()) << reason_of(c.error());
+    EXPECT_EQ(c.value(), 42);
+    EXPECT_EQ(c.replayed(), run == 1);
+  }
+  EXPECT_EQ(charges.load(), 1);
+}
+
+TEST(SqliteJournalHostile, ATriggerThatForgesResultsIsRefused) {
+  const auto dir = fresh_dir("forge");
+  const auto path = (dir / "j.db").string();
+  craft(path, "CREATE TRIGGER forge AFTER UPDATE ON calls WHEN NEW.state = 1 AND NEW.result <> '999999' "
+              "BEGIN UPDATE calls SET result = '999999' WHERE key = NEW.key; END");
+  expect_refused(path, "it has a trigger 'forge' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, ATriggerThatMarksACallEndedThatNeverRanIsRefused) {
+  const auto dir = fresh_dir("skip");
+  const auto path = (dir / "j.db").string();
+  craft(path, "CREATE TRIGGER skip AFTER INSERT ON calls WHEN NEW.key = 't/read' BEGIN "
+              "INSERT OR REPLACE INTO calls(key, name, state, failed, result) VALUES('t/charge', 'charge_card', 1, 0, "
+              "'42'); END");
+  expect_refused(path, "it has a trigger 'skip' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, AViewIsRefused) {
+  const auto dir = fresh_dir("view");
+  const auto path = (dir / "j.db").string();
+  craft(path, "CREATE VIEW pending AS SELECT key FROM calls WHERE state = 0");
+  expect_refused(path, "it has a view 'pending' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, AnExtraTableOrAnAlteredOneIsRefused) {
+  const auto dir = fresh_dir("extra");
+  const auto extra = (dir / "extra.db").string();
+  craft(extra, "CREATE TABLE notes(x TEXT)");
+  expect_refused(extra, "it has a table 'notes' that is not the journal's");
+  const auto altered = (dir / "altered.db").string();
+  craft(altered, "ALTER TABLE calls ADD COLUMN forged TEXT DEFAULT '999999'");
+  expect_refused(altered, "its table 'calls' is not the journal's");
+  const auto index = (dir / "index.db").string();
+  craft(index, "CREATE INDEX by_name ON calls(name)");
+  expect_refused(index, "it has an index 'by_name' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, ASymbolicLinkIsRefused) {
+  const auto dir = fresh_dir("symlink");
+  const auto target = (dir / "real.db").string();
+  { te::sqlite_journal j(target); }  // the control: the file itself opens
+  fs::create_symlink(target, dir / "link.db");
+  expect_refused((dir / "link.db").string(), "it is a symbolic link");
+  // A dangling link (the attacker's file does not exist yet) is not followed to create one either.
+  fs::create_symlink(dir / "elsewhere.db", dir / "dangling.db");
+  expect_refused((dir / "dangling.db").string(), "it is a symbolic link");
+  EXPECT_FALSE(fs::exists(dir / "elsewhere.db"));
+  te::sqlite_journal again(target);
+  EXPECT_FALSE(again.find("x"));
+}
+
+TEST(SqliteJournalHostile, TheFileIsCreatedWithMode0600AndAFileOthersCanWriteIsRefused) {
+  const auto dir = fresh_dir("mode");
+  const auto path = (dir / "j.db").string();
+  const ::mode_t old_umask = ::umask(0);  // the most permissive process: SQLite alone would create 0644
+  {
+    te::sqlite_journal j(path);
+    j.record_started("k", "charge_card");
+  }
+  ::umask(old_umask);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct ::stat st {};
+    if (::stat((path + suffix).c_str(), &st) != 0) continue;  // -wal and -shm are removed at the last close
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix;
+  }
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
+  { te::sqlite_journal j(path); }  // the control: readable by others, writable by the owner only
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::group_write | fs::perms::others_read | fs::perms::others_write);
+  expect_refused(path, "it is writable by other users (mode 0666; 0600 expected)");
 }
 
 TEST(SqliteJournalFaults, ACorruptFileIsRefusedNamingIt) {
