@@ -4,10 +4,12 @@
 //   auto journal = tool_effects::sqlite_journal("turns.db");
 //   auto out = host.run(pool, run_options{}.with(journal), calls, "session-7/turn-3");
 //
-// The file is in WAL mode with `synchronous=FULL`: every record is its own
-// transaction, committed to disk (fsync of the WAL) before `record_started`
-// returns, so a call's *started* record exists before its side effect can
-// happen. No group commit. Several processes may share a file (SQLite's
+// The file is in WAL mode with `synchronous=FULL`: a record is on disk
+// (fsync of the WAL) before its call runs, so a call's *started* record
+// exists before its side effect can happen. Group commit (issue 29): the
+// dispatcher records the *started* records of calls that start together in
+// one transaction (`record_batch`, one fsync), and the *ended* records of
+// calls that end together in another. Several processes may share a file (SQLite's
 // locking; a busy timeout of 5 s). The file carries a schema version; a
 // journal written by another version, a corrupt file, an unwritable
 // directory or a full disk throw `journal_error` naming the file and cause.
@@ -33,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -152,9 +155,42 @@ class sqlite_journal_impl {
     if (rc != SQLITE_DONE) fail("record a call's end in", rc);
   }
 
+  // Every record in one transaction (one fsync of the WAL): all are recorded or none (a fault throws).
+  void record_batch(std::span<journal_record> records) {
+    std::lock_guard lock(m_);
+    exec_or_fail("BEGIN IMMEDIATE", "start a transaction in");
+    try {
+      for (const journal_record& r : records) {
+        if (r.entry.at == journal_entry::state::started) {
+          reset guard{started_};
+          bind(started_, 1, r.key);
+          bind(started_, 2, r.name);
+          if (const int rc = sqlite3_step(started_); rc != SQLITE_DONE) fail("record a call as started in", rc);
+        } else {
+          reset guard{ended_};
+          bind(ended_, 1, r.key);
+          sqlite3_bind_int(ended_, 2, r.entry.failed ? 1 : 0);
+          bind(ended_, 3, r.entry.result);
+          bind(ended_, 4, r.entry.reason);
+          bind(ended_, 5, r.entry.message);
+          if (const int rc = sqlite3_step(ended_); rc != SQLITE_DONE) fail("record a call's end in", rc);
+        }
+      }
+      exec_or_fail("COMMIT", "commit records to");
+    } catch (...) {
+      if (!sqlite3_get_autocommit(db_)) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+  }
+
+  [[nodiscard]] journal_group_commit& group_commit() noexcept { return group_commit_; }
+
   [[nodiscard]] const std::string& path() const noexcept { return path_; }
 
  private:
+  void exec_or_fail(const char* sql, std::string_view what) {
+    if (const int rc = sqlite3_exec(db_, sql, nullptr, nullptr, nullptr); rc != SQLITE_OK) fail(what, rc);
+  }
   struct reset {
     sqlite3_stmt* s;
     ~reset() {
@@ -265,6 +301,7 @@ class sqlite_journal_impl {
   sqlite3_stmt* started_ = nullptr;
   sqlite3_stmt* ended_ = nullptr;
   std::mutex m_;
+  journal_group_commit group_commit_;
 };
 
 }  // namespace detail
@@ -283,6 +320,10 @@ class sqlite_journal {
   void record_started(const std::string& key, std::string_view name) const { impl_->record_started(key, name); }
   /// Records the call's end.
   void record_ended(const std::string& key, const journal_entry& e) const { impl_->record_ended(key, e); }
+  /// Records every record in one transaction (one fsync): all durable when it returns, or none and it throws.
+  void record_batch(std::span<journal_record> records) const { impl_->record_batch(records); }
+  /// The group-commit queue (BatchJournal), shared by the copies.
+  [[nodiscard]] journal_group_commit& group_commit() const noexcept { return impl_->group_commit(); }
   /// The file.
   [[nodiscard]] const std::string& path() const noexcept { return impl_->path(); }
 
@@ -290,7 +331,7 @@ class sqlite_journal {
   std::shared_ptr<detail::sqlite_journal_impl> impl_;
 };
 
-static_assert(Journal<sqlite_journal>);
+static_assert(BatchJournal<sqlite_journal>);
 
 }  // namespace tool_effects
 

@@ -10,11 +10,15 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <boost/asio/thread_pool.hpp>
@@ -460,6 +464,107 @@ TEST(SqliteJournalFaults, AFullDiskStopsCallsBeforeTheyRun) {
   EXPECT_EQ(ran_without_record.load(), 0) << "a call ran without its started record";
   EXPECT_GT(ran.load(), 0) << "no call was recorded before the disk filled (the case proves nothing)";
   std::printf("full disk: %d calls recorded before the tmpfs filled\n", ran.load());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Group commit (issue 29.2): a turn of 16 non-idempotent calls with their own targets (all may run at once) on a
+// 2-thread pool. The fsync and fdatasync calls of the whole process are counted by strace (-f -c) around a child
+// run of this binary (DISABLED_JournaledTurns: TE_TURNS turns, new keys each), once with 1 turn and once with 11:
+// the difference / 10 is the count per turn, without the open. Side by side, the control: the same turns through
+// a journal without `record_batch` (one transaction per record, as before group commit).
+// ---------------------------------------------------------------------------------------------------------------
+namespace {
+
+// The SQLite journal seen through the plain Journal interface: one record, one transaction.
+struct one_record_at_a_time {
+  te::sqlite_journal j;
+  [[nodiscard]] std::optional<te::journal_entry> find(const std::string& key) const { return j.find(key); }
+  void record_started(const std::string& key, std::string_view name) const { j.record_started(key, name); }
+  void record_ended(const std::string& key, const te::journal_entry& e) const { j.record_ended(key, e); }
+};
+static_assert(te::Journal<one_record_at_a_time> && !te::BatchJournal<one_record_at_a_time>);
+
+struct keyed_write {
+  std::string key;
+  std::atomic<int>* runs;
+  int operator()() const {
+    ++*runs;
+    return 7;
+  }
+  [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
+};
+
+// Runs `turns` turns of 16 calls with a journal at `db` (batched or not); returns how many calls ran.
+int run_journaled_turns(const std::string& db, int turns, bool batched) {
+  std::vector<te::call_description> d;
+  for (int i = 0; i < 16; ++i)
+    d.push_back(te::describe_runtime("charge", {}, {{"ledger", te::access_mode::write, std::to_string(i)}}));
+  std::atomic<int> runs{0};
+  boost::asio::thread_pool pool(2);
+  te::sqlite_journal journal(db);
+  for (int t = 0; t < turns; ++t) {
+    std::vector<keyed_write> tasks;
+    for (int i = 0; i < 16; ++i) tasks.push_back({"turn-" + std::to_string(t) + "/" + std::to_string(i), &runs});
+    const auto check = [&](const auto& out) {
+      for (const auto& o : out)
+        if (!o.has_value() || o.replayed()) throw std::runtime_error("a journaled call did not run");
+    };
+    if (batched) check(te::run_plan(pool, te::run_options{}.with(journal), std::span<const te::call_description>(d), tasks));
+    else check(te::run_plan(pool, te::run_options{}.with(one_record_at_a_time{journal}),
+                            std::span<const te::call_description>(d), tasks));
+  }
+  return runs.load();
+}
+
+// fsync + fdatasync calls of a child run of this binary with `turns` turns (strace -f -c); -1: strace failed.
+long count_syncs(const fs::path& dir, int turns, bool batched) {
+  const auto db = dir / ("j" + std::to_string(turns) + (batched ? "b" : "p") + ".db");
+  const auto out = dir / "strace.txt";
+  const std::string cmd = "TE_TURNS=" + std::to_string(turns) + " TE_BATCHED=" + (batched ? "1" : "0") +
+                          " TE_DB='" + db.string() + "' strace -f -qq -c -e trace=fsync,fdatasync -o '" +
+                          out.string() + "' " + fs::read_symlink("/proc/self/exe").string() +
+                          " --gtest_also_run_disabled_tests --gtest_filter=SqliteJournalGroupCommit.DISABLED_JournaledTurns"
+                          " > /dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) return -1;
+  std::ifstream in(out);
+  long total = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> tokens;
+    for (std::size_t i = 0; i < line.size();) {
+      const auto b = line.find_first_not_of(' ', i);
+      if (b == std::string::npos) break;
+      const auto e = line.find(' ', b);
+      tokens.push_back(line.substr(b, e == std::string::npos ? std::string::npos : e - b));
+      i = e == std::string::npos ? line.size() : e;
+    }
+    if (tokens.size() >= 5 && (tokens.back() == "fsync" || tokens.back() == "fdatasync")) total += std::stol(tokens[3]);
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST(SqliteJournalGroupCommit, DISABLED_JournaledTurns) {
+  const char* turns = std::getenv("TE_TURNS");
+  const char* db = std::getenv("TE_DB");
+  const char* batched = std::getenv("TE_BATCHED");
+  ASSERT_TRUE(turns && db && batched) << "run by SqliteJournalGroupCommit.AtMostThreeSyncsPerSixteenCallTurn";
+  const int n = std::atoi(turns);
+  EXPECT_EQ(run_journaled_turns(db, n, std::string(batched) == "1"), 16 * n);
+}
+
+TEST(SqliteJournalGroupCommit, AtMostThreeSyncsPerSixteenCallTurn) {
+  if (std::system("strace -V > /dev/null 2>&1") != 0) GTEST_SKIP() << "strace is not installed";
+  const auto dir = fresh_dir("group_commit");
+  const long b1 = count_syncs(dir, 1, true), b11 = count_syncs(dir, 11, true);
+  const long p1 = count_syncs(dir, 1, false), p11 = count_syncs(dir, 11, false);
+  ASSERT_TRUE(b1 >= 0 && b11 >= 0 && p1 >= 0 && p11 >= 0) << "strace or the child run failed";
+  const double batched = static_cast<double>(b11 - b1) / 10, plain = static_cast<double>(p11 - p1) / 10;
+  std::printf("fsync+fdatasync per 16-call turn: group commit %.1f, one record per transaction %.1f "
+              "(process totals: %ld/%ld and %ld/%ld for 1/11 turns)\n",
+              batched, plain, b1, b11, p1, p11);
+  EXPECT_LE(batched, 3.0);
+  EXPECT_GE(plain, 32.0) << "the control: one transaction per record syncs at least once per record";
 }
 
 }  // namespace sqlite_journal_test_ns

@@ -1,0 +1,131 @@
+// tool_effects/detail/journal_batch.hpp — internal to journal.hpp: the group-commit queue of a batch journal
+// (`BatchJournal`), a state machine with no I/O of its own.
+//
+// Records arrive from any thread (`add`; `add_quiet` queues one for the next commit without scheduling one).
+// The first record after an idle period opens a batch and its caller
+// schedules one commit (add returns true); records that arrive before that commit runs, or while it runs, wait
+// in the queue. The commit takes every queued record at once (`take`), writes them in one transaction, and then
+// asks `finish`: if records arrived meanwhile, the next commit is scheduled at once (on the executor of the
+// oldest of them), else the queue is idle again. So at most one commit per journal is scheduled or running at
+// any time, and every record is in exactly one commit. A scheduled commit first goes round the executor's
+// queue while the batch still grows (a bounded number of rounds); then, if calls launched hold the journal
+// (`hold` .. `unhold`: a call posted to its executor, whose record comes as soon as it runs), it parks until
+// the last of them (at most a bounded number) ends its hold. The dispatcher (journal.hpp) does the scheduling and the
+// writing; docs/coordination.md has the reasoning (what "start together" means, the fsync count).
+#ifndef TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
+#define TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
+
+#include <cstddef>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+namespace tool_effects::detail {
+
+// A move-only `void(std::exception_ptr)`: what happens once a record's commit is over (null: committed).
+class record_completion {
+ public:
+  record_completion() = default;  // nothing to do
+  template <class F>
+    requires(!std::is_same_v<std::remove_cvref_t<F>, record_completion>)
+  explicit record_completion(F f) : p_(std::make_unique<impl<F>>(std::move(f))) {}
+  void operator()(std::exception_ptr e) { (*p_)(std::move(e)); }
+  explicit operator bool() const noexcept { return p_ != nullptr; }
+
+ private:
+  struct base {
+    virtual ~base() = default;
+    virtual void operator()(std::exception_ptr e) = 0;
+  };
+  template <class F>
+  struct impl final : base {
+    F f;
+    explicit impl(F&& g) : f(std::move(g)) {}
+    void operator()(std::exception_ptr e) override { f(std::move(e)); }
+  };
+  std::unique_ptr<base> p_;
+};
+
+// The queue: items of type T (a record, its completion, its executor). Thread-safe.
+template <class T>
+class batch_queue {
+ public:
+  // Queues `item`; true: a batch opened, the caller schedules a commit.
+  [[nodiscard]] bool add(T item) {
+    std::lock_guard lock(m_);
+    items_.push_back(std::move(item));
+    return !std::exchange(scheduled_, true);
+  }
+  // Holds: calls launched whose records are about to arrive.
+  void hold() {
+    std::lock_guard lock(m_);
+    ++holds_;
+  }
+  // A scheduled commit found holds: it parks (true) and the unhold that ends them resumes it.
+  [[nodiscard]] bool park() {
+    std::lock_guard lock(m_);
+    if (holds_ == 0) return false;
+    parked_ = true;
+    unholds_while_parked_ = 0;
+    return true;
+  }
+  // A hold ended. If a commit is parked and this was the last hold (or the `max_wait`-th since it parked:
+  // a busy journal does not starve it), the commit resumes: `pick(oldest item)`, where to run it.
+  template <class Pick>
+  [[nodiscard]] auto unhold(Pick pick, std::size_t max_wait) -> std::optional<std::invoke_result_t<Pick, const T&>> {
+    std::lock_guard lock(m_);
+    --holds_;
+    if (!parked_ || (holds_ != 0 && ++unholds_while_parked_ < max_wait)) return std::nullopt;
+    parked_ = false;
+    if (items_.empty()) {  // taken meanwhile by a turn's end
+      scheduled_ = false;
+      return std::nullopt;
+    }
+    return pick(items_.front());
+  }
+  // Queues `item` without opening a batch: it waits for the next commit, whoever runs it.
+  void add_quiet(T item) {
+    std::lock_guard lock(m_);
+    items_.push_back(std::move(item));
+  }
+  // How many items are queued, and how many holds there are.
+  struct status {
+    std::size_t items, holds;
+  };
+  [[nodiscard]] status now() {
+    std::lock_guard lock(m_);
+    return {items_.size(), holds_};
+  }
+  // Every queued item, for the commit that runs now.
+  [[nodiscard]] std::vector<T> take() {
+    std::lock_guard lock(m_);
+    return std::exchange(items_, {});
+  }
+  // The commit is over. Nothing queued: idle (nullopt). Else the next commit is due: `pick(oldest item)`
+  // (where to schedule it).
+  template <class Pick>
+  [[nodiscard]] auto finish(Pick pick) -> std::optional<std::invoke_result_t<Pick, const T&>> {
+    std::lock_guard lock(m_);
+    if (items_.empty()) {
+      scheduled_ = false;
+      return std::nullopt;
+    }
+    return pick(items_.front());
+  }
+
+ private:
+  std::mutex m_;
+  std::vector<T> items_;
+  std::size_t holds_ = 0;
+  std::size_t unholds_while_parked_ = 0;
+  bool scheduled_ = false;
+  bool parked_ = false;
+};
+
+}  // namespace tool_effects::detail
+
+#endif  // TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
