@@ -9,7 +9,9 @@
 // json_tool_host; `call(...).with_idempotency_key(k)` for static calls):
 // - no record: the journal durably records *started* before the call can
 //   run (a journal fault: the call does not run, its outcome says why), and
-//   its outcome (result or failure) when it ends;
+//   its outcome (result or failure) when it ends (a `BatchJournal`: durable
+//   at the latest when the turn returns; records of calls that start or end
+//   together share one commit);
 // - *ended*: the call is not run again; its recorded outcome is returned,
 //   `replayed()`;
 // - *started* but not ended (the process died): in doubt. It runs again only
