@@ -37,7 +37,9 @@
 #include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/execution/context.hpp>
 #include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/query.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 
@@ -250,6 +252,11 @@ inline std::string what_of(const std::exception_ptr& e) {
   }
 }
 
+// Which execution context (thread pool, io_context) an executor runs on: holds and a parked commit meet there.
+inline const void* context_of(const boost::asio::any_io_executor& ex) {
+  return &boost::asio::query(ex, boost::asio::execution::context);
+}
+
 // The bounds of a commit's wait for more records (gather_then_commit).
 inline constexpr int journal_gather_rounds = 8;
 inline constexpr std::size_t journal_hold_wait = 64;
@@ -289,19 +296,20 @@ void commit_queued_records(const J& journal) {
 // A call of a journaled turn was launched (posted to its executor) and will soon record *started*; or the
 // engine launches the first calls of a turn (detail/dispatch_engine_glue.hpp). A scheduled commit of a batch
 // journal waits for the holds to end, within its bound (gather_then_commit).
-template <class J>
-void hold_journal(const J& journal) {
-  if constexpr (BatchJournal<J>) journal.group_commit().queue.hold();
-  else (void)journal;
+template <class J, class Executor>
+void hold_journal(const J& journal, const Executor& ex) {
+  if constexpr (BatchJournal<J>) journal.group_commit().queue.hold(context_of(boost::asio::any_io_executor(ex)));
+  else (void)journal, (void)ex;
 }
-template <class J>
-void release_journal(const J& journal) {
+template <class J, class Executor>
+void release_journal(const J& journal, const Executor& ex) {
   if constexpr (BatchJournal<J>) {
     auto& queue = journal.group_commit().queue;
-    if (auto ex = queue.unhold([](const journal_group_commit::pending& p) { return p.ex; }, journal_hold_wait))
-      boost::asio::post(*ex, [journal] { commit_queued_records(journal); });
+    if (auto next = queue.unhold(context_of(boost::asio::any_io_executor(ex)),
+                                 [](const journal_group_commit::pending& p) { return p.ex; }, journal_hold_wait))
+      boost::asio::post(*next, [journal] { commit_queued_records(journal); });
   } else {
-    (void)journal;
+    (void)journal, (void)ex;
   }
 }
 
@@ -329,10 +337,10 @@ template <BatchJournal J>
 void gather_then_commit(const J& journal, const boost::asio::any_io_executor& ex, std::size_t seen, int round) {
   boost::asio::post(ex, [journal, ex, seen, round] {
     auto& queue = journal.group_commit().queue;
-    const auto now = queue.now();
-    if ((now.items != seen || round < 2) && round < journal_gather_rounds)
-      gather_then_commit(journal, ex, now.items, round + 1);
-    else if (!queue.park())
+    const std::size_t now = queue.size();
+    if ((now != seen || round < 2) && round < journal_gather_rounds)
+      gather_then_commit(journal, ex, now, round + 1);
+    else if (!queue.park(context_of(ex)))
       commit_queued_records(journal);
   });
 }

@@ -70,10 +70,10 @@ template <class R, class J, class Executor, class Done, class Run>
 void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects,
                   const approver* in_doubt_approver, const Executor& ex, Done&& done, Run run);
 // A journaled turn launches its first calls between hold_journal and release_journal.
-template <class J>
-void hold_journal(const J& journal);
-template <class J>
-void release_journal(const J& journal);
+template <class J, class Executor>
+void hold_journal(const J& journal, const Executor& ex);
+template <class J, class Executor>
+void release_journal(const J& journal, const Executor& ex);
 // The end of a journaled turn: commits what the journal still holds (a batch journal's ended records).
 template <class J>
 void flush_journal(const J& journal);

@@ -181,19 +181,20 @@ void journal_turn_end(const Options& opts) {
 
 // Starts a turn's engine; with a journal in the options, the journal's commits wait (within their bound) until
 // every call ready at the start was launched, so that their *started* records commit together.
-template <class Options>
-void start_turn(plan_engine& engine, const Options& opts) {
-  if constexpr (options_have_journal<Options>) {
-    const auto& journal = opts.template get<options_journal_t<Options>>();
-    hold_journal(journal);
+template <class Options, class Executor>
+void start_turn(plan_engine& engine, const Options& opts, const Executor& ex) {
+  if constexpr (options_have_journal<Options> && !std::is_same_v<Executor, inline_executor>) {
+    auto journal = opts.template get<options_journal_t<Options>>();  // a copy: the engine may end in start()
+    hold_journal(journal, ex);
     try {
       engine.start();
     } catch (...) {
-      release_journal(journal);
+      release_journal(journal, ex);
       throw;
     }
-    release_journal(journal);
+    release_journal(journal, ex);
   } else {
+    (void)opts, (void)ex;
     engine.start();
   }
 }
@@ -205,10 +206,10 @@ template <class Options, class Executor, class Run>
 void post_call(const Options& opts, const Executor& ex, Run run) {
   if constexpr (options_have_journal<Options>) {
     auto journal = opts.template get<options_journal_t<Options>>();
-    hold_journal(journal);
-    boost::asio::post(ex, [journal = std::move(journal), run = std::move(run)]() mutable {
+    hold_journal(journal, ex);
+    boost::asio::post(ex, [journal = std::move(journal), ex, run = std::move(run)]() mutable {
       run();
-      release_journal(journal);
+      release_journal(journal, ex);
     });
   } else {
     boost::asio::post(ex, std::move(run));
@@ -414,7 +415,7 @@ auto run_static(const Ex& ex, const Options& opts, Calls&&... calls) {
   if constexpr (std::is_same_v<Ex, inline_executor>) {
     engine->run_inline();
   } else {
-    start_turn(*engine, opts);
+    start_turn(*engine, opts, ex);
     engine->wait();
   }
   return engine->take_results();
@@ -455,7 +456,7 @@ std::vector<outcome<R>> run_runtime(const Ex& ex, const Options& options, std::s
   if constexpr (std::is_same_v<Ex, inline_executor>) {
     engine->run_inline();
   } else {
-    start_turn(*engine, options);
+    start_turn(*engine, options, ex);
     engine->wait();
   }
   return engine->take_results();

@@ -8,9 +8,10 @@
 // asks `finish`: if records arrived meanwhile, the next commit is scheduled at once (on the executor of the
 // oldest of them), else the queue is idle again. So at most one commit per journal is scheduled or running at
 // any time, and every record is in exactly one commit. A scheduled commit first goes round the executor's
-// queue while the batch still grows (a bounded number of rounds); then, if calls launched hold the journal
-// (`hold` .. `unhold`: a call posted to its executor, whose record comes as soon as it runs), it parks until
-// the last of them (at most a bounded number) ends its hold. The dispatcher (journal.hpp) does the scheduling and the
+// queue while the batch still grows (a bounded number of rounds); then, if calls launched on the same executor
+// hold the journal (`hold` .. `unhold`: a call posted there, whose record comes as soon as it runs: the commit
+// would wait behind it in that queue anyway), it parks until the last of them (at most a bounded number) ends
+// its hold. The dispatcher (journal.hpp) does the scheduling and the
 // writing; docs/coordination.md has the reasoning (what "start together" means, the fsync count).
 #ifndef TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
 #define TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
@@ -60,27 +61,40 @@ class batch_queue {
     items_.push_back(std::move(item));
     return !std::exchange(scheduled_, true);
   }
-  // Holds: calls launched whose records are about to arrive.
-  void hold() {
+  // Holds: calls launched on the executor whose execution context is `where`, their records about to arrive.
+  void hold(const void* where) {
     std::lock_guard lock(m_);
-    ++holds_;
+    for (auto& h : holds_)
+      if (h.where == where) {
+        ++h.count;
+        return;
+      }
+    holds_.push_back({where, 1});
   }
-  // A scheduled commit found holds: it parks (true) and the unhold that ends them resumes it.
-  [[nodiscard]] bool park() {
+  // A scheduled commit, on the executor of context `where`, found holds there: it parks (true) and the unhold
+  // that ends them resumes it. (Holds on other executors do not stop it: a busy pool elsewhere cannot delay it.)
+  [[nodiscard]] bool park(const void* where) {
     std::lock_guard lock(m_);
-    if (holds_ == 0) return false;
-    parked_ = true;
+    if (count_of(where) == 0) return false;
+    parked_ = where;
     unholds_while_parked_ = 0;
     return true;
   }
-  // A hold ended. If a commit is parked and this was the last hold (or the `max_wait`-th since it parked:
-  // a busy journal does not starve it), the commit resumes: `pick(oldest item)`, where to run it.
+  // A hold ended. If a commit is parked on that executor and this was the last hold there (or the
+  // `max_wait`-th since it parked: a busy journal does not starve it), the commit resumes: `pick(oldest item)`,
+  // where to run it.
   template <class Pick>
-  [[nodiscard]] auto unhold(Pick pick, std::size_t max_wait) -> std::optional<std::invoke_result_t<Pick, const T&>> {
+  [[nodiscard]] auto unhold(const void* where, Pick pick, std::size_t max_wait)
+      -> std::optional<std::invoke_result_t<Pick, const T&>> {
     std::lock_guard lock(m_);
-    --holds_;
-    if (!parked_ || (holds_ != 0 && ++unholds_while_parked_ < max_wait)) return std::nullopt;
-    parked_ = false;
+    for (std::size_t i = 0; i < holds_.size(); ++i)
+      if (holds_[i].where == where && --holds_[i].count == 0) {
+        holds_[i] = holds_.back();
+        holds_.pop_back();
+        break;
+      }
+    if (parked_ != where || (count_of(where) != 0 && ++unholds_while_parked_ < max_wait)) return std::nullopt;
+    parked_ = nullptr;
     if (items_.empty()) {  // taken meanwhile by a turn's end
       scheduled_ = false;
       return std::nullopt;
@@ -92,13 +106,10 @@ class batch_queue {
     std::lock_guard lock(m_);
     items_.push_back(std::move(item));
   }
-  // How many items are queued, and how many holds there are.
-  struct status {
-    std::size_t items, holds;
-  };
-  [[nodiscard]] status now() {
+  // How many items are queued.
+  [[nodiscard]] std::size_t size() {
     std::lock_guard lock(m_);
-    return {items_.size(), holds_};
+    return items_.size();
   }
   // Every queued item, for the commit that runs now.
   [[nodiscard]] std::vector<T> take() {
@@ -118,12 +129,22 @@ class batch_queue {
   }
 
  private:
+  struct holds_at {
+    const void* where;
+    std::size_t count;
+  };
+  std::size_t count_of(const void* where) const {
+    for (const auto& h : holds_)
+      if (h.where == where) return h.count;
+    return 0;
+  }
+
   std::mutex m_;
   std::vector<T> items_;
-  std::size_t holds_ = 0;
+  std::vector<holds_at> holds_;
   std::size_t unholds_while_parked_ = 0;
   bool scheduled_ = false;
-  bool parked_ = false;
+  const void* parked_ = nullptr;  // the context of the executor of the parked commit
 };
 
 }  // namespace tool_effects::detail
