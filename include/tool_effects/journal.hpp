@@ -257,6 +257,13 @@ inline const void* context_of(const boost::asio::any_io_executor& ex) {
   return &boost::asio::query(ex, boost::asio::execution::context);
 }
 
+// Where the next commit may run: the executor of a record whose call waits for it (its executor is tracked,
+// so it lives); a quiet *ended* record's executor may be gone (a private io_context), and nobody waits for it.
+inline std::optional<boost::asio::any_io_executor> next_commit_place(const journal_group_commit::pending& p) {
+  if (p.done) return p.ex;
+  return std::nullopt;
+}
+
 // The bounds of a commit's wait for more records (gather_then_commit).
 inline constexpr int journal_gather_rounds = 8;
 inline constexpr std::size_t journal_hold_wait = 64;
@@ -289,7 +296,7 @@ void commit_now(const J& journal) {
 template <BatchJournal J>
 void commit_queued_records(const J& journal) {
   commit_now(journal);
-  if (auto next = journal.group_commit().queue.finish([](const journal_group_commit::pending& p) { return p.ex; }))
+  if (auto next = journal.group_commit().queue.finish(next_commit_place))
     gather_then_commit(journal, *next, 0, 0);
 }
 
@@ -306,7 +313,7 @@ void release_journal(const J& journal, const Executor& ex) {
   if constexpr (BatchJournal<J>) {
     auto& queue = journal.group_commit().queue;
     if (auto next = queue.unhold(context_of(boost::asio::any_io_executor(ex)),
-                                 [](const journal_group_commit::pending& p) { return p.ex; }, journal_hold_wait))
+                                 next_commit_place, journal_hold_wait))
       boost::asio::post(*next, [journal] { commit_queued_records(journal); });
   } else {
     (void)journal, (void)ex;

@@ -16,7 +16,8 @@ using tool_effects::detail::record_completion;
 
 namespace {
 int pool_a = 0, pool_b = 0;  // two execution contexts (only their addresses count)
-int oldest(const int& item) { return item; }
+// Where a commit may run: an item of a waiting call (> 0); quiet items (< 0) give no place.
+std::optional<int> oldest(const int& item) { return item > 0 ? std::optional<int>(item) : std::nullopt; }
 }  // namespace
 
 TEST(JournalBatch, OneCommitIsScheduledPerBatchAndEveryItemIsInExactlyOne) {
@@ -35,6 +36,10 @@ TEST(JournalBatch, OneCommitIsScheduledPerBatchAndEveryItemIsInExactlyOne) {
   EXPECT_EQ(q.finish(oldest), std::nullopt);
   q.add_quiet(6);
   EXPECT_TRUE(q.add(7)) << "a quiet item opens no batch";
+  EXPECT_EQ(q.take(), (std::vector<int>{6, 7}));
+  q.add_quiet(-8);
+  EXPECT_EQ(q.finish(oldest), std::nullopt) << "only a quiet item waits: no commit is scheduled for it";
+  EXPECT_TRUE(q.add(9)) << "and the queue is idle";
 }
 
 TEST(JournalBatch, HoldsParkACommitOnlyOnTheirOwnExecutor) {

@@ -81,11 +81,10 @@ class batch_queue {
     return true;
   }
   // A hold ended. If a commit is parked on that executor and this was the last hold there (or the
-  // `max_wait`-th since it parked: a busy journal does not starve it), the commit resumes: `pick(oldest item)`,
-  // where to run it.
+  // `max_wait`-th since it parked: a busy journal does not starve it), the commit resumes where `pick` says
+  // (as in finish).
   template <class Pick>
-  [[nodiscard]] auto unhold(const void* where, Pick pick, std::size_t max_wait)
-      -> std::optional<std::invoke_result_t<Pick, const T&>> {
+  [[nodiscard]] auto unhold(const void* where, Pick pick, std::size_t max_wait) -> std::invoke_result_t<Pick, const T&> {
     std::lock_guard lock(m_);
     for (std::size_t i = 0; i < holds_.size(); ++i)
       if (holds_[i].where == where && --holds_[i].count == 0) {
@@ -95,11 +94,7 @@ class batch_queue {
       }
     if (parked_ != where || (count_of(where) != 0 && ++unholds_while_parked_ < max_wait)) return std::nullopt;
     parked_ = nullptr;
-    if (items_.empty()) {  // taken meanwhile by a turn's end
-      scheduled_ = false;
-      return std::nullopt;
-    }
-    return pick(items_.front());
+    return next_commit(pick);  // (nothing if a turn's end took the items meanwhile)
   }
   // Queues `item` without opening a batch: it waits for the next commit, whoever runs it.
   void add_quiet(T item) {
@@ -116,16 +111,12 @@ class batch_queue {
     std::lock_guard lock(m_);
     return std::exchange(items_, {});
   }
-  // The commit is over. Nothing queued: idle (nullopt). Else the next commit is due: `pick(oldest item)`
-  // (where to schedule it).
+  // The commit is over. The next one is due if an item waits that `pick` gives a place to run it (an
+  // optional: the oldest such item's); else the queue is idle (quiet items wait for whoever commits next).
   template <class Pick>
-  [[nodiscard]] auto finish(Pick pick) -> std::optional<std::invoke_result_t<Pick, const T&>> {
+  [[nodiscard]] auto finish(Pick pick) -> std::invoke_result_t<Pick, const T&> {
     std::lock_guard lock(m_);
-    if (items_.empty()) {
-      scheduled_ = false;
-      return std::nullopt;
-    }
-    return pick(items_.front());
+    return next_commit(pick);
   }
 
  private:
@@ -133,6 +124,13 @@ class batch_queue {
     const void* where;
     std::size_t count;
   };
+  template <class Pick>
+  auto next_commit(Pick& pick) -> std::invoke_result_t<Pick, const T&> {
+    for (const T& item : items_)
+      if (auto where = pick(item)) return where;
+    scheduled_ = false;
+    return std::nullopt;
+  }
   std::size_t count_of(const void* where) const {
     for (const auto& h : holds_)
       if (h.where == where) return h.count;
