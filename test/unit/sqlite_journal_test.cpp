@@ -21,7 +21,10 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -565,6 +568,39 @@ TEST(SqliteJournalGroupCommit, AtMostThreeSyncsPerSixteenCallTurn) {
               batched, plain, b1, b11, p1, p11);
   EXPECT_LE(batched, 3.0);
   EXPECT_GE(plain, 32.0) << "the control: one transaction per record syncs at least once per record";
+}
+
+// The awaitable form (async_run_plan) through the batch journal: the turn's records are committed before its
+// outcomes come back (the engine's end flushes them), so a second run replays every call.
+TEST(SqliteJournalGroupCommit, TheAwaitableFormCommitsATurnBeforeItReturns) {
+  const auto dir = fresh_dir("async");
+  te::sqlite_journal journal((dir / "j.db").string());
+  std::atomic<int> charges{0};
+  boost::asio::thread_pool pool(2);
+  for (int run = 0; run < 2; ++run) {
+    auto f = boost::asio::co_spawn(
+        pool,
+        [&]() -> boost::asio::awaitable<int> {
+          auto [a, b, c] = co_await te::async_run_plan(te::run_options{}.with(journal),
+                                                       te::call(charge_card{&charges}, 1).with_idempotency_key("a/1"),
+                                                       te::call(charge_card{&charges}, 2).with_idempotency_key("a/2"),
+                                                       te::call(charge_card{&charges}, 3).with_idempotency_key("a/3"));
+          int replayed = 0;
+          for (const auto* o : {&a, &b, &c}) {
+            EXPECT_TRUE(o->has_value());
+            replayed += o->replayed() ? 1 : 0;
+          }
+          // Every ended record is in the file once the turn has returned.
+          for (const char* k : {"a/1", "a/2", "a/3"}) {
+            const auto e = journal.find(k);
+            EXPECT_TRUE(e && e->at == te::journal_entry::state::ended) << k;
+          }
+          co_return replayed;
+        },
+        boost::asio::use_future);
+    EXPECT_EQ(f.get(), run == 0 ? 0 : 3);
+  }
+  EXPECT_EQ(charges.load(), 3);
 }
 
 }  // namespace sqlite_journal_test_ns
