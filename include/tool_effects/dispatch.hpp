@@ -197,7 +197,7 @@ boost::asio::awaitable<turn_outcomes<typename std::remove_cvref_t<Calls>::result
         using engine_t = detail::static_engine<decltype(ex), Options, decltype(handler), Calls...>;
         auto engine = std::make_shared<engine_t>(ex, options, std::move(handler), std::move(calls)...);
         engine->keep_alive(engine);
-        engine->start();
+        detail::start_turn(*engine, options, ex);
       },
       boost::asio::use_awaitable);
 }

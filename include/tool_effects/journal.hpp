@@ -9,7 +9,9 @@
 // json_tool_host; `call(...).with_idempotency_key(k)` for static calls):
 // - no record: the journal durably records *started* before the call can
 //   run (a journal fault: the call does not run, its outcome says why), and
-//   its outcome (result or failure) when it ends;
+//   its outcome (result or failure) when it ends (a `BatchJournal`: durable
+//   at the latest when the turn returns; records of calls that start or end
+//   together share one commit);
 // - *ended*: the call is not run again; its recorded outcome is returned,
 //   `replayed()`;
 // - *started* but not ended (the process died): in doubt. It runs again only
@@ -25,21 +27,33 @@
 #include <cstdint>
 #include <exception>
 #include <optional>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <system_error>
 #include <type_traits>
 #include <utility>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/execution/context.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
+#include <boost/asio/query.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/detail/across_turns_fwd.hpp>
+#include <tool_effects/detail/journal_batch.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/rules.hpp>
 
 namespace tool_effects {
+
+struct inline_executor;  // dispatch.hpp
 
 /// A journal could not read or record (unwritable, full, corrupt, written
 /// by another version). `what()` names the journal and the cause.
@@ -69,6 +83,40 @@ concept Journal = std::copy_constructible<J> &&
                     j.record_started(key, name);
                     j.record_ended(key, e);
                   };
+
+/// One record of a batch (`record_batch`): *started* (`entry.at == started`, with the call's `name`) or
+/// *ended* (the entry to record).
+struct journal_record {
+  std::string key{};
+  std::string name{};
+  journal_entry entry{};
+  std::exception_ptr error{};  ///< set by the journal when this record alone could not be recorded
+};
+
+/// The group-commit queue of a batch journal: the records waiting for its next commit, each with what to do
+/// once it is committed. A `BatchJournal` owns one, shared by all its copies; only the dispatcher uses it
+/// (state machine: detail/journal_batch.hpp; no I/O of its own).
+class journal_group_commit {
+ public:
+  struct pending {
+    journal_record record;
+    detail::record_completion done;
+    boost::asio::any_io_executor ex;  // tracks work: the executor of the record's call does not run out of it
+  };
+  detail::batch_queue<pending> queue;
+};
+
+/// A journal that commits records together (group commit): `record_batch(records)` records all of them, every
+/// one durable when it returns, in as few disk writes as it can (sqlite_journal: one transaction; etcd_journal:
+/// one Txn). A record that fails alone gets its `error` set (the others are recorded); a fault of the whole
+/// batch throws `journal_error`. `group_commit()`: its queue. The dispatcher commits together the *started*
+/// records of calls that start together and the *ended* records of calls that end together
+/// (docs/coordination.md); a call still runs only once its *started* record is durable.
+template <class J>
+concept BatchJournal = Journal<J> && requires(const J& j, std::span<journal_record> records) {
+  j.record_batch(records);
+  { j.group_commit() } -> std::same_as<journal_group_commit&>;
+};
 
 /// How a result of type R is recorded: `encode(const R&) -> std::string` and
 /// `decode(std::string_view) -> R`. Given for void, bool, arithmetic types,
@@ -194,13 +242,173 @@ struct record_then {
   }
 };
 
+inline std::string what_of(const std::exception_ptr& e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "unknown exception";
+  }
+}
+
+// Which execution context (thread pool, io_context) an executor runs on: holds and a parked commit meet there.
+inline const void* context_of(const boost::asio::any_io_executor& ex) {
+  return &boost::asio::query(ex, boost::asio::execution::context);
+}
+
+// Where the next commit may run: the executor of a record whose call waits for it (its executor is tracked,
+// so it lives); a quiet *ended* record's executor may be gone (a private io_context), and nobody waits for it.
+inline std::optional<boost::asio::any_io_executor> next_commit_place(const journal_group_commit::pending& p) {
+  if (p.done) return p.ex;
+  return std::nullopt;
+}
+
+// The bounds of a commit's wait for more records (gather_then_commit).
+inline constexpr int journal_gather_rounds = 8;
+inline constexpr std::size_t journal_hold_wait = 64;
+template <BatchJournal J>
+void gather_then_commit(const J& journal, const boost::asio::any_io_executor& ex, std::size_t seen, int round);
+
+// Commits every queued record in one `record_batch`, and posts each record's completion to its call's
+// executor.
+template <BatchJournal J>
+void commit_now(const J& journal) {
+  auto batch = journal.group_commit().queue.take();
+  if (batch.empty()) return;
+  std::vector<journal_record> records;
+  records.reserve(batch.size());
+  for (auto& p : batch) records.push_back(std::move(p.record));
+  std::exception_ptr whole;
+  try {
+    journal.record_batch(std::span<journal_record>(records));
+  } catch (...) {
+    whole = std::current_exception();
+  }
+  for (std::size_t i = 0; i < batch.size(); ++i)
+    if (batch[i].done)
+      boost::asio::post(batch[i].ex, [done = std::move(batch[i].done), e = whole ? whole : records[i].error]() mutable {
+        done(std::move(e));
+      });
+}
+
+// The scheduled commit of a batch journal's queue; the next one is scheduled if records arrived meanwhile.
+template <BatchJournal J>
+void commit_queued_records(const J& journal) {
+  commit_now(journal);
+  if (auto next = journal.group_commit().queue.finish(next_commit_place))
+    gather_then_commit(journal, *next, 0, 0);
+}
+
+// A call of a journaled turn was launched (posted to its executor) and will soon record *started*; or the
+// engine launches the first calls of a turn (detail/dispatch_engine_glue.hpp). A scheduled commit of a batch
+// journal waits for the holds to end, within its bound (gather_then_commit).
+template <class J, class Executor>
+void hold_journal(const J& journal, const Executor& ex) {
+  if constexpr (BatchJournal<J>) journal.group_commit().queue.hold(context_of(boost::asio::any_io_executor(ex)));
+  else (void)journal, (void)ex;
+}
+template <class J, class Executor>
+void release_journal(const J& journal, const Executor& ex) {
+  if constexpr (BatchJournal<J>) {
+    auto& queue = journal.group_commit().queue;
+    if (auto next = queue.unhold(context_of(boost::asio::any_io_executor(ex)),
+                                 next_commit_place, journal_hold_wait))
+      boost::asio::post(*next, [journal] { commit_queued_records(journal); });
+  } else {
+    (void)journal, (void)ex;
+  }
+}
+
+// The end of a turn (the engine's last call completed, before its outcomes are returned): the *ended* records
+// still queued are committed now, in this thread.
+template <class J>
+void flush_journal(const J& journal) {
+  if constexpr (BatchJournal<J>) commit_now(journal);
+}
+
+// Queues a record of a batch journal; `then(error)` runs on `ex` once it is committed (error null) or not.
+template <BatchJournal J, class F>
+void queue_record(const J& journal, const boost::asio::any_io_executor& ex, journal_record record, F then) {
+  auto tracked = boost::asio::prefer(ex, boost::asio::execution::outstanding_work.tracked);
+  if (journal.group_commit().queue.add({std::move(record), record_completion(std::move(then)), tracked}))
+    gather_then_commit(journal, tracked, 0, 0);
+}
+
+// Schedules the commit of a batch that just opened: it goes to the back of the executor's queue, at least twice
+// and again as long as the batch grew meanwhile (at most `journal_gather_rounds` times), so that the records of
+// calls started or ended by handlers queued meanwhile join it. Then, if calls launched but not yet run hold the
+// journal (post_call), it parks until they ran (at most `journal_hold_wait` of them: a busy journal does not
+// starve it); else it commits.
+template <BatchJournal J>
+void gather_then_commit(const J& journal, const boost::asio::any_io_executor& ex, std::size_t seen, int round) {
+  boost::asio::post(ex, [journal, ex, seen, round] {
+    auto& queue = journal.group_commit().queue;
+    const std::size_t now = queue.size();
+    if ((now != seen || round < 2) && round < journal_gather_rounds)
+      gather_then_commit(journal, ex, now, round + 1);
+    else if (!queue.park(context_of(ex)))
+      commit_queued_records(journal);
+  });
+}
+
+// The completion of a journaled call on a batch journal: queues its *ended* record and delivers its outcome.
+// The record is committed with the next batch of the journal, or at the latest at the end of the turn, before
+// the turn's outcomes are returned (flush_journal): a crash before that leaves the call in doubt, never run
+// again silently.
+template <class R, class J, class Done>
+struct record_then_batched {
+  J journal;
+  std::string key;
+  boost::asio::any_io_executor ex;
+  Done done;
+  void operator()(outcome<R> o) {
+    try {
+      journal.group_commit().queue.add_quiet({journal_record{key, {}, ended_entry(o), {}}, {}, ex});
+    } catch (...) {
+      // The end cannot be encoded or queued: delivered anyway, the call stays in doubt.
+    }
+    done(std::move(o));
+  }
+};
+
+// Records *started* (durably) and then runs the call: one record at a time on a plain journal or an inline
+// executor; through the group-commit queue on a batch journal.
+template <class R, class J, class Executor, class Done, class Run>
+void start_journaled(const J& journal, const std::string& key, std::string_view name, const Executor& ex,
+                     Done&& done, Run run) {
+  if constexpr (BatchJournal<J> && !std::is_same_v<Executor, inline_executor>) {
+    const boost::asio::any_io_executor any_ex(ex);
+    queue_record(journal, any_ex, journal_record{key, std::string(name), {}, {}},
+                 [journal, key, name = std::string(name), any_ex, done = std::forward<Done>(done),
+                  run = std::move(run)](std::exception_ptr e) mutable {
+                   if (e) {
+                     done(journal_fault<R>(name, what_of(e)));
+                     return;
+                   }
+                   run(record_then_batched<R, J, std::decay_t<Done>>{journal, key, any_ex, std::move(done)});
+                 });
+  } else {
+    (void)ex;
+    try {
+      journal.record_started(key, name);
+    } catch (const std::exception& e) {
+      done(journal_fault<R>(name, e.what()));
+      return;
+    }
+    run(record_then<R, J, std::decay_t<Done>>{journal, key, std::forward<Done>(done)});
+  }
+}
+
 // THE journaled start of a dispatched call: replays an ended call, refuses an
 // in-doubt call that is not retry-safe, else records *started* durably and
 // `run(done')` with `done'` recording the end. Journal faults: the call does
-// not run and its outcome is a `journal_error`.
-template <class R, class J, class Done, class Run>
+// not run and its outcome is a `journal_error`. A batch journal on a real
+// executor commits the records of calls that start (or end) together at once
+// (start_journaled).
+template <class R, class J, class Executor, class Done, class Run>
 void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects,
-                  const approver* in_doubt_approver, Done&& done, Run run) {
+                  const approver* in_doubt_approver, const Executor& ex, Done&& done, Run run) {
   static_assert(JournalEncodable<R>,
                 "tool_effects: a journaled call's result type has no journal_codec<R>; specialise "
                 "tool_effects::journal_codec for it");
@@ -227,25 +435,22 @@ void journal_call(const J& journal, const std::string& key, std::string_view nam
             approver_error = std::current_exception();
           }
         }
-        if (approved) {
-          journal.record_started(key, name);
-          run(record_then<R, J, std::decay_t<Done>>{journal, key, std::forward<Done>(done)});
+        if (!approved) {
+          auto rec =
+              make_failure_record(std::string(name), 0, classify(effects), failure_reason::in_doubt, approver_error);
+          rec.last_error_message = str_cat("started in an earlier run that did not end (key ", key,
+                                           "): it may already have happened",
+                                           in_doubt_approver ? "; the approver did not approve running it again" : "");
+          done(outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec)))));
           return;
         }
-        auto rec = make_failure_record(std::string(name), 0, classify(effects), failure_reason::in_doubt, approver_error);
-        rec.last_error_message = str_cat("started in an earlier run that did not end (key ", key,
-                                         "): it may already have happened",
-                                         in_doubt_approver ? "; the approver did not approve running it again" : "");
-        done(outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec)))));
-        return;
       }
     }
-    journal.record_started(key, name);
   } catch (const std::exception& e) {
     done(journal_fault<R>(name, e.what()));
     return;
   }
-  run(record_then<R, J, std::decay_t<Done>>{journal, key, std::forward<Done>(done)});
+  start_journaled<R>(journal, key, name, ex, std::forward<Done>(done), std::move(run));
 }
 
 }  // namespace detail

@@ -4,18 +4,27 @@
 // with an error that names the cause. The faults use real tmpfs mounts (the tests need CAP_SYS_ADMIN; without it
 // they are skipped, saying so).
 #include <sys/mount.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <span>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -213,6 +222,147 @@ TEST(SqliteJournal, JsonToolHostKeysDoNotCollideAcrossTurns) {
   EXPECT_EQ(sends.load(), 4);
 }
 
+// ---------------------------------------------------------------------------------------------------------------
+// Hostile journal files (issue 26.9): a file someone else wrote or can write is refused at open, with an error
+// naming the file and the reason, so no call runs against it. Each case runs the same turn twice when the file
+// is accepted (a charge of 42, then its replay): with the protections of sqlite_journal_impl removed, the
+// forgery shows (999999 replayed, or a charge skipped), which is how each test fails.
+// ---------------------------------------------------------------------------------------------------------------
+
+namespace {
+
+// Makes a journal at `path` (as this version writes it), then runs `sql` on it directly, as an attacker with
+// write access to the file would.
+void craft(const std::string& path, const std::string& sql) {
+  { te::sqlite_journal j(path); }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+// Opens `path` and expects it refused with `why` in the message (and the path). When it is not refused, runs a
+// charge of 42 twice (and a read before it) and reports what the journal made of it.
+void expect_refused(const std::string& path, const std::string& why) {
+  std::optional<te::sqlite_journal> journal;
+  try {
+    journal.emplace(path);
+  } catch (const te::journal_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("tool_effects: the journal '" + path + "' is refused: "), std::string::npos) << what;
+    EXPECT_NE(what.find(why), std::string::npos) << what;
+    return;
+  }
+  std::atomic<int> charges{0}, reads{0};
+  boost::asio::thread_pool pool(2);
+  std::string replayed;
+  for (int run = 0; run < 2; ++run) {
+    auto [r, c] = te::run_plan(pool, te::run_options{}.with(*journal),
+                               te::call(read_ledger{&reads}).with_idempotency_key("t/read"),
+                               te::call(charge_card{&charges}, 42).with_idempotency_key("t/charge"));
+    if (c.has_value()) replayed += std::to_string(c.value()) + (c.replayed() ? " (replayed) " : " (ran) ");
+    else replayed += reason_of(c.error()) + " ";
+  }
+  ADD_FAILURE() << "the journal was opened, not refused (" << why << "); the charge of 42 gave: " << replayed
+                << "; it ran " << charges.load() << " time(s)";
+}
+
+}  // namespace
+
+TEST(SqliteJournalHostile, ABenignJournalIsOpenedAndReplaysWhatTheToolReturned) {
+  const auto dir = fresh_dir("benign");
+  const auto path = (dir / "j.db").string();
+  craft(path, "SELECT 1");
+  te::sqlite_journal journal(path);
+  std::atomic<int> charges{0}, reads{0};
+  boost::asio::thread_pool pool(2);
+  for (int run = 0; run < 2; ++run) {
+    auto [r, c] = te::run_plan(pool, te::run_options{}.with(journal),
+                               te::call(read_ledger{&reads}).with_idempotency_key("t/read"),
+                               te::call(charge_card{&charges}, 42).with_idempotency_key("t/charge"));
+    ASSERT_TRUE(c.has_value()) << reason_of(c.error());
+    EXPECT_EQ(c.value(), 42);
+    EXPECT_EQ(c.replayed(), run == 1);
+  }
+  EXPECT_EQ(charges.load(), 1);
+}
+
+TEST(SqliteJournalHostile, ATriggerThatForgesResultsIsRefused) {
+  const auto dir = fresh_dir("forge");
+  const auto path = (dir / "j.db").string();
+  craft(path, "CREATE TRIGGER forge AFTER UPDATE ON calls WHEN NEW.state = 1 AND NEW.result <> '999999' "
+              "BEGIN UPDATE calls SET result = '999999' WHERE key = NEW.key; END");
+  expect_refused(path, "it has a trigger 'forge' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, ATriggerThatMarksACallEndedThatNeverRanIsRefused) {
+  const auto dir = fresh_dir("skip");
+  const auto path = (dir / "j.db").string();
+  craft(path, "CREATE TRIGGER skip AFTER INSERT ON calls WHEN NEW.key = 't/read' BEGIN "
+              "INSERT OR REPLACE INTO calls(key, name, state, failed, result) VALUES('t/charge', 'charge_card', 1, 0, "
+              "'42'); END");
+  expect_refused(path, "it has a trigger 'skip' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, AViewIsRefused) {
+  const auto dir = fresh_dir("view");
+  const auto path = (dir / "j.db").string();
+  craft(path, "CREATE VIEW pending AS SELECT key FROM calls WHERE state = 0");
+  expect_refused(path, "it has a view 'pending' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, AnExtraTableOrAnAlteredOneIsRefused) {
+  const auto dir = fresh_dir("extra");
+  const auto extra = (dir / "extra.db").string();
+  craft(extra, "CREATE TABLE notes(x TEXT)");
+  expect_refused(extra, "it has a table 'notes' that is not the journal's");
+  const auto altered = (dir / "altered.db").string();
+  craft(altered, "ALTER TABLE calls ADD COLUMN forged TEXT DEFAULT '999999'");
+  expect_refused(altered, "its table 'calls' is not the journal's");
+  const auto index = (dir / "index.db").string();
+  craft(index, "CREATE INDEX by_name ON calls(name)");
+  expect_refused(index, "it has an index 'by_name' that is not the journal's");
+}
+
+TEST(SqliteJournalHostile, ASymbolicLinkIsRefused) {
+  const auto dir = fresh_dir("symlink");
+  const auto target = (dir / "real.db").string();
+  { te::sqlite_journal j(target); }  // the control: the file itself opens
+  fs::create_symlink(target, dir / "link.db");
+  expect_refused((dir / "link.db").string(), "it is a symbolic link");
+  // A dangling link (the attacker's file does not exist yet) is not followed to create one either.
+  fs::create_symlink(dir / "elsewhere.db", dir / "dangling.db");
+  expect_refused((dir / "dangling.db").string(), "it is a symbolic link");
+  EXPECT_FALSE(fs::exists(dir / "elsewhere.db"));
+  te::sqlite_journal again(target);
+  EXPECT_FALSE(again.find("x"));
+}
+
+TEST(SqliteJournalHostile, TheFileIsCreatedWithMode0600AndAFileOthersCanWriteIsRefused) {
+  const auto dir = fresh_dir("mode");
+  const auto path = (dir / "j.db").string();
+  const ::mode_t old_umask = ::umask(0);  // the most permissive process: SQLite alone would create 0644
+  {
+    te::sqlite_journal j(path);
+    j.record_started("k", "charge_card");
+  }
+  ::umask(old_umask);
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct ::stat st {};
+    if (::stat((path + suffix).c_str(), &st) != 0) continue;  // -wal and -shm are removed at the last close
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix;
+  }
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::others_read);
+  { te::sqlite_journal j(path); }  // the control: readable by others, writable by the owner only
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
+                            fs::perms::group_write | fs::perms::others_read | fs::perms::others_write);
+  expect_refused(path, "it is writable by other users (mode 0666; 0600 expected)");
+}
+
 TEST(SqliteJournalFaults, ACorruptFileIsRefusedNamingIt) {
   const auto dir = fresh_dir("corrupt");
   const auto path = (dir / "j.db").string();
@@ -317,6 +467,140 @@ TEST(SqliteJournalFaults, AFullDiskStopsCallsBeforeTheyRun) {
   EXPECT_EQ(ran_without_record.load(), 0) << "a call ran without its started record";
   EXPECT_GT(ran.load(), 0) << "no call was recorded before the disk filled (the case proves nothing)";
   std::printf("full disk: %d calls recorded before the tmpfs filled\n", ran.load());
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Group commit (issue 29.2): a turn of 16 non-idempotent calls with their own targets (all may run at once) on a
+// 2-thread pool. The fsync and fdatasync calls of the whole process are counted by strace (-f -c) around a child
+// run of this binary (DISABLED_JournaledTurns: TE_TURNS turns, new keys each), once with 1 turn and once with 11:
+// the difference / 10 is the count per turn, without the open. Side by side, the control: the same turns through
+// a journal without `record_batch` (one transaction per record, as before group commit).
+// ---------------------------------------------------------------------------------------------------------------
+namespace {
+
+// The SQLite journal seen through the plain Journal interface: one record, one transaction.
+struct one_record_at_a_time {
+  te::sqlite_journal j;
+  [[nodiscard]] std::optional<te::journal_entry> find(const std::string& key) const { return j.find(key); }
+  void record_started(const std::string& key, std::string_view name) const { j.record_started(key, name); }
+  void record_ended(const std::string& key, const te::journal_entry& e) const { j.record_ended(key, e); }
+};
+static_assert(te::Journal<one_record_at_a_time> && !te::BatchJournal<one_record_at_a_time>);
+
+struct keyed_write {
+  std::string key;
+  std::atomic<int>* runs;
+  int operator()() const {
+    ++*runs;
+    return 7;
+  }
+  [[nodiscard]] const std::string& idempotency_key() const noexcept { return key; }
+};
+
+// Runs `turns` turns of 16 calls with a journal at `db` (batched or not); returns how many calls ran.
+int run_journaled_turns(const std::string& db, int turns, bool batched) {
+  std::vector<te::call_description> d;
+  for (int i = 0; i < 16; ++i)
+    d.push_back(te::describe_runtime("charge", {}, {{"ledger", te::access_mode::write, std::to_string(i)}}));
+  std::atomic<int> runs{0};
+  boost::asio::thread_pool pool(2);
+  te::sqlite_journal journal(db);
+  for (int t = 0; t < turns; ++t) {
+    std::vector<keyed_write> tasks;
+    for (int i = 0; i < 16; ++i) tasks.push_back({"turn-" + std::to_string(t) + "/" + std::to_string(i), &runs});
+    const auto check = [&](const auto& out) {
+      for (const auto& o : out)
+        if (!o.has_value() || o.replayed()) throw std::runtime_error("a journaled call did not run");
+    };
+    if (batched) check(te::run_plan(pool, te::run_options{}.with(journal), std::span<const te::call_description>(d), tasks));
+    else check(te::run_plan(pool, te::run_options{}.with(one_record_at_a_time{journal}),
+                            std::span<const te::call_description>(d), tasks));
+  }
+  return runs.load();
+}
+
+// fsync + fdatasync calls of a child run of this binary with `turns` turns (strace -f -c); -1: strace failed.
+long count_syncs(const fs::path& dir, int turns, bool batched) {
+  const auto db = dir / ("j" + std::to_string(turns) + (batched ? "b" : "p") + ".db");
+  const auto out = dir / "strace.txt";
+  const std::string cmd = "TE_TURNS=" + std::to_string(turns) + " TE_BATCHED=" + (batched ? "1" : "0") +
+                          " TE_DB='" + db.string() + "' strace -f -qq -c -e trace=fsync,fdatasync -o '" +
+                          out.string() + "' " + fs::read_symlink("/proc/self/exe").string() +
+                          " --gtest_also_run_disabled_tests --gtest_filter=SqliteJournalGroupCommit.DISABLED_JournaledTurns"
+                          " > /dev/null 2>&1";
+  if (std::system(cmd.c_str()) != 0) return -1;
+  std::ifstream in(out);
+  long total = 0;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> tokens;
+    for (std::size_t i = 0; i < line.size();) {
+      const auto b = line.find_first_not_of(' ', i);
+      if (b == std::string::npos) break;
+      const auto e = line.find(' ', b);
+      tokens.push_back(line.substr(b, e == std::string::npos ? std::string::npos : e - b));
+      i = e == std::string::npos ? line.size() : e;
+    }
+    if (tokens.size() >= 5 && (tokens.back() == "fsync" || tokens.back() == "fdatasync")) total += std::stol(tokens[3]);
+  }
+  return total;
+}
+
+}  // namespace
+
+TEST(SqliteJournalGroupCommit, DISABLED_JournaledTurns) {
+  const char* turns = std::getenv("TE_TURNS");
+  const char* db = std::getenv("TE_DB");
+  const char* batched = std::getenv("TE_BATCHED");
+  ASSERT_TRUE(turns && db && batched) << "run by SqliteJournalGroupCommit.AtMostThreeSyncsPerSixteenCallTurn";
+  const int n = std::atoi(turns);
+  EXPECT_EQ(run_journaled_turns(db, n, std::string(batched) == "1"), 16 * n);
+}
+
+TEST(SqliteJournalGroupCommit, AtMostThreeSyncsPerSixteenCallTurn) {
+  if (std::system("strace -V > /dev/null 2>&1") != 0) GTEST_SKIP() << "strace is not installed";
+  const auto dir = fresh_dir("group_commit");
+  const long b1 = count_syncs(dir, 1, true), b11 = count_syncs(dir, 11, true);
+  const long p1 = count_syncs(dir, 1, false), p11 = count_syncs(dir, 11, false);
+  ASSERT_TRUE(b1 >= 0 && b11 >= 0 && p1 >= 0 && p11 >= 0) << "strace or the child run failed";
+  const double batched = static_cast<double>(b11 - b1) / 10, plain = static_cast<double>(p11 - p1) / 10;
+  std::printf("fsync+fdatasync per 16-call turn: group commit %.1f, one record per transaction %.1f "
+              "(process totals: %ld/%ld and %ld/%ld for 1/11 turns)\n",
+              batched, plain, b1, b11, p1, p11);
+  EXPECT_LE(batched, 3.0);
+  EXPECT_GE(plain, 32.0) << "the control: one transaction per record syncs at least once per record";
+}
+
+// The awaitable form (async_run_plan) through the batch journal: the turn's records are committed before its
+// outcomes come back (the engine's end flushes them), so a second run replays every call.
+TEST(SqliteJournalGroupCommit, TheAwaitableFormCommitsATurnBeforeItReturns) {
+  const auto dir = fresh_dir("async");
+  te::sqlite_journal journal((dir / "j.db").string());
+  std::atomic<int> charges{0};
+  boost::asio::thread_pool pool(2);
+  for (int run = 0; run < 2; ++run) {
+    auto f = boost::asio::co_spawn(
+        pool,
+        [&]() -> boost::asio::awaitable<int> {
+          auto [a, b, c] = co_await te::async_run_plan(te::run_options{}.with(journal),
+                                                       te::call(charge_card{&charges}, 1).with_idempotency_key("a/1"),
+                                                       te::call(charge_card{&charges}, 2).with_idempotency_key("a/2"),
+                                                       te::call(charge_card{&charges}, 3).with_idempotency_key("a/3"));
+          int replayed = 0;
+          for (const auto* o : {&a, &b, &c}) {
+            EXPECT_TRUE(o->has_value());
+            replayed += o->replayed() ? 1 : 0;
+          }
+          // Every ended record is in the file once the turn has returned.
+          for (const char* k : {"a/1", "a/2", "a/3"}) {
+            const auto e = journal.find(k);
+            EXPECT_TRUE(e && e->at == te::journal_entry::state::ended) << k;
+          }
+          co_return replayed;
+        },
+        boost::asio::use_future);
+    EXPECT_EQ(f.get(), run == 0 ? 0 : 3);
+  }
+  EXPECT_EQ(charges.load(), 3);
 }
 
 }  // namespace sqlite_journal_test_ns

@@ -66,9 +66,17 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
                      const Executor& ex, Cancel cancel, Done&& done, Run run);
 
 // Defined in journal.hpp.
-template <class R, class J, class Done, class Run>
+template <class R, class J, class Executor, class Done, class Run>
 void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects,
-                  const approver* in_doubt_approver, Done&& done, Run run);
+                  const approver* in_doubt_approver, const Executor& ex, Done&& done, Run run);
+// A journaled turn launches its first calls between hold_journal and release_journal.
+template <class J, class Executor>
+void hold_journal(const J& journal, const Executor& ex);
+template <class J, class Executor>
+void release_journal(const J& journal, const Executor& ex);
+// The end of a journaled turn: commits what the journal still holds (a batch journal's ended records).
+template <class J>
+void flush_journal(const J& journal);
 
 }  // namespace detail
 }  // namespace tool_effects

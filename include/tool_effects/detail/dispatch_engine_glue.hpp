@@ -130,8 +130,9 @@ void execute_journaled(const Options& opts, Fn& fn, const call_info& info, const
     const tool_effects::approver* in_doubt_approver = nullptr;
     if constexpr (options_have_approver<Options>) in_doubt_approver = &opts.template get<tool_effects::approver>();
     journal_call<R>(opts.template get<options_journal_t<Options>>(), chosen_idempotency_key(fn), info.name,
-                    info.effects, in_doubt_approver, std::forward<Done>(done),
-                    [&opts, &fn, &info, &ex](auto&& journaled_done) {
+                    info.effects, in_doubt_approver, ex, std::forward<Done>(done),
+                    // `info` by value: with a batch journal the call runs once its record is committed.
+                    [&opts, &fn, info, ex](auto&& journaled_done) {
                       execute_admitted<R>(opts, fn, info, ex, std::move(journaled_done));
                     });
   } else {
@@ -168,6 +169,50 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
                        });
   } else {
     execute_journaled<R>(opts, fn, info, ex, std::forward<Done>(done));
+  }
+}
+
+// The end of a turn, before its outcomes are returned: a journal commits what it still holds.
+template <class Options>
+void journal_turn_end(const Options& opts) {
+  if constexpr (options_have_journal<Options>) flush_journal(opts.template get<options_journal_t<Options>>());
+  else (void)opts;
+}
+
+// Starts a turn's engine; with a journal in the options, the journal's commits wait (within their bound) until
+// every call ready at the start was launched, so that their *started* records commit together.
+template <class Options, class Executor>
+void start_turn(plan_engine& engine, const Options& opts, const Executor& ex) {
+  if constexpr (options_have_journal<Options> && !std::is_same_v<Executor, inline_executor>) {
+    auto journal = opts.template get<options_journal_t<Options>>();  // a copy: the engine may end in start()
+    hold_journal(journal, ex);
+    try {
+      engine.start();
+    } catch (...) {
+      release_journal(journal, ex);
+      throw;
+    }
+    release_journal(journal, ex);
+  } else {
+    (void)opts, (void)ex;
+    engine.start();
+  }
+}
+
+// Posts a sync call's start; with a journal in the options it holds the journal until the call ran its
+// journaled start (so the calls of a wave commit their records together). The journal handle is copied: the
+// engine may be gone once the call ran.
+template <class Options, class Executor, class Run>
+void post_call(const Options& opts, const Executor& ex, Run run) {
+  if constexpr (options_have_journal<Options>) {
+    auto journal = opts.template get<options_journal_t<Options>>();
+    hold_journal(journal, ex);
+    boost::asio::post(ex, [journal = std::move(journal), ex, run = std::move(run)]() mutable {
+      run();
+      release_journal(journal, ex);
+    });
+  } else {
+    boost::asio::post(ex, std::move(run));
   }
 }
 
@@ -288,13 +333,14 @@ class static_engine final : public plan_engine {
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
       if (entries_[i].is_awaitable) run(i);
-      else boost::asio::post(ex_, [this, i] { run(i); });
+      else post_call(opts_, ex_, [this, i] { run(i); });
     } else {
       (void)i;
     }
   }
   void run_inline_one(std::size_t i) override { run(i); }
   void finished() override {
+    journal_turn_end(opts_);
     if constexpr (std::is_same_v<Handler, std::nullptr_t>) {
       plan_engine::finished();
     } else {
@@ -343,12 +389,16 @@ class runtime_engine final : private plan_holder, public plan_engine {  // plan_
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
       if constexpr (returns_awaitable<Task>) run(i);
-      else boost::asio::post(ex_, [s = this, i] { s->run(i); });
+      else post_call(opts_, ex_, [s = this, i] { s->run(i); });
     } else {
       (void)i;
     }
   }
   void run_inline_one(std::size_t i) override { run(i); }
+  void finished() override {
+    journal_turn_end(opts_);
+    plan_engine::finished();
+  }
 
   Executor ex_;
   Options opts_;
@@ -365,7 +415,7 @@ auto run_static(const Ex& ex, const Options& opts, Calls&&... calls) {
   if constexpr (std::is_same_v<Ex, inline_executor>) {
     engine->run_inline();
   } else {
-    engine->start();
+    start_turn(*engine, opts, ex);
     engine->wait();
   }
   return engine->take_results();
@@ -406,7 +456,7 @@ std::vector<outcome<R>> run_runtime(const Ex& ex, const Options& options, std::s
   if constexpr (std::is_same_v<Ex, inline_executor>) {
     engine->run_inline();
   } else {
-    engine->start();
+    start_turn(*engine, options, ex);
     engine->wait();
   }
   return engine->take_results();
