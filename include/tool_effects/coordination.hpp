@@ -149,6 +149,11 @@ class local_coordinator;
 namespace detail {
 struct local_state;
 struct local_node;
+// Only the queue makes a held grant (passkey: `std::optional<local_grant>` can then make one in place).
+class local_grant_key {
+  friend struct local_state;
+  local_grant_key() = default;
+};
 }  // namespace detail
 
 /// A grant of `local_coordinator`. Move-only; released by `release()` or
@@ -182,10 +187,15 @@ class local_grant {
   }
 
  private:
-  friend struct detail::local_state;
   inline void release_held() noexcept;
-  local_grant(std::shared_ptr<detail::local_state> s, detail::local_node* n, std::uint64_t t) noexcept
+
+ public:
+  /// (Internal: the queue's, as `local_grant_key` can only be made there.)
+  local_grant(detail::local_grant_key, std::shared_ptr<detail::local_state> s, detail::local_node* n,
+              std::uint64_t t) noexcept
       : state_(std::move(s)), node_(n), token_(t) {}
+
+ private:
   std::shared_ptr<detail::local_state> state_;  // keeps the queue (and its nodes) alive
   detail::local_node* node_ = nullptr;          // the queue's node of this request (non-null: held)
   std::uint64_t token_ = 0;

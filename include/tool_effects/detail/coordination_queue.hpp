@@ -5,6 +5,7 @@
 #ifndef TOOL_EFFECTS_DETAIL_COORDINATION_QUEUE_HPP
 #define TOOL_EFFECTS_DETAIL_COORDINATION_QUEUE_HPP
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -110,6 +111,39 @@ inline conflict_filter make_conflict_filter(const call_description& d) noexcept 
   return f;
 }
 
+// The queue's lock: one word, 0 free, 1 held, 2 held and someone may sleep on it (the futex mutex of
+// Drepper's "Futexes Are Tricky", which glibc's default mutex also is). Taking and giving back an
+// uncontended lock is one atomic instruction each, inline: `std::mutex` costs ≈ 50 instructions per pair in
+// glibc's type dispatch, a quarter of what a coordinated no-op call adds (docs/benchmarks.md). Contended, a
+// thread sleeps in `std::atomic::wait` (libstdc++ and libc++ spin briefly, then wait on a futex where there
+// is one) and the unlock that finds 2 wakes one sleeper; it is not fair and not recursive, as std::mutex.
+class queue_lock {
+ public:
+  queue_lock() = default;
+  queue_lock(const queue_lock&) = delete;
+  queue_lock& operator=(const queue_lock&) = delete;
+
+  void lock() noexcept {
+    int c = 0;
+    if (!word_.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) lock_contended(c);
+  }
+  void unlock() noexcept {
+    if (word_.exchange(0, std::memory_order_release) == 2) word_.notify_one();
+  }
+
+ private:
+  // `c`: the value the first attempt saw (1 or 2). Marks the lock as having sleepers, then sleeps until it is
+  // given back; whoever takes it here keeps it marked (another sleeper may remain).
+  void lock_contended(int c) noexcept {
+    if (c != 2) c = word_.exchange(2, std::memory_order_acquire);
+    while (c != 0) {
+      word_.wait(2, std::memory_order_relaxed);
+      c = word_.exchange(2, std::memory_order_acquire);
+    }
+  }
+  std::atomic<int> word_{0};
+};
+
 // One request: in the queue (arrival order) from its acquire until its release or abandonment. Nodes are
 // owned by the queue and reused (a free list), so a request costs no allocation once the queue is warm,
 // and a node outlives every ticket naming it (a ticket's holder keeps the queue alive while it uses it);
@@ -136,7 +170,7 @@ struct local_ticket {
 
 // `self` below: the shared pointer to this queue that the caller holds (a grant keeps the queue alive).
 struct local_state {
-  std::mutex m;
+  queue_lock m;
   local_node* head = nullptr;
   local_node* tail = nullptr;
   local_node* free_nodes = nullptr;  // linked through `next`
@@ -218,11 +252,17 @@ struct local_state {
     free_nodes = n;
   }
 
-  local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
+  // Marks `n` granted with a new token; `local_grant(key(), self, n, token)` then holds it.
+  std::uint64_t grant_token(local_node* n) noexcept {
     n->state = node_state::granted;
     n->token = ++last_token;
     --waiting;
-    return local_grant(self, n, n->token);
+    return n->token;
+  }
+  static local_grant_key key() noexcept { return {}; }
+  local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
+    const std::uint64_t t = grant_token(n);
+    return local_grant(key(), self, n, t);
   }
 
   struct granted_waiter {
@@ -292,10 +332,15 @@ struct local_state {
     if (w) w->complete(ec, local_grant{});
   }
 
+  // (The grant is made in the optional: a moved-from grant's destructor is not free.)
   std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>& self) {
+    std::optional<local_grant> out;
     std::lock_guard lock(m);
-    if (!no_older_conflict(nullptr, d, nullptr)) return std::nullopt;
-    return grant(enqueue(d), self);
+    if (head == nullptr || no_older_conflict(nullptr, d, nullptr)) {
+      local_node* const n = enqueue(d);
+      out.emplace(key(), self, n, grant_token(n));
+    }
+    return out;
   }
 
   // Enqueues; granted at once, or `make_waiter(ticket)` is installed under the mutex.
