@@ -164,11 +164,10 @@ class local_grant {
   local_grant(const local_grant&) = delete;
   local_grant& operator=(const local_grant&) = delete;
   local_grant(local_grant&& o) noexcept
-      : state_(std::move(o.state_)), node_(std::exchange(o.node_, nullptr)), token_(std::exchange(o.token_, 0)) {}
+      : node_(std::exchange(o.node_, nullptr)), token_(std::exchange(o.token_, 0)) {}
   local_grant& operator=(local_grant&& o) noexcept {
     if (this != &o) {
       release();
-      state_ = std::move(o.state_);
       node_ = std::exchange(o.node_, nullptr);
       token_ = std::exchange(o.token_, 0);
     }
@@ -191,13 +190,12 @@ class local_grant {
 
  public:
   /// (Internal: the queue's, as `local_grant_key` can only be made there.)
-  local_grant(detail::local_grant_key, std::shared_ptr<detail::local_state> s, detail::local_node* n,
-              std::uint64_t t) noexcept
-      : state_(std::move(s)), node_(n), token_(t) {}
+  local_grant(detail::local_grant_key, detail::local_node* n, std::uint64_t t) noexcept : node_(n), token_(t) {}
 
  private:
-  std::shared_ptr<detail::local_state> state_;  // keeps the queue (and its nodes) alive
-  detail::local_node* node_ = nullptr;          // the queue's node of this request (non-null: held)
+  // The queue's node of this request (non-null: held). While held, the node keeps the queue alive (its
+  // `keep`), so a grant is two words, moved as such.
+  detail::local_node* node_ = nullptr;
   std::uint64_t token_ = 0;
 };
 

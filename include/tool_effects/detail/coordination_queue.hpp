@@ -161,6 +161,7 @@ struct alignas(64) local_node {
   std::uint64_t token = 0;
   std::uint64_t serial = 0;
   std::unique_ptr<local_waiter> waiter;
+  std::shared_ptr<local_state> keep;  // while granted: the queue, kept alive for the grant's release
 };
 
 // A waiting request, as its wait limit and its cancellation name it: the node and the request's serial
@@ -170,7 +171,7 @@ struct local_ticket {
   std::uint64_t serial = 0;
 };
 
-// `self` below: the shared pointer to this queue that the caller holds (a grant keeps the queue alive).
+// `self` below: the shared pointer to this queue that the caller holds (a held node keeps a copy: `keep`).
 struct local_state {
   queue_lock m;
   local_node* head = nullptr;
@@ -254,17 +255,18 @@ struct local_state {
     free_nodes = n;
   }
 
-  // Marks `n` granted with a new token; `local_grant(key(), self, n, token)` then holds it.
-  std::uint64_t grant_token(local_node* n) noexcept {
+  // Marks `n` granted with a new token; `local_grant(key(), n, token)` then holds it.
+  std::uint64_t grant_token(local_node* n, const std::shared_ptr<local_state>& self) noexcept {
     n->state = node_state::granted;
     n->token = ++last_token;
+    n->keep = self;
     --waiting;
     return n->token;
   }
   static local_grant_key key() noexcept { return {}; }
   local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
-    const std::uint64_t t = grant_token(n);
-    return local_grant(key(), self, n, t);
+    const std::uint64_t t = grant_token(n, self);
+    return local_grant(key(), n, t);
   }
 
   struct granted_waiter {
@@ -340,7 +342,7 @@ struct local_state {
     std::lock_guard lock(m);
     if (head == nullptr || no_older_conflict(nullptr, d, nullptr)) {
       local_node* const n = enqueue(d);
-      out.emplace(key(), self, n, grant_token(n));
+      out.emplace(key(), n, grant_token(n, self));
     }
     return out;
   }
@@ -425,7 +427,7 @@ struct forwarding_waiter final : local_waiter {
 
 inline void local_grant::release_held() noexcept {
   detail::local_node* const n = std::exchange(node_, nullptr);
-  const auto s = std::move(state_);
+  const auto s = std::move(n->keep);  // (only this grant touches a held node's `keep`)
   s->release(n, s);
 }
 
