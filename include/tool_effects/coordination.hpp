@@ -161,6 +161,8 @@ class local_grant_key {
 class local_grant {
  public:
   local_grant() = default;
+  /// A held grant: made by the queue only (`local_grant_key` can be made nowhere else).
+  local_grant(detail::local_grant_key, detail::local_node* n, std::uint64_t t) noexcept : node_(n), token_(t) {}
   local_grant(const local_grant&) = delete;
   local_grant& operator=(const local_grant&) = delete;
   local_grant(local_grant&& o) noexcept
@@ -187,12 +189,6 @@ class local_grant {
 
  private:
   inline void release_held() noexcept;
-
- public:
-  /// (Internal: the queue's, as `local_grant_key` can only be made there.)
-  local_grant(detail::local_grant_key, detail::local_node* n, std::uint64_t t) noexcept : node_(n), token_(t) {}
-
- private:
   // The queue's node of this request (non-null: held). While held, the node keeps the queue alive (its
   // `keep`), so a grant is two words, moved as such.
   detail::local_node* node_ = nullptr;
