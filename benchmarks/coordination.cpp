@@ -18,7 +18,8 @@
 //    overlapping (call i of session s writes target (s + i) % 8 of the same resource, so every call conflicts
 //    with one call of every other session). wait_us 0: no-op calls (the dispatcher's and the coordinator's
 //    own cost under 8-way contention); wait_us > 0: each call waits that long on an Asio timer (holds no
-//    thread), as an I/O-bound tool does. Items: turns (all sessions together).
+//    thread), as an I/O-bound tool does. Items: turns (all sessions together). Counters: the process's CPU
+//    time, context switches and voluntary ones (sleeps) per turn (getrusage), to show where the time goes.
 //  - BM_journal_turn/N: a turn of N calls with a sqlite_journal in the temporary directory (new keys each
 //    iteration: every call records started and ended, two fsync'ed commits); per-call time = time / N.
 //  - BM_journal_replay/N: the same turn replayed (every call ended): one lookup per call.
@@ -28,6 +29,8 @@
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include <benchmark/benchmark.h>
 
@@ -52,7 +55,16 @@ te::call_description one_write(const std::string& target) {
   return te::describe_runtime("w", {}, {{"db/users", te::access_mode::write, target}});
 }
 
+asio::thread_pool& pool() {
+  static asio::thread_pool p(2);
+  return p;
+}
+
+// The micro-benchmarks below start the pool's threads first: in a process that never started a thread, glibc's
+// mutex skips its atomic instructions (a single-threaded fast path no coordinated turn ever takes), which made
+// std::mutex look twice as fast here as in any real use.
 void BM_try_acquire_release(benchmark::State& state) {
+  (void)pool();
   te::local_coordinator c;
   const auto d = one_write("a");
   for (auto _ : state) {
@@ -66,6 +78,7 @@ BENCHMARK(BM_try_acquire_release);
 // try_acquire + release while `range(0)` other grants are held (disjoint targets of the same resource, as
 // sessions whose I/O-bound calls hold their grants): each acquisition is checked against every holder.
 void BM_try_acquire_release_among_holders(benchmark::State& state) {
+  (void)pool();
   te::local_coordinator c;
   const auto holders = static_cast<std::size_t>(state.range(0));
   std::vector<te::call_description> held_d;
@@ -82,6 +95,7 @@ void BM_try_acquire_release_among_holders(benchmark::State& state) {
 BENCHMARK(BM_try_acquire_release_among_holders)->Arg(8)->Arg(64);
 
 void BM_async_acquire_release(benchmark::State& state) {
+  (void)pool();
   te::local_coordinator c;
   asio::io_context io;
   const auto d = one_write("a");
@@ -96,6 +110,7 @@ void BM_async_acquire_release(benchmark::State& state) {
 BENCHMARK(BM_async_acquire_release);
 
 void BM_blocking_acquire_release(benchmark::State& state) {
+  (void)pool();
   te::local_coordinator c;
   const auto d = one_write("a");
   for (auto _ : state) {
@@ -108,11 +123,6 @@ BENCHMARK(BM_blocking_acquire_release);
 struct noop_task {
   int operator()() const { return 1; }
 };
-
-asio::thread_pool& pool() {
-  static asio::thread_pool p(2);
-  return p;
-}
 
 template <bool Coordinated>
 void turn_runtime(benchmark::State& state) {
@@ -202,6 +212,10 @@ void BM_sessions8(benchmark::State& state) {
   for (std::size_t i = 0; i < calls_per_turn; ++i)
     d.push_back(one_write(overlapping ? std::to_string((s + i) % calls_per_turn)
                                       : std::to_string(s) + "/" + std::to_string(i)));
+  // Where the time goes (thread 0; the loop starts and ends at a barrier of all the sessions): the process's
+  // CPU time and context switches (voluntary: a thread slept; involuntary: it was preempted) per turn.
+  rusage before{};
+  if (state.thread_index() == 0) getrusage(RUSAGE_SELF, &before);
   if (wait.count() == 0) {
     std::vector<noop_task> tasks(calls_per_turn);
     run_session_turns(state, d, tasks, coordinated);
@@ -210,6 +224,17 @@ void BM_sessions8(benchmark::State& state) {
     run_session_turns(state, d, tasks, coordinated);
   }
   state.SetItemsProcessed(state.iterations());
+  if (state.thread_index() == 0) {
+    rusage after{};
+    getrusage(RUSAGE_SELF, &after);
+    const auto us = [](const timeval& t) { return static_cast<double>(t.tv_sec) * 1e6 + static_cast<double>(t.tv_usec); };
+    const double turns = static_cast<double>(state.iterations()) * state.threads();
+    state.counters["cpu_us_per_turn"] =
+        (us(after.ru_utime) + us(after.ru_stime) - us(before.ru_utime) - us(before.ru_stime)) / turns;
+    state.counters["switches_per_turn"] =
+        static_cast<double>(after.ru_nvcsw + after.ru_nivcsw - before.ru_nvcsw - before.ru_nivcsw) / turns;
+    state.counters["sleeps_per_turn"] = static_cast<double>(after.ru_nvcsw - before.ru_nvcsw) / turns;
+  }
 }
 BENCHMARK(BM_sessions8)
     ->ArgNames({"overlap", "coord", "wait_us"})

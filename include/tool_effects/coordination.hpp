@@ -149,6 +149,11 @@ class local_coordinator;
 namespace detail {
 struct local_state;
 struct local_node;
+// Only the queue makes a held grant (passkey: `std::optional<local_grant>` can then make one in place).
+class local_grant_key {
+  friend struct local_state;
+  local_grant_key() = default;
+};
 }  // namespace detail
 
 /// A grant of `local_coordinator`. Move-only; released by `release()` or
@@ -156,14 +161,15 @@ struct local_node;
 class local_grant {
  public:
   local_grant() = default;
+  /// A held grant: made by the queue only (`local_grant_key` can be made nowhere else).
+  local_grant(detail::local_grant_key, detail::local_node* n, std::uint64_t t) noexcept : node_(n), token_(t) {}
   local_grant(const local_grant&) = delete;
   local_grant& operator=(const local_grant&) = delete;
   local_grant(local_grant&& o) noexcept
-      : state_(std::move(o.state_)), node_(std::exchange(o.node_, nullptr)), token_(std::exchange(o.token_, 0)) {}
+      : node_(std::exchange(o.node_, nullptr)), token_(std::exchange(o.token_, 0)) {}
   local_grant& operator=(local_grant&& o) noexcept {
     if (this != &o) {
       release();
-      state_ = std::move(o.state_);
       node_ = std::exchange(o.node_, nullptr);
       token_ = std::exchange(o.token_, 0);
     }
@@ -182,12 +188,10 @@ class local_grant {
   }
 
  private:
-  friend struct detail::local_state;
   inline void release_held() noexcept;
-  local_grant(std::shared_ptr<detail::local_state> s, detail::local_node* n, std::uint64_t t) noexcept
-      : state_(std::move(s)), node_(n), token_(t) {}
-  std::shared_ptr<detail::local_state> state_;  // keeps the queue (and its nodes) alive
-  detail::local_node* node_ = nullptr;          // the queue's node of this request (non-null: held)
+  // The queue's node of this request (non-null: held). While held, the node keeps the queue alive (its
+  // `keep`), so a grant is two words, moved as such.
+  detail::local_node* node_ = nullptr;
   std::uint64_t token_ = 0;
 };
 

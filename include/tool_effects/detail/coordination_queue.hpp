@@ -5,6 +5,7 @@
 #ifndef TOOL_EFFECTS_DETAIL_COORDINATION_QUEUE_HPP
 #define TOOL_EFFECTS_DETAIL_COORDINATION_QUEUE_HPP
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstddef>
@@ -110,21 +111,57 @@ inline conflict_filter make_conflict_filter(const call_description& d) noexcept 
   return f;
 }
 
+// The queue's lock: one word, 0 free, 1 held, 2 held and someone may sleep on it (the futex mutex of
+// Drepper's "Futexes Are Tricky", which glibc's default mutex also is). Taking and giving back an
+// uncontended lock is one atomic instruction each, inline: `std::mutex` costs ≈ 50 instructions per pair in
+// glibc's type dispatch, a quarter of what a coordinated no-op call adds (docs/benchmarks.md). Contended, a
+// thread sleeps in `std::atomic::wait` (libstdc++ and libc++ spin briefly, then wait on a futex where there
+// is one) and the unlock that finds 2 wakes one sleeper; it is not fair and not recursive, as std::mutex.
+class queue_lock {
+ public:
+  queue_lock() = default;
+  queue_lock(const queue_lock&) = delete;
+  queue_lock& operator=(const queue_lock&) = delete;
+
+  void lock() noexcept {
+    int c = 0;
+    if (!word_.compare_exchange_strong(c, 1, std::memory_order_acquire, std::memory_order_relaxed)) lock_contended(c);
+  }
+  void unlock() noexcept {
+    if (word_.exchange(0, std::memory_order_release) == 2) word_.notify_one();
+  }
+
+ private:
+  // `c`: the value the first attempt saw (1 or 2). Marks the lock as having sleepers, then sleeps until it is
+  // given back; whoever takes it here keeps it marked (another sleeper may remain).
+  void lock_contended(int c) noexcept {
+    if (c != 2) c = word_.exchange(2, std::memory_order_acquire);
+    while (c != 0) {
+      word_.wait(2, std::memory_order_relaxed);
+      c = word_.exchange(2, std::memory_order_acquire);
+    }
+  }
+  std::atomic<int> word_{0};
+};
+
 // One request: in the queue (arrival order) from its acquire until its release or abandonment. Nodes are
 // owned by the queue and reused (a free list), so a request costs no allocation once the queue is warm,
 // and a node outlives every ticket naming it (a ticket's holder keeps the queue alive while it uses it);
 // `serial` tells which request a node holds now. The queue keeps as many nodes as it ever held requests
 // at once.
-struct local_node {
-  const call_description* what = nullptr;
-  node_state state = node_state::free;
-  std::uint64_t token = 0;
-  std::uint64_t serial = 0;
-  local_node* prev = nullptr;
+// What an admission scan reads of every older node (`next`, the filter, `what`) comes first, in the node's
+// one cache line (with 64 grants held, the scan is most of the queue's time: docs/benchmarks.md).
+struct alignas(64) local_node {
   local_node* next = nullptr;
-  std::unique_ptr<local_waiter> waiter;
   conflict_filter filter;      // of `what`, made when a long queue first needs it
   bool has_filter = false;
+  node_state state = node_state::free;
+  const call_description* what = nullptr;
+  local_node* prev = nullptr;
+  std::uint64_t token = 0;
+  std::uint64_t serial = 0;
+  std::unique_ptr<local_waiter> waiter;
+  std::shared_ptr<local_state> keep;  // while granted: the queue, kept alive for the grant's release
 };
 
 // A waiting request, as its wait limit and its cancellation name it: the node and the request's serial
@@ -134,9 +171,9 @@ struct local_ticket {
   std::uint64_t serial = 0;
 };
 
-// `self` below: the shared pointer to this queue that the caller holds (a grant keeps the queue alive).
+// `self` below: the shared pointer to this queue that the caller holds (a held node keeps a copy: `keep`).
 struct local_state {
-  std::mutex m;
+  queue_lock m;
   local_node* head = nullptr;
   local_node* tail = nullptr;
   local_node* free_nodes = nullptr;  // linked through `next`
@@ -218,11 +255,18 @@ struct local_state {
     free_nodes = n;
   }
 
-  local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
+  // Marks `n` granted with a new token; `local_grant(key(), n, token)` then holds it.
+  std::uint64_t grant_token(local_node* n, const std::shared_ptr<local_state>& self) noexcept {
     n->state = node_state::granted;
     n->token = ++last_token;
+    n->keep = self;
     --waiting;
-    return local_grant(self, n, n->token);
+    return n->token;
+  }
+  static local_grant_key key() noexcept { return {}; }
+  local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
+    const std::uint64_t t = grant_token(n, self);
+    return local_grant(key(), n, t);
   }
 
   struct granted_waiter {
@@ -292,10 +336,15 @@ struct local_state {
     if (w) w->complete(ec, local_grant{});
   }
 
+  // (The grant is made in the optional: a moved-from grant's destructor is not free.)
   std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>& self) {
+    std::optional<local_grant> out;
     std::lock_guard lock(m);
-    if (!no_older_conflict(nullptr, d, nullptr)) return std::nullopt;
-    return grant(enqueue(d), self);
+    if (head == nullptr || no_older_conflict(nullptr, d, nullptr)) {
+      local_node* const n = enqueue(d);
+      out.emplace(key(), n, grant_token(n, self));
+    }
+    return out;
   }
 
   // Enqueues; granted at once, or `make_waiter(ticket)` is installed under the mutex.
@@ -378,7 +427,7 @@ struct forwarding_waiter final : local_waiter {
 
 inline void local_grant::release_held() noexcept {
   detail::local_node* const n = std::exchange(node_, nullptr);
-  const auto s = std::move(state_);
+  const auto s = std::move(n->keep);  // (only this grant touches a held node's `keep`)
   s->release(n, s);
 }
 

@@ -32,6 +32,7 @@
 #include <tool_effects/cancellation.hpp>
 #include <tool_effects/coordination.hpp>  // (which includes this header at its end)
 #include <tool_effects/detail/across_turns_fwd.hpp>
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/outcome.hpp>
 
@@ -73,10 +74,15 @@ outcome<R> coordination_failure(std::string_view name, effect_set effects, const
   return outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec))));
 }
 
+// Whether a grant can be lost while held (a lease: `lost()`, concept CoordinatorGrant).
+template <class Grant>
+inline constexpr bool grant_can_be_lost = requires(Grant& g) { g.lost(); };
+
 // The completion of a granted call: gives the grant back, then delivers the
 // outcome (so the turn's successors find the accesses free); a grant lost
-// while the call ran turns the outcome into `call_failure{lease_lost}`.
-template <class R, class Done, class Grant>
+// while the call ran turns the outcome into `call_failure{lease_lost}` (the
+// call's name and effects are kept for that failure only).
+template <class R, class Done, class Grant, bool Losable = grant_can_be_lost<Grant>>
 struct release_then {
   Done done;
   Grant grant;
@@ -84,17 +90,37 @@ struct release_then {
   effect_set effects;
   template <class O>
   void operator()(O&& o) {
-    if constexpr (requires { grant.lost(); }) {
-      if (grant.lost()) {  // the grant was lost while the call ran: whatever it did is not covered
-        grant.release();
-        done(coordination_failure<R>(name, effects, make_error_code(coordination_errc::lease_lost)));
-        return;
-      }
+    if (grant.lost()) {  // the grant was lost while the call ran: whatever it did is not covered
+      grant.release();
+      done(coordination_failure<R>(name, effects, make_error_code(coordination_errc::lease_lost)));
+      return;
     }
     grant.release();
     done(std::forward<O>(o));
   }
 };
+template <class R, class Done, class Grant>
+struct release_then<R, Done, Grant, false> {
+  Done done;
+  Grant grant;
+  template <class O>
+  void operator()(O&& o) {
+    grant.release();
+    done(std::forward<O>(o));
+  }
+};
+
+// `release_then` for the grant `g` (moved from).
+template <class R, class Done, class Grant>
+release_then<R, Done, Grant> make_release_then(Done&& dn, Grant& g, std::string_view name, effect_set effects) {
+  if constexpr (grant_can_be_lost<Grant>) {
+    return {std::move(dn), std::move(g), name, effects};
+  } else {
+    (void)name;
+    (void)effects;
+    return {std::move(dn), std::move(g)};
+  }
+}
 
 // A wait for a grant that the turn's cancellation can end. Asio's cancellation slots are not
 // thread-safe, so the acquisition is started, the cancellation emitted and the completion run on one
@@ -131,29 +157,23 @@ void acquire_cancellably(const C& c, const call_description& d, const Executor& 
   });
 }
 
-// THE coordinated start of a dispatched call: acquires a grant for all of
-// `d`'s accesses, then `run(done')` with `done'` releasing the grant before
-// delivering the outcome; the call's attempt context carries the grant's
-// token. Without a grant (wait limit, cancellation of the acquisition or of
-// the turn: `cancel`, a `const turn_cancellation*` or `nullptr`) `done` gets `call_failure{coordination_timeout}` and
-// nothing runs. With a non-Asio executor (inline mode) the acquisition
-// blocks this thread (on a private io_context when the turn is cancellable).
+// A call runs under its grant `g` (moved into its completion), with the grant's token as the thread's
+// fencing token while it starts.
+template <class R, class Done, class Grant, class Run>
+void run_granted(Done&& dn, Grant& g, std::string_view name, effect_set effects, Run& run) {
+  const fencing_scope scope(g.fencing_token());
+  run(make_release_then<R>(std::decay_t<Done>(std::forward<Done>(dn)), g, name, effects));
+}
+
+// The wait for a grant, when none was free at once (or the coordinator cannot tell without waiting): apart
+// from coordinate_call, so that the path with a free grant is a small function.
 template <class R, class C, class Executor, class Cancel, class Done, class Run>
-void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
-                     const Executor& ex, Cancel cancel, Done&& done, Run run) {
+TOOL_EFFECTS_NOINLINE void wait_for_grant(const C& c, const call_description& d, std::string_view name,
+                                          effect_set effects, const Executor& ex, Cancel cancel, Done&& done,
+                                          Run run) {
   constexpr bool cancellable = std::is_same_v<Cancel, const turn_cancellation*>;
   using grant_t = typename C::grant_type;
   using done_t = std::decay_t<Done>;
-  auto start = [&run, name, effects](done_t dn, grant_t g) {
-    const fencing_scope scope(g.fencing_token());
-    run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
-  };
-  if constexpr (TryAcquireCoordinator<C>) {
-    if (auto g = c.try_acquire(d)) {
-      start(std::forward<Done>(done), std::move(*g));
-      return;
-    }
-  }
   if constexpr (boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value) {
     // The end of the wait: fail, abort, or run the call under its grant.
     auto on_grant = [dn = done_t(std::forward<Done>(done)), run = std::move(run), name, effects,
@@ -177,8 +197,7 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
           return;
         }
       }
-      const fencing_scope scope(g.fencing_token());
-      run(release_then<R, done_t, grant_t>{std::move(dn), std::move(g), name, effects});
+      run_granted<R>(std::move(dn), g, name, effects, run);
     };
     if constexpr (cancellable) {
       acquire_cancellably(c, d, ex, *cancel, std::move(on_grant));
@@ -199,8 +218,27 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
       done(coordination_failure<R>(name, effects, e.code()));
       return;
     }
-    start(std::forward<Done>(done), std::move(g));
+    run_granted<R>(std::forward<Done>(done), g, name, effects, run);
   }
+}
+
+// THE coordinated start of a dispatched call: acquires a grant for all of
+// `d`'s accesses, then `run(done')` with `done'` releasing the grant before
+// delivering the outcome; the call's attempt context carries the grant's
+// token. Without a grant (wait limit, cancellation of the acquisition or of
+// the turn: `cancel`, a `const turn_cancellation*` or `nullptr`) `done` gets `call_failure{coordination_timeout}` and
+// nothing runs. With a non-Asio executor (inline mode) the acquisition
+// blocks this thread (on a private io_context when the turn is cancellable).
+template <class R, class C, class Executor, class Cancel, class Done, class Run>
+void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
+                     const Executor& ex, Cancel cancel, Done&& done, Run run) {
+  if constexpr (TryAcquireCoordinator<C>) {
+    if (auto g = c.try_acquire(d)) {
+      run_granted<R>(std::forward<Done>(done), *g, name, effects, run);
+      return;
+    }
+  }
+  wait_for_grant<R>(c, d, name, effects, ex, cancel, std::forward<Done>(done), std::move(run));
 }
 
 }  // namespace detail
