@@ -39,7 +39,7 @@ Usage: oauth_server.py --port-file FILE --log FILE [options]
                           echo_request (the token endpoint refuses, quoting the Authorization header and the form
                           from client_secret= on, as received), token_type_echo (a token response whose
                           token_type is its new access token), issuer_slash (the metadata's issuer has a trailing
-                          slash), shell_endpoint (an authorization_endpoint with $(...) in it), http_authorize (an
+                          slash), issuer_elsewhere (the metadata's issuer is at another origin), shell_endpoint (an authorization_endpoint with $(...) in it), http_authorize (an
                           authorization_endpoint at http://auth.example.invalid)
   --always-403 makes each 403 name a new scope (mcp:admin-1, -2, ...), so that only the client's limit stops it
 
@@ -227,6 +227,8 @@ class Handler(BaseHTTPRequestHandler):
             m["token_endpoint"] = 42
         if o["hostile"] == "issuer_slash":
             m["issuer"] = iss + "/"
+        if o["hostile"] == "issuer_elsewhere":
+            m["issuer"] = "http://127.0.0.1:1" + ap
         if o["hostile"] == "shell_endpoint":
             m["authorization_endpoint"] = iss + "/authorize?next=$(touch%20/tmp/te-pwned)"
         if o["hostile"] == "http_authorize":

@@ -965,15 +965,15 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
         m += "), and the 2025-03-26 fallback is off (mcp_oauth_options::legacy_discovery)";
         throw mcp_oauth_failure(m);
       }
-      // 2025-03-26: no resource metadata; the authorization server is at the MCP server's origin (its issuer,
-      // for the iss check and the binding of credentials), its metadata at the origin's well-known URI, else
-      // the default endpoints.
+      // 2025-03-26: no resource metadata; the authorization server is at the MCP server's origin, its metadata
+      // at the origin's well-known URI (whose issuer, at that origin, is the issuer of the iss check and of the
+      // binding of credentials), else the default endpoints (the origin is the issuer).
       resource_ = mcp_oauth_canonical(server_url_);
       const std::string u = server.origin + "/.well-known/oauth-authorization-server";
       auto r = co_await fetch(oauth_http::verb::get, u);
       if (r.status == 200) {
         as = read_server(json_object(r, "authorization server metadata " + mcp_preview(u, 300)),
-                         "authorization server metadata " + mcp_preview(u, 300), server.origin);
+                         "authorization server metadata " + mcp_preview(u, 300), server.origin, true);
       } else {
         as.issuer = server.origin;
         as.authorization_endpoint = server.origin + "/authorize";
@@ -1009,13 +1009,14 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   }
 
   // The metadata of `issuer`, whose /issuer must be that very string (RFC 8414 section 3.3: identical, no
-  // normalization, a trailing slash included).
+  // normalization, a trailing slash included). `legacy`: the 2025-03-26 metadata at the MCP server's origin
+  // (`issuer`), which predates that rule: its /issuer is taken as it says, but must be at that origin.
   [[nodiscard]] mcp_oauth_server read_server(const nlohmann::json& j, const std::string& what,
-                                             const std::string& issuer) const {
+                                             const std::string& issuer, bool legacy = false) const {
     mcp_oauth_server s;
     const auto iss = str(j, "issuer", what);
     if (!iss) throw mcp_oauth_failure(what + ": /issuer: missing");
-    if (*iss != issuer)
+    if (legacy ? !mcp_oauth_url_ok(*iss) || mcp_oauth_split(*iss).origin != issuer : *iss != issuer)
       throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) +
                               "\" is not the authorization server \"" + mcp_preview(issuer, 300) +
                               "\" (RFC 8414 section 3.3)");
