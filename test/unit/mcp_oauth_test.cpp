@@ -773,7 +773,7 @@ TEST(McpOauth, DiscoveryPolicyRefusalsLookLikeTimeouts) {
     std::string what;
     EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
     texts.push_back(without_port(without_port(what, port), s.port()));
-    EXPECT_FALSE(asked->empty());
+    ASSERT_FALSE(asked->empty());  // the policy was asked (and without it, front() is not read)
     EXPECT_NE(asked->front().find(" 127.0.0.1"), std::string::npos) << asked->front();
   }
   EXPECT_TRUE(internal.log().empty());
