@@ -7,17 +7,22 @@
 // an elicitation is accepted as is, so the schema's defaults (SEP-1034) are what goes back.
 // Authorization (the auth/ scenarios, <tool_effects/mcp/oauth.hpp>) is always configured: the suite's
 // authorization server redirects at once, so the user agent is mcp_oauth_follow_redirect (no browser); a
-// pre-registered client comes from the suite's MCP_CONFORMANCE_CONTEXT (client_id, client_secret), and the
-// Client ID Metadata Document URL is the one the suite expects. A server that never answers 401 never
-// uses any of it.
+// pre-registered client comes from the suite's MCP_CONFORMANCE_CONTEXT (client_id, client_secret, and the issuer
+// it belongs to: the context's `issuer`, else, for suites that do not give it, the first authorization server
+// of the server's protected resource metadata, as an application configured by hand would know it), and the
+// Client ID Metadata Document URL is the one the suite expects. The 2025-03-26 fallback is on (the suite has
+// scenarios of that version). A server that never answers 401 never uses any of it.
 // Every scenario is served by that one path; the scenario's name only goes to the log. Exit status: 0 when
 // the session ran (a tool's own failure is reported, not fatal), 1 when connecting or listing failed.
 #include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <string>
 
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <tool_effects/mcp.hpp>
@@ -40,6 +45,31 @@ nlohmann::json arguments_for(const nlohmann::json& tool) {
     else if (type == "boolean") args[name] = true;
   }
   return args;
+}
+
+// The first authorization server of the protected resource metadata of the MCP server at `url` (RFC 9728
+// well-known URIs, path-based first), "" when there is none.
+std::string metadata_issuer(const std::string& url) {
+  namespace d = tool_effects::detail;
+  const auto p = d::mcp_oauth_split(url);
+  for (const std::string& u : {p.origin + "/.well-known/oauth-protected-resource" + p.path,
+                              p.origin + "/.well-known/oauth-protected-resource"}) {
+    boost::asio::io_context io;
+    std::optional<d::mcp_oauth_response> r;
+    boost::asio::co_spawn(io,
+                          d::mcp_oauth_fetch(io.get_executor(), d::oauth_http::verb::get, u, {}, {},
+                                             std::chrono::seconds(10), 64 * 1024, std::string()),
+                          [&](std::exception_ptr e, d::mcp_oauth_response v) {
+                            if (!e) r = std::move(v);
+                          });
+    io.run();
+    if (!r || r->status != 200) continue;
+    const auto j = nlohmann::json::parse(r->body, nullptr, false);
+    if (j.is_object() && j.contains("authorization_servers") && j["authorization_servers"].is_array() &&
+        !j["authorization_servers"].empty() && j["authorization_servers"][0].is_string())
+      return j["authorization_servers"][0].get<std::string>();
+  }
+  return {};
 }
 
 }  // namespace
@@ -68,6 +98,7 @@ int main(int argc, char** argv) {
   auth.redirect_uri = "http://localhost:3000/callback";
   auth.client_name = "tool_effects conformance client";
   auth.client_metadata_url = "https://conformance-test.local/client-metadata.json";
+  auth.legacy_discovery = true;
   auth.user_agent = [](const std::string& authorization_url) {
     return tool_effects::mcp_oauth_follow_redirect(authorization_url);
   };
@@ -77,6 +108,8 @@ int main(int argc, char** argv) {
       auth.client_id = c["client_id"].get<std::string>();
       if (c.contains("client_secret") && c["client_secret"].is_string())
         auth.client_secret = c["client_secret"].get<std::string>();
+      auth.client_issuer = c.contains("issuer") && c["issuer"].is_string() ? c["issuer"].get<std::string>()
+                                                                            : metadata_issuer(url);
     }
   }
   endpoint.authorization = auth;

@@ -26,10 +26,22 @@ Usage: oauth_server.py --port-file FILE --log FILE [options]
   --scopes-supported S    the resource metadata's scopes_supported (space-separated)
   --call-scope S          tools/call needs every scope of S, else 403 insufficient_scope naming S
   --always-403            every authorized request gets 403 insufficient_scope
+  --as-url URL            the resource metadata names this authorization server (another process, an address
+                          the client must not fetch, ...) instead of this one's
+  --prm-as-file FILE      the resource metadata names the issuer path in FILE (re-read at each request; "/as" or
+                          "/other-as"), else --as-path. A second authorization server, issuer /other-as, is always
+                          served; clients, codes and refresh tokens of one are unknown to the other
+  --grant-only S          the token endpoint grants only the requested scopes that are in S (space-separated)
   --hostile MODE          prm_oversize (1 MiB of metadata), prm_wrong_type (authorization_servers: 5),
                           as_wrong_type (token_endpoint: 42), token_no_type (no token_type),
                           token_crlf (an access token with CR LF and a header after it),
-                          echo_secrets (the token endpoint refuses, quoting the code, the verifier and the secret)
+                          echo_secrets (the token endpoint refuses, quoting the code, the verifier and the secret),
+                          echo_request (the token endpoint refuses, quoting the Authorization header and the form
+                          from client_secret= on, as received), token_type_echo (a token response whose
+                          token_type is its new access token), issuer_slash (the metadata's issuer has a trailing
+                          slash), issuer_elsewhere (the metadata's issuer is at another origin), shell_endpoint (an authorization_endpoint with $(...) in it), http_authorize (an
+                          authorization_endpoint at http://auth.example.invalid)
+  --always-403 makes each 403 name a new scope (mcp:admin-1, -2, ...), so that only the client's limit stops it
 
 Tokens, codes and secrets all start with SENTINEL-, so that a test can scan what the client says for them.
 """
@@ -45,13 +57,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 o = {"as_path": "/as", "prm_path": "/.well-known/oauth-protected-resource/mcp", "prm_in_header": True, "prm": True,
      "as_metadata": "oauth", "auth_methods": ["none"], "registration": True, "prereg": None, "iss": "none",
      "iss_supported": False, "cimd": False, "expires_in": 3600, "refresh": False, "www_scope": None, "scopes_supported": None,
-     "call_scope": None, "always_403": False, "hostile": None, "log": None, "port_file": None}
+     "call_scope": None, "always_403": False, "hostile": None, "log": None, "port_file": None, "as_url": None,
+     "prm_as_file": None, "grant_only": None}
 a = sys.argv[1:]
 i = 0
 while i < len(a):
     k = a[i]
     if k in ("--port-file", "--log", "--as-path", "--prm-path", "--as-metadata", "--iss", "--www-scope",
-             "--scopes-supported", "--call-scope", "--hostile", "--prereg"):
+             "--scopes-supported", "--call-scope", "--hostile", "--prereg", "--as-url", "--prm-as-file",
+             "--grant-only"):
         o[k[2:].replace("-", "_")] = a[i + 1]
         i += 2
         continue
@@ -75,7 +89,8 @@ lock = threading.Lock()
 state = {"n": 0, "codes": {}, "tokens": {}, "refresh": {}, "clients": {}}
 if o["prereg"]:
     cid, sec = o["prereg"].split(":", 1)
-    state["clients"][cid] = {"secret": sec, "method": None}
+    state["clients"][cid] = {"secret": sec, "method": None, "as": o["as_path"]}
+OTHER = "/other-as"
 
 
 def fresh(kind):
@@ -99,8 +114,29 @@ class Handler(BaseHTTPRequestHandler):
     def origin(self):
         return "http://127.0.0.1:%d" % self.server.server_address[1]
 
-    def issuer(self):
-        return self.origin() + o["as_path"]
+    def issuer(self, ap=None):
+        return self.origin() + (o["as_path"] if ap is None else ap)
+
+    def prm_issuer(self):
+        if o["as_url"]:
+            return o["as_url"]
+        if o["prm_as_file"]:
+            try:
+                with open(o["prm_as_file"]) as f:
+                    return self.issuer(f.read().strip())
+            except OSError:
+                pass
+        return self.issuer()
+
+    def which_as(self, p):
+        """(issuer path, rest) of a request to one of the two authorization servers, else (None, None)."""
+        for ap in (OTHER, o["as_path"]):
+            for wk in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+                if p == wk + ap:
+                    return ap, wk
+            if p.startswith(ap + "/"):
+                return ap, p[len(ap):]
+        return None, None
 
     def reply(self, status, body=b"", ctype="application/json", headers=None, entry=None):
         if isinstance(body, (dict, list)):
@@ -131,6 +167,8 @@ class Handler(BaseHTTPRequestHandler):
         e = {"method": self.command, "path": u.path, "query": dict(urllib.parse.parse_qsl(u.query)),
              "authorization": self.headers.get("Authorization")}
         ct = self.headers.get("Content-Type") or ""
+        if body:
+            e["raw"] = body.decode(errors="replace")
         if body and "x-www-form-urlencoded" in ct:
             e["form"] = dict(urllib.parse.parse_qsl(body.decode()))
         elif body and "json" in ct:
@@ -158,24 +196,24 @@ class Handler(BaseHTTPRequestHandler):
         if o["prm"] and p == o["prm_path"]:
             if o["hostile"] == "prm_oversize":
                 return self.reply(200, json.dumps({"resource": self.origin() + "/mcp", "pad": "x" * (1 << 20)}))
-            servers = 5 if o["hostile"] == "prm_wrong_type" else [self.issuer()]
+            servers = 5 if o["hostile"] == "prm_wrong_type" else [self.prm_issuer()]
             prm = {"resource": self.origin() + "/mcp", "authorization_servers": servers}
             if o["scopes_supported"] is not None:
                 prm["scopes_supported"] = o["scopes_supported"].split()
             return self.reply(200, prm)
-        ap = o["as_path"]
-        wanted = {"oauth": "/.well-known/oauth-authorization-server" + ap,
-                  "openid": ap + "/.well-known/openid-configuration"}.get(o["as_metadata"])
-        if p == wanted:
-            return self.reply(200, self.metadata())
-        if p == ap + "/authorize":
-            return self.authorize(e)
+        ap, rest = self.which_as(p)
+        if ap is not None:
+            if (o["as_metadata"] == "oauth" and p == "/.well-known/oauth-authorization-server" + ap) or \
+                    (o["as_metadata"] == "openid" and p == ap + "/.well-known/openid-configuration"):
+                return self.reply(200, self.metadata(ap))
+            if rest == "/authorize":
+                return self.authorize(e, ap)
         if p == "/mcp":
             return self.reply(405)
         self.reply(404, {"error": "not_found"})
 
-    def metadata(self):
-        iss = self.issuer()
+    def metadata(self, ap):
+        iss = self.issuer(ap)
         m = {"issuer": iss, "authorization_endpoint": iss + "/authorize", "token_endpoint": iss + "/token",
              "response_types_supported": ["code"], "grant_types_supported": ["authorization_code", "refresh_token"],
              "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": o["auth_methods"]}
@@ -187,20 +225,29 @@ class Handler(BaseHTTPRequestHandler):
             m["client_id_metadata_document_supported"] = True
         if o["hostile"] == "as_wrong_type":
             m["token_endpoint"] = 42
+        if o["hostile"] == "issuer_slash":
+            m["issuer"] = iss + "/"
+        if o["hostile"] == "issuer_elsewhere":
+            m["issuer"] = "http://127.0.0.1:1" + ap
+        if o["hostile"] == "shell_endpoint":
+            m["authorization_endpoint"] = iss + "/authorize?next=$(touch%20/tmp/te-pwned)"
+        if o["hostile"] == "http_authorize":
+            m["authorization_endpoint"] = "http://auth.example.invalid/authorize"
         return m
 
-    def authorize(self, e):
+    def authorize(self, e, ap):
         q = e["query"]
         code = fresh("CODE")
         with lock:
-            state["codes"][code] = {"challenge": q.get("code_challenge"), "method": q.get("code_challenge_method"),
+            state["codes"][code] = {"as": ap,
+                                    "challenge": q.get("code_challenge"), "method": q.get("code_challenge_method"),
                                     "client_id": q.get("client_id"), "scope": q.get("scope", ""),
                                     "resource": q.get("resource"), "redirect_uri": q.get("redirect_uri")}
         params = {"code": code}
         if "state" in q:
             params["state"] = q["state"]
         if o["iss"] == "correct":
-            params["iss"] = self.issuer()
+            params["iss"] = self.issuer(ap)
         elif o["iss"] == "wrong":
             params["iss"] = "http://127.0.0.1:1/evil"
         sep = "&" if "?" in q.get("redirect_uri", "") else "?"
@@ -209,23 +256,23 @@ class Handler(BaseHTTPRequestHandler):
     # --- registration, token, MCP
     def post(self, e):
         p = e["path"]
-        ap = o["as_path"]
-        if p == ap + "/register" and o["registration"]:
+        ap, rest = self.which_as(p)
+        if ap is not None and rest == "/register" and o["registration"]:
             cid = fresh("CLIENT")
             method = o["auth_methods"][0]
             c = {"client_id": cid, "token_endpoint_auth_method": method}
             if method != "none":
                 c["client_secret"] = fresh("SECRET")
             with lock:
-                state["clients"][cid] = {"secret": c.get("client_secret"), "method": method}
+                state["clients"][cid] = {"secret": c.get("client_secret"), "method": method, "as": ap}
             return self.reply(201, c, entry=e)
-        if p == ap + "/token":
-            return self.token(e)
+        if ap is not None and rest == "/token":
+            return self.token(e, ap)
         if p == "/mcp":
             return self.mcp(e)
         self.reply(404, {"error": "not_found"})
 
-    def client_auth(self, e):
+    def client_auth(self, e, ap):
         """(client_id, method) of the token request, or an error string."""
         form = e.get("form", {})
         h = e["authorization"] or ""
@@ -237,6 +284,8 @@ class Handler(BaseHTTPRequestHandler):
         else:
             cid, sec, method = form.get("client_id"), None, "none"
         c = state["clients"].get(cid)
+        if c is not None and c["as"] != ap:  # another authorization server's client
+            c = None
         if c is None and o["cimd"] and (cid or "").startswith("https://") and method == "none":
             c = {"secret": None, "method": "none"}
         if c is None:
@@ -248,9 +297,14 @@ class Handler(BaseHTTPRequestHandler):
         e["client_method"] = method
         return cid, method, None
 
-    def token(self, e):
+    def token(self, e, ap):
         form = e.get("form", {})
-        cid, method, err = self.client_auth(e)
+        if o["hostile"] == "echo_request":
+            raw = e.get("raw", "")
+            at = raw.find("client_secret=")
+            return self.reply(400, {"error": "invalid_request", "error_description": "got %s %s" % (
+                e["authorization"], raw[at:] if at >= 0 else "")}, entry=e)
+        cid, method, err = self.client_auth(e, ap)
         if err:
             return self.reply(401, {"error": "invalid_client", "error_description": err}, entry=e)
         g = form.get("grant_type")
@@ -261,7 +315,7 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(400, {"error": "invalid_grant", "error_description": "code %s verifier %s secret %s" % (
                     form.get("code"), form.get("code_verifier"), state["clients"].get(cid, {}).get("secret"))},
                                   entry=e)
-            if c is None:
+            if c is None or c["as"] != ap:
                 return self.reply(400, {"error": "invalid_grant", "error_description": "unknown code"}, entry=e)
             v = form.get("code_verifier") or ""
             s256 = base64.urlsafe_b64encode(hashlib.sha256(v.encode()).digest()).rstrip(b"=").decode()
@@ -275,12 +329,14 @@ class Handler(BaseHTTPRequestHandler):
         elif g == "refresh_token":
             with lock:
                 r = state["refresh"].pop(form.get("refresh_token"), None)
-            if r is None or r["client"] != cid:
+            if r is None or r["client"] != cid or r["as"] != ap:
                 return self.reply(400, {"error": "invalid_grant", "error_description": "unknown refresh token, or "
                                         "another client's"}, entry=e)
             scope = r["scope"]
         else:
             return self.reply(400, {"error": "unsupported_grant_type"}, entry=e)
+        if o["grant_only"] is not None:
+            scope = " ".join(x for x in scope.split() if x in o["grant_only"].split())
         tok = fresh("ACCESS")
         with lock:
             state["tokens"][tok] = {"scope": scope.split(), "expires": time.time() + o["expires_in"]}
@@ -289,10 +345,12 @@ class Handler(BaseHTTPRequestHandler):
             del body["token_type"]
         if o["hostile"] == "token_crlf":
             body["access_token"] = tok + "\r\nX-Injected: 1"
+        if o["hostile"] == "token_type_echo":
+            body["token_type"] = tok
         if o["refresh"]:
             rt = fresh("REFRESH")
             with lock:
-                state["refresh"][rt] = {"scope": scope, "client": cid}
+                state["refresh"][rt] = {"scope": scope, "client": cid, "as": ap}
             body["refresh_token"] = rt
         self.reply(200, body)
 
@@ -314,6 +372,10 @@ class Handler(BaseHTTPRequestHandler):
         need = o["call_scope"].split() if (o["call_scope"] and method == "tools/call") else []
         if o["always_403"] or any(s not in tok["scope"] for s in need):
             s = o["call_scope"] or o["www_scope"] or "mcp:admin"
+            if o["always_403"]:
+                with lock:
+                    state["n"] += 1
+                    s = "mcp:admin-%d" % state["n"]
             return self.reply(403, {"error": "insufficient_scope"}, headers={
                 "WWW-Authenticate": 'Bearer error="insufficient_scope", scope="%s", resource_metadata="%s%s"' % (
                     s, self.origin(), o["prm_path"])})

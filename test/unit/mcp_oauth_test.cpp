@@ -208,8 +208,8 @@ TEST(McpOauth, WwwAuthenticateIsParsed) {
 
 // Discovery from the 401's resource_metadata (at a path no well-known URI finds), then RFC 8414 metadata at the
 // path-inserted URI of an issuer with a path; the code, PKCE and resource the server checks. Control: the same
-// server without resource_metadata in its 401 cannot be found (the well-known URIs miss it; the 2025-03-26
-// fallback finds nothing at the origin either: its /register is a 404).
+// server without resource_metadata in its 401 cannot be found (the well-known URIs miss it, and the 2025-03-26
+// fallback is off by default: nothing is fetched at the origin).
 TEST(McpOauth, DiscoveryFromWwwAuthenticate) {
   {
     oauth_server s({"--prm-path", "/custom/prm.json"});
@@ -241,16 +241,18 @@ TEST(McpOauth, DiscoveryFromWwwAuthenticate) {
     auto seen = std::make_shared<agent_log>();
     std::string what;
     EXPECT_EQ(list_error(s, options(seen), &what), "authorization_failed");
-    EXPECT_NE(what.find("HTTP 404"), std::string::npos) << what;  // /register at the origin
+    EXPECT_NE(what.find("no protected resource metadata"), std::string::npos) << what;
+    EXPECT_NE(what.find("mcp_oauth_options::legacy_discovery"), std::string::npos) << what;
     EXPECT_EQ(s.requests("/.well-known/oauth-protected-resource/mcp").size(), 1u);
     EXPECT_EQ(s.requests("/.well-known/oauth-protected-resource").size(), 1u);
-    EXPECT_EQ(s.requests("/.well-known/oauth-authorization-server").size(), 1u);
+    EXPECT_TRUE(s.requests("/.well-known/oauth-authorization-server").empty());
   }
 }
 
 // The fallbacks: resource metadata at the path-based well-known URI, then at the root one; the OpenID
-// configuration appended to the issuer's path; the 2025-03-26 metadata at the MCP server's origin, and its
-// default endpoints when there is none.
+// configuration appended to the issuer's path; with the opt-in mcp_oauth_options::legacy_discovery, the
+// 2025-03-26 metadata at the MCP server's origin, and its default endpoints when there is none (control: without
+// the opt-in, neither is used).
 TEST(McpOauth, DiscoveryFallbacks) {
   {
     oauth_server s({"--no-prm-in-header"});
@@ -269,19 +271,28 @@ TEST(McpOauth, DiscoveryFallbacks) {
     EXPECT_EQ(s.requests("/as/.well-known/openid-configuration").size(), 1u);
     EXPECT_TRUE(s.requests("/.well-known/oauth-authorization-server").empty());  // never the root for a path
   }
-  {
+  for (const bool legacy : {true, false}) {
     oauth_server s({"--no-prm", "--as-path", ""});
-    ASSERT_EQ(list_error(s, options(std::make_shared<agent_log>())), "no error");
-    EXPECT_EQ(s.requests("/.well-known/oauth-authorization-server").size(), 1u);
-    EXPECT_EQ(s.requests("/token", "POST").size(), 1u);
+    auto o = options(std::make_shared<agent_log>());
+    o.legacy_discovery = legacy;
+    std::string what;
+    ASSERT_EQ(list_error(s, o, &what), legacy ? "no error" : "authorization_failed") << what;
+    EXPECT_EQ(s.requests("/.well-known/oauth-authorization-server").size(), legacy ? 1u : 0u);
+    EXPECT_EQ(s.requests("/token", "POST").size(), legacy ? 1u : 0u);
   }
-  {
+  for (const bool legacy : {true, false}) {
     oauth_server s({"--no-prm", "--as-path", "", "--as-metadata", "none"});
     auto seen = std::make_shared<agent_log>();
-    ASSERT_EQ(list_error(s, options(seen)), "no error");
-    EXPECT_EQ(seen->urls.at(0).rfind(s.origin() + "/authorize?", 0), 0u);
-    EXPECT_EQ(s.requests("/register", "POST").size(), 1u);
-    EXPECT_EQ(s.requests("/token", "POST").size(), 1u);
+    auto o = options(seen);
+    o.legacy_discovery = legacy;
+    std::string what;
+    ASSERT_EQ(list_error(s, o, &what), legacy ? "no error" : "authorization_failed") << what;
+    EXPECT_EQ(seen->calls(), legacy ? 1u : 0u);
+    if (legacy) {
+      EXPECT_EQ(seen->urls.at(0).rfind(s.origin() + "/authorize?", 0), 0u);
+    }
+    EXPECT_EQ(s.requests("/register", "POST").size(), legacy ? 1u : 0u);
+    EXPECT_EQ(s.requests("/token", "POST").size(), legacy ? 1u : 0u);
   }
 }
 
@@ -311,6 +322,7 @@ TEST(McpOauth, TokenEndpointAuthMethods) {
     ASSERT_EQ(reg.size(), 1u);
     EXPECT_EQ(reg[0]["json"]["token_endpoint_auth_method"], m);
     EXPECT_EQ(reg[0]["json"]["redirect_uris"], json::array({"http://127.0.0.1:1/callback"}));
+    EXPECT_EQ(reg[0]["json"]["application_type"], "native");  // SEP-837: a loopback redirect URI
     const auto tok = s.requests("/as/token", "POST");
     ASSERT_EQ(tok.size(), 1u);
     EXPECT_EQ(tok[0]["client_method"], m);
@@ -321,6 +333,7 @@ TEST(McpOauth, TokenEndpointAuthMethods) {
     auto o = options(std::make_shared<agent_log>());
     o.client_id = "app";
     o.client_secret = "SENTINEL-SECRET-app";
+    o.client_issuer = s.origin() + "/as";
     ASSERT_EQ(list_error(s, o), "no error");
     EXPECT_TRUE(s.requests("/as/register").empty());
     EXPECT_EQ(s.requests("/as/token", "POST").at(0)["client_method"], "client_secret_basic");
@@ -403,7 +416,8 @@ TEST(McpOauth, ExpiredTokensAreRefreshed) {
 
 // Scope selection: the 401's scope; else the resource metadata's scopes_supported; an application's override
 // beats both. Step-up: a 403 insufficient_scope re-authorizes with the union, and the call succeeds with the
-// wider token. Retry limit: a server that always answers 403 gets max_authorizations_per_request of them.
+// wider token. Retry limit: a server that always answers 403 (each time for a new scope) gets
+// max_authorizations_per_request of them.
 TEST(McpOauth, ScopeSelectionStepUpAndItsLimit) {
   {
     oauth_server s({"--www-scope", "mcp:read", "--scopes-supported", "mcp:read mcp:write"});
@@ -610,6 +624,414 @@ TEST(McpOauth, StoredTokensAreRefreshedByALaterClient) {
       EXPECT_EQ(tok[1]["form"]["grant_type"], "refresh_token");
       EXPECT_NE(tok[1]["sent"].get<std::string>().find("another client"), std::string::npos);
       EXPECT_EQ(tok[2]["form"]["grant_type"], "authorization_code");
+    }
+  }
+}
+
+// ---- Issue 26: hostile authorization servers and metadata.
+
+namespace {
+
+// A listener that accepts nothing and answers nothing (a silent port: a connection to it never gets a reply).
+class silent_listener {
+ public:
+  silent_listener() : dir_(mcp_test::scratch_dir("te_mcp_silent")) {
+    const std::string script =
+        "import socket,os,sys,time\n"
+        "s=socket.socket(); s.bind(('127.0.0.1',0)); s.listen(64)\n"
+        "open(sys.argv[1]+'.tmp','w').write(str(s.getsockname()[1])); os.rename(sys.argv[1]+'.tmp',sys.argv[1])\n"
+        "time.sleep(3600)\n";
+    proc_ = std::make_unique<mcp_test::server_process>(
+        std::vector<std::string>{"python3", "-c", script, (dir_ / "port").string()});
+    port_ = mcp_test::port_from(dir_ / "port", 1000);
+  }
+  silent_listener(const silent_listener&) = delete;
+  silent_listener& operator=(const silent_listener&) = delete;
+  ~silent_listener() {
+    proc_.reset();
+    fs::remove_all(dir_);
+  }
+  [[nodiscard]] int port() const { return port_; }
+
+ private:
+  fs::path dir_;
+  std::unique_ptr<mcp_test::server_process> proc_;
+  int port_ = 0;
+};
+
+// `text` with every ":<port>" replaced by ":PORT".
+std::string without_port(std::string text, int port) {
+  const std::string p = ":" + std::to_string(port);
+  for (auto at = text.find(p); at != std::string::npos; at = text.find(p, at)) text.replace(at, p.size(), ":PORT");
+  return text;
+}
+
+// Whether any logged request carried `value` (a whole JSON string: a form or query value, or the Authorization
+// header).
+bool carries(const std::vector<json>& requests, const std::string& value) {
+  for (const auto& e : requests)
+    if (e.dump().find(json(value).dump()) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+// The address classes of the discovery policy and its defaults (IPv4, IPv6, v4 embedded in v6), and the https
+// rule. Controls: each refused class is allowed when the MCP server is of that class (loopback, private,
+// link-local), never the unspecified address; a public address is always allowed.
+TEST(McpOauth, DiscoveryPolicyClassesAddresses) {
+  using K = te::detail::mcp_address_kind;
+  const auto kind = [](const char* a) { return te::detail::mcp_oauth_address_kind(boost::asio::ip::make_address(a)); };
+  EXPECT_EQ(kind("127.0.0.1"), K::loopback);
+  EXPECT_EQ(kind("127.3.2.1"), K::loopback);
+  EXPECT_EQ(kind("::1"), K::loopback);
+  EXPECT_EQ(kind("::ffff:127.0.0.1"), K::loopback);
+  EXPECT_EQ(kind("10.1.2.3"), K::private_network);
+  EXPECT_EQ(kind("172.16.0.1"), K::private_network);
+  EXPECT_EQ(kind("172.31.255.255"), K::private_network);
+  EXPECT_EQ(kind("172.32.0.1"), K::public_address);
+  EXPECT_EQ(kind("192.168.1.1"), K::private_network);
+  EXPECT_EQ(kind("100.64.0.1"), K::private_network);
+  EXPECT_EQ(kind("fd00::1"), K::private_network);
+  EXPECT_EQ(kind("::ffff:10.0.0.1"), K::private_network);
+  EXPECT_EQ(kind("64:ff9b::a00:1"), K::private_network);  // NAT64 of 10.0.0.1
+  EXPECT_EQ(kind("2002:a9fe:a9fe::"), K::link_local);     // 6to4 of 169.254.169.254
+  EXPECT_EQ(kind("169.254.169.254"), K::link_local);
+  EXPECT_EQ(kind("fe80::1"), K::link_local);
+  EXPECT_EQ(kind("0.0.0.0"), K::never);
+  EXPECT_EQ(kind("::"), K::never);
+  EXPECT_EQ(kind("224.0.0.1"), K::never);
+  EXPECT_EQ(kind("255.255.255.255"), K::never);
+  EXPECT_EQ(kind("93.184.216.34"), K::public_address);
+  EXPECT_EQ(kind("2606:4700::1111"), K::public_address);
+  for (const K target : {K::loopback, K::private_network, K::link_local}) {
+    EXPECT_FALSE(te::detail::mcp_oauth_default_allows(target, K::public_address));
+    EXPECT_TRUE(te::detail::mcp_oauth_default_allows(target, target));
+  }
+  EXPECT_FALSE(te::detail::mcp_oauth_default_allows(K::private_network, K::loopback));
+  EXPECT_FALSE(te::detail::mcp_oauth_default_allows(K::never, K::never));
+  EXPECT_TRUE(te::detail::mcp_oauth_default_allows(K::public_address, K::loopback));
+  EXPECT_FALSE(te::detail::mcp_oauth_scheme_allows(false, K::public_address, true));
+  EXPECT_FALSE(te::detail::mcp_oauth_scheme_allows(false, K::private_network, true));
+  EXPECT_TRUE(te::detail::mcp_oauth_scheme_allows(false, K::loopback, true));
+  EXPECT_TRUE(te::detail::mcp_oauth_scheme_allows(true, K::public_address, true));
+  EXPECT_TRUE(te::detail::mcp_oauth_scheme_allows(false, K::public_address, false));
+  EXPECT_FALSE(te::detail::mcp_oauth_endpoint_scheme_ok("http://auth.example.com/authorize", true));
+  EXPECT_TRUE(te::detail::mcp_oauth_endpoint_scheme_ok("http://auth.example.com/authorize", false));
+  EXPECT_TRUE(te::detail::mcp_oauth_endpoint_scheme_ok("https://auth.example.com/authorize", true));
+  EXPECT_TRUE(te::detail::mcp_oauth_endpoint_scheme_ok("http://127.0.0.1:9/authorize", true));
+  EXPECT_TRUE(te::detail::mcp_oauth_endpoint_scheme_ok("http://localhost:9/authorize", true));
+  EXPECT_TRUE(te::detail::mcp_oauth_endpoint_scheme_ok("http://[::1]:9/authorize", true));
+}
+
+// SSRF: metadata naming an authorization server at the unspecified address (0.0.0.0, which reaches this host)
+// makes no request there by default, and the error quotes nothing of it. Control: a discovery policy that
+// allows every address (and require_https off), with the same metadata, reaches the "internal service" (it logs
+// the request).
+TEST(McpOauth, DiscoveryDoesNotFetchAnInternalService) {
+  oauth_server internal;
+  for (const bool allow_all : {false, true}) {
+    oauth_server s({"--as-url", "http://0.0.0.0:" + std::to_string(internal.port()) + "/as"});
+    auto o = options(std::make_shared<agent_log>());
+    if (allow_all) {  // and http anywhere: 0.0.0.0 is not loopback
+      o.discovery_policy = [](const std::string&, const std::string&) { return true; };
+      o.require_https = false;
+    }
+    std::string what;
+    (void)list_error(s, o, &what);
+    if (allow_all) {
+      EXPECT_FALSE(internal.log().empty()) << what;
+    } else {
+      EXPECT_TRUE(internal.log().empty());
+      EXPECT_NE(what.find("could not fetch"), std::string::npos) << what;
+    }
+  }
+}
+
+// The application's discovery policy sees every URL fetched with each address, and a refused address fails
+// exactly like a closed port and like a port that never answers (the same text but for the port). Control: the
+// refused service is never reached, and the policy was asked about it.
+TEST(McpOauth, DiscoveryPolicyRefusalsLookLikeTimeouts) {
+  oauth_server internal;
+  silent_listener silent;
+  int closed = 0;
+  {
+    oauth_server gone;
+    closed = gone.port();
+  }
+  std::vector<std::string> texts;
+  for (const int port : {internal.port(), closed, silent.port()}) {
+    oauth_server s({"--as-url", "http://127.0.0.1:" + std::to_string(port) + "/as"});
+    auto asked = std::make_shared<std::vector<std::string>>();
+    auto o = options(std::make_shared<agent_log>());
+    o.http_timeout = 500ms;
+    const std::string refused = ":" + std::to_string(internal.port()) + "/";
+    o.discovery_policy = [asked, refused](const std::string& url, const std::string& address) {
+      asked->push_back(url + " " + address);
+      return url.find(refused) == std::string::npos;
+    };
+    std::string what;
+    EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
+    texts.push_back(without_port(without_port(what, port), s.port()));
+    ASSERT_FALSE(asked->empty());  // the policy was asked (and without it, front() is not read)
+    EXPECT_NE(asked->front().find(" 127.0.0.1"), std::string::npos) << asked->front();
+  }
+  EXPECT_TRUE(internal.log().empty());
+  EXPECT_NE(texts[0].find("could not fetch"), std::string::npos) << texts[0];
+  EXPECT_EQ(texts[0], texts[1]);
+  EXPECT_EQ(texts[0], texts[2]);
+}
+
+// Tokens saved by a client of one authorization server (/as, with a refresh token and a client secret) and
+// loaded by a later client after the MCP server's metadata moved to another (/other-as): the other server
+// receives neither the refresh token nor the first client's id or secret; the later client registers there and
+// runs the flow. Control: without the move, the later client refreshes at /as with the stored client.
+TEST(McpOauth, StoredCredentialsGoOnlyToTheirIssuer) {
+  for (const bool moved : {true, false}) {
+    const fs::path dir = mcp_test::scratch_dir("te_mcp_oauth_as");
+    oauth_server s({"--expires-in", "1", "--refresh", "--auth-methods", "client_secret_post", "--prm-as-file",
+                    (dir / "as").string()});
+    auto kept = std::make_shared<std::optional<te::mcp_oauth_tokens>>();
+    auto seen = std::make_shared<agent_log>();
+    auto o = options(seen);
+    o.token_store.load = [kept](const std::string&) { return *kept; };
+    o.token_store.save = [kept](const std::string&, const te::mcp_oauth_tokens& t) { *kept = t; };
+    ASSERT_EQ(list_error(s, o), "no error");
+    ASSERT_TRUE(kept->has_value());
+    EXPECT_EQ((*kept)->issuer, s.origin() + "/as");
+    const te::mcp_oauth_tokens first = **kept;
+    if (moved) std::ofstream(dir / "as") << "/other-as";
+    std::this_thread::sleep_for(1500ms);
+    ASSERT_EQ(list_error(s, o), "no error") << moved;
+    const auto other = s.requests("/other-as/token");
+    EXPECT_FALSE(carries(other, first.refresh_token));
+    EXPECT_FALSE(carries(other, first.client_id));
+    EXPECT_FALSE(carries(other, first.client_secret));
+    EXPECT_FALSE(carries(s.requests("/other-as/authorize"), first.client_id));
+    if (moved) {
+      EXPECT_EQ(s.requests("/other-as/register").size(), 1u);
+      EXPECT_EQ(seen->calls(), 2u);
+      EXPECT_EQ((*kept)->issuer, s.origin() + "/other-as");
+    } else {
+      EXPECT_TRUE(s.requests("/other-as/register").empty());
+      EXPECT_EQ(seen->calls(), 1u);
+      EXPECT_EQ(s.requests("/as/token").back()["form"]["grant_type"], "refresh_token");
+    }
+    fs::remove_all(dir);
+  }
+}
+
+// One client whose server moves to another authorization server while it runs (SEP-2352): at the next 401 it
+// discovers anew and registers with the new server; the first server's client id never reaches it. Control:
+// without the move, the same 401 re-authorizes at the first server with the same registration.
+TEST(McpOauth, AClientReRegistersWhenTheAuthorizationServerChanges) {
+  for (const bool moved : {true, false}) {
+    const fs::path dir = mcp_test::scratch_dir("te_mcp_oauth_as");
+    oauth_server s({"--expires-in", "1", "--prm-as-file", (dir / "as").string()});
+    auto seen = std::make_shared<agent_log>();
+    boost::asio::thread_pool pool(2);
+    auto c = connect(pool, s, options(seen));
+    (void)c.list_tools();
+    const auto reg = s.requests("/as/register");
+    ASSERT_EQ(reg.size(), 1u);
+    const std::string first_client = json::parse(reg[0]["sent"].get<std::string>())["client_id"];
+    if (moved) std::ofstream(dir / "as") << "/other-as";
+    std::this_thread::sleep_for(1500ms);
+    EXPECT_EQ(c.list_tools()["tools"].size(), 1u);
+    c.close();
+    EXPECT_EQ(seen->calls(), 2u);
+    EXPECT_FALSE(carries(s.requests("/other-as/authorize"), first_client));
+    EXPECT_FALSE(carries(s.requests("/other-as/token"), first_client));
+    EXPECT_EQ(s.requests("/other-as/register").size(), moved ? 1u : 0u);
+    EXPECT_EQ(s.requests("/as/register").size(), 1u);
+    fs::remove_all(dir);
+  }
+}
+
+// A pre-registered client is sent to its own issuer only: when the metadata names another, that one gets a
+// dynamic registration and never the client's id or secret; a pre-registered client without an issuer fails the
+// authorization, naming the option, before anything is sent. Control: with its issuer named, it is used.
+TEST(McpOauth, PreRegisteredClientsAreBoundToTheirIssuer) {
+  const fs::path dir = mcp_test::scratch_dir("te_mcp_oauth_as");
+  std::ofstream(dir / "as") << "/other-as";
+  oauth_server s({"--auth-methods", "client_secret_basic", "--prereg", "app:SENTINEL-SECRET-app", "--prm-as-file",
+                  (dir / "as").string()});
+  auto o = options(std::make_shared<agent_log>());
+  o.client_id = "app";
+  o.client_secret = "SENTINEL-SECRET-app";
+  o.client_issuer = s.origin() + "/as";
+  ASSERT_EQ(list_error(s, o), "no error");
+  EXPECT_EQ(s.requests("/other-as/register").size(), 1u);
+  EXPECT_FALSE(carries(s.requests("/other-as/token"), "SENTINEL-SECRET-app"));
+  EXPECT_FALSE(
+      carries(s.requests("/other-as/token"), "Basic " + te::detail::mcp_base64("app:SENTINEL-SECRET-app", false)));
+  EXPECT_FALSE(carries(s.requests("/other-as/authorize"), "app"));
+  std::ofstream(dir / "as") << "/as";
+  ASSERT_EQ(list_error(s, o), "no error");
+  EXPECT_EQ(s.requests("/as/token").back()["client_method"], "client_secret_basic");
+  EXPECT_TRUE(s.requests("/as/register").empty());
+  o.client_issuer.clear();
+  std::string what;
+  EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
+  EXPECT_NE(what.find("mcp_oauth_options::client_issuer"), std::string::npos) << what;
+  EXPECT_EQ(s.requests("/as/token").size(), 1u);
+  fs::remove_all(dir);
+}
+
+// RFC 8414: the metadata's issuer must be identical to the issuer named, a trailing slash included. The
+// 2025-03-26 metadata at the MCP server's origin, which predates that rule, may name its issuer, but at that
+// origin. Controls: the benign servers' metadata is accepted (every other test, and DiscoveryFallbacks).
+TEST(McpOauth, IssuerComparisonIsExact) {
+  for (const bool legacy : {false, true}) {
+    std::vector<std::string> flags{"--hostile", legacy ? "issuer_elsewhere" : "issuer_slash"};
+    if (legacy) flags.insert(flags.end(), {"--no-prm", "--as-path", ""});
+    oauth_server s(flags);
+    auto seen = std::make_shared<agent_log>();
+    auto o = options(seen);
+    o.legacy_discovery = legacy;
+    std::string what;
+    EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
+    EXPECT_NE(what.find("/issuer: "), std::string::npos) << what;
+    EXPECT_EQ(seen->calls(), 0u);
+  }
+}
+
+// An authorization redirect's error and error_description are not quoted before its state is checked: a
+// redirect with an error and no state fails naming the state only. Control: the same error with the right
+// state is quoted.
+TEST(McpOauth, RedirectErrorsAreQuotedOnlyAfterTheStateIsChecked) {
+  for (const bool with_state : {false, true}) {
+    oauth_server s;
+    std::string what;
+    auto o = options(std::make_shared<agent_log>(), {}, [with_state](std::string r) {
+      std::string forged = "http://127.0.0.1:1/callback?error=access_denied&error_description=ATTACKER-SAYS-HI";
+      if (with_state) forged += "&state=" + query_param(r, "state");
+      return forged;
+    });
+    EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
+    EXPECT_EQ(what.find("ATTACKER-SAYS-HI") != std::string::npos, with_state) << what;
+    if (!with_state) {
+      EXPECT_NE(what.find("the redirect has no state"), std::string::npos) << what;
+    }
+    EXPECT_TRUE(s.requests("/as/token").empty());
+  }
+}
+
+// Redaction of every form of a secret: a token endpoint that echoes the Basic header (base64 of id:secret) and
+// the form-encoded client_secret of a secret with '/', '+' and a space; a token response whose token_type is its
+// new access token. Controls: the server's answers did contain each of them.
+TEST(McpOauth, SecretsAreRedactedInEveryForm) {
+  {
+    oauth_server s({"--hostile", "echo_request", "--auth-methods", "client_secret_basic"});
+    std::string what;
+    EXPECT_EQ(list_error(s, options(std::make_shared<agent_log>()), &what), "authorization_failed");
+    const auto tok = s.requests("/as/token", "POST");
+    ASSERT_EQ(tok.size(), 1u);
+    const std::string basic = tok[0]["authorization"].get<std::string>().substr(6);
+    EXPECT_NE(tok[0]["sent"].get<std::string>().find(basic), std::string::npos);
+    EXPECT_EQ(what.find(basic.substr(0, 20)), std::string::npos) << what;
+    EXPECT_NE(what.find("got Basic [redacted]"), std::string::npos) << what;
+  }
+  {
+    const std::string secret = "SENTINEL-SECRET/a+b c";
+    oauth_server s({"--hostile", "echo_request", "--no-registration", "--auth-methods", "client_secret_post",
+                    "--prereg", "app:" + secret});
+    auto o = options(std::make_shared<agent_log>());
+    o.client_id = "app";
+    o.client_secret = secret;
+    o.client_issuer = s.origin() + "/as";
+    std::string what;
+    EXPECT_EQ(list_error(s, o, &what), "authorization_failed");  // quotes_a_secret checked inside
+    const auto tok = s.requests("/as/token", "POST");
+    ASSERT_EQ(tok.size(), 1u);
+    EXPECT_NE(tok[0]["sent"].get<std::string>().find("SENTINEL-SECRET%2Fa%2Bb%20c"), std::string::npos);
+    EXPECT_NE(what.find("client_secret=[redacted]"), std::string::npos) << what;
+  }
+  {
+    oauth_server s({"--hostile", "token_type_echo"});
+    std::string what;
+    EXPECT_EQ(list_error(s, options(std::make_shared<agent_log>()), &what), "authorization_failed");
+    EXPECT_NE(what.find("/token_type: \"[redacted]\" is not Bearer"), std::string::npos) << what;
+    EXPECT_NE(s.requests("/as/token").at(0)["sent"].get<std::string>().find("\"token_type\": \"SENTINEL-ACCESS"),
+              std::string::npos);
+  }
+  EXPECT_EQ(te::detail::mcp_redact("x " + te::detail::mcp_base64("id:0123456789abcdef", false) + " y",
+                                   {"0123456789abcdef"})
+                .find("MDEy"),
+            std::string::npos);
+}
+
+// Scopes the application fixed are never widened: a 403 insufficient_scope asking for more fails the call at
+// once, without a second user-agent step. Scopes the server denied are not asked for again: one user-agent step
+// per request for them, none for the next request. Controls: the unfixed step-up widens (above); the server that
+// grants all succeeds.
+TEST(McpOauth, FixedAndDeniedScopesAreNotAskedForAgain) {
+  {
+    oauth_server s({"--www-scope", "read", "--call-scope", "admin"});
+    auto seen = std::make_shared<agent_log>();
+    auto o = options(seen);
+    o.scopes = std::vector<std::string>{"read"};
+    boost::asio::thread_pool pool(2);
+    auto c = connect(pool, s, o);
+    (void)c.list_tools();
+    std::string what;
+    EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("echo", json::object()); }, &what), "authorization_failed");
+    EXPECT_NE(what.find("beyond the scopes the application fixed"), std::string::npos) << what;
+    EXPECT_EQ(seen->calls(), 1u);
+    EXPECT_EQ(query_param(seen->urls.at(0), "scope"), "read");
+    c.close();
+  }
+  for (const bool grant_all : {false, true}) {
+    std::vector<std::string> flags{"--www-scope", "read", "--call-scope", "admin"};
+    if (!grant_all) flags.insert(flags.end(), {"--grant-only", "read"});
+    oauth_server s(flags);
+    auto seen = std::make_shared<agent_log>();
+    boost::asio::thread_pool pool(2);
+    auto c = connect(pool, s, options(seen));
+    (void)c.list_tools();
+    for (int i = 0; i < 2; ++i) {
+      std::string what;
+      EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("echo", json::object()); }, &what),
+                grant_all ? "no error" : "authorization_failed")
+          << what;
+    }
+    EXPECT_EQ(seen->calls(), 2u);
+    EXPECT_EQ(query_param(seen->urls.at(1), "scope"), "read admin");
+    c.close();
+  }
+}
+
+// An authorization endpoint with characters a shell would expand is never given to the user agent; one at
+// plain http on a non-loopback host neither. Controls: the benign server's URL is (every test above); with
+// require_https off, the http endpoint reaches the user agent.
+TEST(McpOauth, AuthorizationUrlsAreShellSafeAndHttps) {
+  {
+    oauth_server s({"--hostile", "shell_endpoint"});
+    auto seen = std::make_shared<agent_log>();
+    std::string what;
+    EXPECT_EQ(list_error(s, options(seen), &what), "authorization_failed");
+    EXPECT_NE(what.find("the authorization URL has characters outside"), std::string::npos) << what;
+    EXPECT_EQ(seen->calls(), 0u);
+  }
+  EXPECT_TRUE(te::detail::mcp_oauth_url_shell_safe("https://a.example/authorize?x=1&y=%2F+z,[::1]@~"));
+  for (const char* bad : {"https://a/$(id)", "https://a/`id`", "https://a/x;y", "https://a/x|y", "https://a/ x",
+                          "https://a/x'y", "https://a/x\"y", "https://a/%zz", "https://a/x\\y", "https://a/!x"})
+    EXPECT_FALSE(te::detail::mcp_oauth_url_shell_safe(bad)) << bad;
+  for (const bool require : {true, false}) {
+    oauth_server s({"--hostile", "http_authorize"});
+    auto seen = std::make_shared<agent_log>();
+    auto o = options(seen);
+    o.require_https = require;
+    o.user_agent = [seen](const std::string& url) -> std::string {
+      std::lock_guard g(seen->m);
+      seen->urls.push_back(url);
+      throw std::runtime_error("no browser here");
+    };
+    std::string what;
+    EXPECT_EQ(list_error(s, o, &what), "authorization_failed");
+    EXPECT_EQ(seen->calls(), require ? 0u : 1u) << what;
+    if (require) {
+      EXPECT_NE(what.find("/authorization_endpoint: not https"), std::string::npos) << what;
     }
   }
 }

@@ -14,9 +14,12 @@
 // Client ID Metadata Document URL, or RFC 7591 dynamic registration), the authorization code grant with
 // PKCE S256 and `state`, RFC 8707 `resource` in the authorization and token requests, RFC 9207 `iss`
 // checked, the token endpoint authenticated with none, client_secret_basic or client_secret_post, scopes
-// chosen as the specification says and widened on 403 insufficient_scope (a bounded number of times), and
-// tokens refreshed when they expire. What the application supplies: the redirect URI and the user-agent
-// step (`user_agent`), optionally a registration and a token store. Failures are `mcp_error`s of kind
+// chosen as the specification says and widened on 403 insufficient_scope (a bounded number of times; never
+// scopes the application fixed, never again scopes the server denied), and tokens refreshed when they expire.
+// Credentials are bound to the issuer that issued them; every fetch goes through a discovery policy (no
+// private or loopback addresses unless the MCP server is on one, https only); see docs/mcp.md ("Security").
+// What the application supplies: the redirect URI and the user-agent step (`user_agent`), optionally a
+// registration (a pre-registered client with its issuer) and a token store. Failures are `mcp_error`s of kind
 // `authorization_failed`; no token, code, verifier or client secret is ever quoted in one.
 #ifndef TOOL_EFFECTS_MCP_OAUTH_HPP
 #define TOOL_EFFECTS_MCP_OAUTH_HPP
@@ -44,6 +47,13 @@ struct mcp_oauth_tokens {
   std::string client_id{};
   std::string client_secret{};
   std::string token_endpoint_auth_method{};
+  /// The authorization server (its RFC 8414 issuer, compared as an exact string) that issued the tokens and
+  /// registered the client, and the resource they are for. A later client sends the refresh token and the
+  /// client's credentials to that issuer only: tokens with another issuer, or none (saved before this field
+  /// existed), are never refreshed and their client is never used; their access token still goes to the
+  /// resource, and tokens whose resource is set and is not the MCP server's are ignored.
+  std::string issuer{};
+  std::string resource{};
 };
 
 /// Where tokens are kept between sessions; the key is the resource (the canonical MCP server URI). Both
@@ -69,6 +79,11 @@ struct mcp_oauth_options {
   /// A pre-registered client: its id, and its secret (empty: a public client). Used before anything else.
   std::string client_id{};
   std::string client_secret{};
+  /// The issuer (RFC 8414, exact string) of the authorization server the pre-registered client belongs to:
+  /// its id and secret go to that authorization server and never to another. Required with `client_id`; an
+  /// authorization server with another issuer is treated as one without a pre-registered client (a client
+  /// metadata document or dynamic registration, if they apply).
+  std::string client_issuer{};
   /// The token endpoint authentication of the pre-registered client: "none", "client_secret_basic" or
   /// "client_secret_post"; empty: basic when there is a secret (post when the server supports only post),
   /// else none.
@@ -82,14 +97,32 @@ struct mcp_oauth_options {
   std::string client_name = "tool_effects MCP client";
 
   /// The scopes to request, overriding the specification's choice (WWW-Authenticate `scope`, else the
-  /// resource metadata's scopes_supported, else none).
+  /// resource metadata's scopes_supported, else none). Fixed scopes are never widened: a 403
+  /// insufficient_scope asking for more fails the request (authorization_failed) without a user-agent step.
   std::optional<std::vector<std::string>> scopes{};
   /// Tokens kept elsewhere (e.g. on disk); default: in the client only.
   mcp_oauth_token_store token_store{};
   /// Authorizations (including refreshes) one request may cause before it fails: a server that answers
   /// 403 insufficient_scope again and again does not make the client loop.
   std::size_t max_authorizations_per_request = 2;
-  /// Bounds of every exchange with the authorization server and the metadata: time, and body bytes.
+  /// Which addresses the client may fetch metadata, registration and tokens from (every URL of the flow,
+  /// checked for each address its host resolves to, before connecting; only allowed addresses are tried).
+  /// Given the URL and the address as text ("203.0.113.7", "::1"), returns whether it may be fetched.
+  /// Empty: the default policy: public addresses are allowed; loopback, private (RFC 1918, RFC 6598, IPv6
+  /// ULA) and link-local ones only when the MCP server's own address is of the same kind; unspecified,
+  /// multicast and broadcast addresses never. A refused address fails like an unreachable or silent one
+  /// ("could not fetch"), so that discovery cannot map a network. See docs/mcp.md ("Security").
+  std::function<bool(const std::string& url, const std::string& address)> discovery_policy{};
+  /// Every URL of the flow (metadata, registration, token, authorization endpoints) must be https, except
+  /// plain http to a loopback address (which the discovery policy must still allow). false: http is
+  /// accepted at any address the policy allows (a test network; never for a real deployment).
+  bool require_https = true;
+  /// The 2025-03-26 fallback when a server has no protected resource metadata: the authorization server at
+  /// the MCP server's origin (its metadata there, else /authorize, /token and /register, whose PKCE support
+  /// cannot be checked). Off: such a server fails the authorization ("no protected resource metadata").
+  bool legacy_discovery = false;
+  /// Bounds of every exchange with the authorization server and the metadata: time (name resolution,
+  /// connection and exchange together), and body bytes.
   std::chrono::milliseconds http_timeout = std::chrono::seconds(10);
   std::size_t max_response_bytes = 64 * 1024;
 };

@@ -402,15 +402,94 @@ struct mcp_oauth_response {
   std::string body;
 };
 
-// One bounded HTTP exchange (no redirect followed): connect, send, read at most `max_bytes` of body, all
-// within `timeout`. Throws mcp_oauth_failure naming the URL and the step that failed.
+// What kind of address a fetch of the flow would reach: the classes of the discovery policy
+// (mcp_oauth_options::discovery_policy). An IPv4 address embedded in IPv6 (v4-mapped, NAT64 64:ff9b::/96,
+// 6to4 2002::/16) is of the kind of that IPv4 address.
+enum class mcp_address_kind { public_address, loopback, private_network, link_local, never };
+
+inline mcp_address_kind mcp_oauth_address_kind_v4(const std::array<unsigned char, 4>& b) {
+  if (b[0] == 127) return mcp_address_kind::loopback;
+  if (b[0] == 0 || b[0] >= 224) return mcp_address_kind::never;  // "this network", multicast, reserved, broadcast
+  if (b[0] == 10 || (b[0] == 172 && (b[1] & 0xF0) == 16) || (b[0] == 192 && b[1] == 168) ||
+      (b[0] == 100 && (b[1] & 0xC0) == 64))  // RFC 1918, RFC 6598 shared address space
+    return mcp_address_kind::private_network;
+  if (b[0] == 169 && b[1] == 254) return mcp_address_kind::link_local;
+  return mcp_address_kind::public_address;
+}
+
+inline mcp_address_kind mcp_oauth_address_kind(const asio::ip::address& a) {
+  if (a.is_v4()) return mcp_oauth_address_kind_v4(a.to_v4().to_bytes());
+  const auto v6 = a.to_v6();
+  const auto b = v6.to_bytes();
+  auto embedded = [&](std::size_t at) { return mcp_oauth_address_kind_v4({b[at], b[at + 1], b[at + 2], b[at + 3]}); };
+  if (v6.is_v4_mapped()) return embedded(12);
+  static constexpr std::array<unsigned char, 12> nat64{0x00, 0x64, 0xff, 0x9b, 0, 0, 0, 0, 0, 0, 0, 0};
+  if (std::equal(nat64.begin(), nat64.end(), b.begin())) return embedded(12);
+  if (b[0] == 0x20 && b[1] == 0x02) return embedded(2);
+  if (v6.is_loopback()) return mcp_address_kind::loopback;
+  if (v6.is_unspecified() || v6.is_multicast() || v6.is_v4_compatible()) return mcp_address_kind::never;
+  if ((b[0] & 0xFE) == 0xFC || (b[0] == 0xFE && (b[1] & 0xC0) == 0xC0))  // ULA fc00::/7, site-local fec0::/10
+    return mcp_address_kind::private_network;
+  if (b[0] == 0xFE && (b[1] & 0xC0) == 0x80) return mcp_address_kind::link_local;
+  return mcp_address_kind::public_address;
+}
+
+// The default discovery policy: a public address, or one of the MCP server's own kind; never an unspecified,
+// multicast or broadcast one.
+constexpr bool mcp_oauth_default_allows(mcp_address_kind target, mcp_address_kind mcp_server) {
+  if (target == mcp_address_kind::never) return false;
+  return target == mcp_address_kind::public_address || target == mcp_server;
+}
+
+// The https rule: plain http only to a loopback address (or anywhere, with require_https off).
+constexpr bool mcp_oauth_scheme_allows(bool https, mcp_address_kind target, bool require_https) {
+  return https || target == mcp_address_kind::loopback || !require_https;
+}
+
+// The one reason a fetch of the flow fails before an HTTP answer: the same whether the discovery policy
+// refused every address, the name did not resolve, the connection was refused, or nothing answered in time
+// (so that the flow cannot be used to map a network).
+inline constexpr std::string_view mcp_oauth_could_not_fetch =
+    "could not fetch (refused by the discovery policy, unreachable, or no answer in time)";
+
+// The addresses of `host` (nullopt when it does not resolve by `deadline`: the resolution then finishes in the
+// background, and its result is dropped).
+template <class Executor>
+asio::awaitable<std::optional<asio::ip::tcp::resolver::results_type>> mcp_oauth_resolve(
+    Executor ex, std::string host, std::string port, std::chrono::steady_clock::time_point deadline) {
+  struct state {
+    explicit state(const Executor& e) : timer(e) {}
+    asio::steady_timer timer;
+    std::optional<asio::ip::tcp::resolver::results_type> results;
+    bool done = false;
+  };
+  auto st = std::make_shared<state>(ex);
+  auto resolver = std::make_shared<asio::ip::tcp::resolver>(ex);
+  st->timer.expires_at(deadline);
+  resolver->async_resolve(host, port,
+                          [st, resolver](const boost::system::error_code& ec,
+                                         asio::ip::tcp::resolver::results_type r) {
+                            st->done = true;
+                            if (!ec) st->results = std::move(r);
+                            st->timer.cancel();
+                          });
+  (void)co_await st->timer.async_wait(asio::as_tuple(asio::use_awaitable));
+  if (!st->done) co_return std::nullopt;
+  co_return std::move(st->results);
+}
+
+// One bounded HTTP exchange (no redirect followed): resolve, connect, send, read at most `max_bytes` of body,
+// all within `timeout`. Only the addresses `allow` admits are connected to (all, when it is empty). Throws
+// mcp_oauth_failure naming the URL (without its query) and the step that failed.
 template <class Executor>
 asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::verb verb, std::string url,
                                                     std::vector<std::pair<std::string, std::string>> headers,
                                                     std::string body, std::chrono::milliseconds timeout,
-                                                    std::size_t max_bytes, [[maybe_unused]] std::string ca_file) {
+                                                    std::size_t max_bytes, [[maybe_unused]] std::string ca_file,
+                                                    std::function<bool(const asio::ip::address&)> allow = {}) {
   namespace beast = boost::beast;
-  auto fail = [&](const std::string& why) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto fail = [&](std::string_view why) {
     std::string m = std::string(oauth_http::to_string(verb));
     m += ' ';
     m += mcp_preview(url.substr(0, url.find('?')), 300);
@@ -425,14 +504,17 @@ asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::ver
   } catch (const std::exception& e) {
     throw fail(e.what());
   }
-  asio::ip::tcp::resolver resolver(ex);
-  auto [rec, results] = co_await resolver.async_resolve(u.host, u.port, asio::as_tuple(asio::use_awaitable));
-  if (rec) throw fail("resolving: " + rec.message());
+  auto resolved = co_await mcp_oauth_resolve(ex, u.host, u.port, deadline);
+  std::vector<asio::ip::tcp::endpoint> endpoints;
+  if (resolved)
+    for (const auto& e : *resolved)
+      if (!allow || allow(e.endpoint().address())) endpoints.push_back(e.endpoint());
+  if (endpoints.empty()) throw fail(mcp_oauth_could_not_fetch);
   beast::tcp_stream stream(ex);
-  stream.expires_after(timeout);
-  auto [cec, ep] = co_await stream.async_connect(results, asio::as_tuple(asio::use_awaitable));
+  stream.expires_at(deadline);
+  auto [cec, ep] = co_await stream.async_connect(endpoints, asio::as_tuple(asio::use_awaitable));
   (void)ep;
-  if (cec) throw fail(std::string("connecting: ") + (cec == beast::error::timeout ? "timed out" : cec.message()));
+  if (cec) throw fail(mcp_oauth_could_not_fetch);
   oauth_http::request<oauth_http::string_body> req{verb, u.target, 11};
   req.set(oauth_http::field::host, u.authority);
   req.set(oauth_http::field::accept, "application/json");
@@ -471,7 +553,7 @@ asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::ver
     (void)SSL_set_tlsext_host_name(tls.native_handle(), u.host.c_str());
     tls.set_verify_callback(asio::ssl::host_name_verification(u.host));
     auto [hec] = co_await tls.async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
-    if (hec) throw fail("TLS handshake: " + hec.message());
+    if (hec) throw fail(mcp_oauth_could_not_fetch);
     co_await io(tls);
   } else {
     co_await io(stream);
@@ -482,8 +564,7 @@ asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::ver
   if (ec == oauth_http::error::body_limit)
     throw fail("its response body exceeds the limit of " + std::to_string(max_bytes) +
                " bytes (mcp_oauth_options::max_response_bytes)");
-  if (ec && !(ec == oauth_http::error::end_of_stream && parser.is_header_done()))
-    throw fail(std::string("exchange: ") + (ec == beast::error::timeout ? "timed out" : ec.message()));
+  if (ec && !(ec == oauth_http::error::end_of_stream && parser.is_header_done())) throw fail(mcp_oauth_could_not_fetch);
   beast::error_code ignored;
   stream.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
   mcp_oauth_response r;
@@ -496,9 +577,80 @@ asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(Executor ex, oauth_http::ver
   co_return r;
 }
 
+// The forms in which a secret may come back quoted: as is; form-encoded (%20 or + for a space); base64 and
+// base64url, whole or, for a longer secret, as it appears inside the base64 of a longer text at any of the
+// three alignments (a server echoing a Basic header); at most 16 forms.
+inline std::vector<std::string> mcp_secret_forms(const std::string& x) {
+  std::vector<std::string> out{x};
+  auto add = [&](std::string v) {
+    if (v.size() >= 4 && std::find(out.begin(), out.end(), v) == out.end()) out.push_back(std::move(v));
+  };
+  std::string form = mcp_form_encode(x);
+  add(form);
+  for (std::size_t at = form.find("%20"); at != std::string::npos; at = form.find("%20", at)) form.replace(at, 3, "+");
+  add(std::move(form));
+  for (const bool url : {false, true}) {
+    add(mcp_base64(x, url));
+    for (std::size_t k = 0; k < 3 && x.size() >= k + 12; ++k) add(mcp_base64(x.substr(k, (x.size() - k) / 3 * 3), url));
+  }
+  return out;
+}
+
+// `s` with every form (mcp_secret_forms) of every secret of at least 4 bytes replaced by "[redacted]". The one
+// redaction of the MCP client: every message of the OAuth flow goes through it, and the transport's messages
+// that may quote a peer (through mcp_oauth_authorizer::redact).
+inline std::string mcp_redact(std::string s, const std::vector<std::string>& secrets) {
+  std::vector<std::string> forms;
+  for (const auto& x : secrets)
+    if (x.size() >= 4)
+      for (auto& f : mcp_secret_forms(x)) forms.push_back(std::move(f));
+  // The longest first: a secret inside another (a client secret inside the Basic credentials) must not break
+  // the longer one's match and leave the rest of it.
+  std::stable_sort(forms.begin(), forms.end(),
+                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
+  for (const auto& f : forms)
+    for (auto at = s.find(f); at != std::string::npos; at = s.find(f, at)) s.replace(at, f.size(), "[redacted]");
+  return s;
+}
+
+// Whether an authorization URL may be given to the application's user agent: printable ASCII of the set
+// A-Z a-z 0-9 - . _ ~ : / ? @ % = & + , and [ ] (an IPv6 host), every % followed by two hex digits. Nothing
+// a shell, cmd.exe or PowerShell would expand or split on (no space, quote, $ ` ( ) ; | < > ! * ' \ { } ^)
+// (compare CVE-2025-6514); `&` remains, so a user agent must pass the URL as one argument, never through a
+// shell.
+inline bool mcp_oauth_url_shell_safe(std::string_view u) {
+  auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F'); };
+  for (std::size_t i = 0; i < u.size(); ++i) {
+    const char c = u[i];
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')) continue;
+    if (c == '%') {
+      if (i + 2 >= u.size() || !hex(u[i + 1]) || !hex(u[i + 2])) return false;
+      continue;
+    }
+    if (std::string_view("-._~:/?@=&+,[]").find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+// Whether a URL the client does not fetch itself (the authorization endpoint) meets the https rule: https, or
+// http to a loopback literal or localhost, or http anywhere with `require_https` off.
+inline bool mcp_oauth_endpoint_scheme_ok(const std::string& url, bool require_https) {
+  if (url.rfind("https://", 0) == 0 || !require_https) return true;
+  mcp_http_url u;
+  try {
+    u = mcp_parse_http_url(url, "oauth");
+  } catch (const std::exception&) {
+    return false;
+  }
+  if (u.host == "localhost") return true;
+  boost::system::error_code ec;
+  const auto a = asio::ip::make_address(u.host, ec);
+  return !ec && mcp_oauth_address_kind(a) == mcp_address_kind::loopback;
+}
+
 // Authorization server metadata, as read (RFC 8414 section 2; the fields the flow uses).
 struct mcp_oauth_server {
-  std::string issuer;  // "" for the 2025-03-26 default endpoints (no metadata)
+  std::string issuer;  // the MCP server's origin for the 2025-03-26 default endpoints (no metadata)
   std::string authorization_endpoint;
   std::string token_endpoint;
   std::string registration_endpoint;
@@ -514,6 +666,7 @@ struct mcp_oauth_client {
   std::string id;
   std::string secret;
   std::string method;  // none | client_secret_basic | client_secret_post
+  std::string issuer;  // the authorization server it belongs to (its credentials go nowhere else)
 };
 
 // The authorization state of one HTTP transport; every member function runs on the transport's strand.
@@ -541,16 +694,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
         if (o_.token_store.load) t = o_.token_store.load(key_);
       } catch (const std::exception&) {  // a store that fails is a store without tokens
       }
-      if (t && token_ok(t->access_token)) {
+      if (t && token_ok(t->access_token) && (t->resource.empty() || t->resource == key_)) {
         tokens_ = std::move(*t);
         secret(tokens_->access_token);
         secret(tokens_->refresh_token);
         secret(tokens_->client_secret);
         const auto& m = tokens_->token_endpoint_auth_method;
-        // The registration the tokens came with (a pre-registered client keeps its own).
-        if (o_.client_id.empty() && !tokens_->client_id.empty() &&
+        // The registration the tokens came with, bound to their issuer (tokens without one bring none).
+        if (!tokens_->client_id.empty() && !tokens_->issuer.empty() &&
             (m == "none" || m == "client_secret_basic" || m == "client_secret_post"))
-          registered_ = mcp_oauth_client{tokens_->client_id, tokens_->client_secret, m};
+          registered_ = mcp_oauth_client{tokens_->client_id, tokens_->client_secret, m, tokens_->issuer};
         ++generation_;
       }
     }
@@ -586,14 +739,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     done();
   }
 
-  // `s` with every secret the flow knows replaced by "[redacted]".
-  [[nodiscard]] std::string redact(std::string s) const {
-    for (const auto& x : secrets_) {
-      if (x.size() < 4) continue;
-      for (auto at = s.find(x); at != std::string::npos; at = s.find(x, at)) s.replace(at, x.size(), "[redacted]");
-    }
-    return s;
-  }
+  // `s` with every secret the flow knows (tokens, codes, verifiers, client secrets, Basic credentials) replaced
+  // by "[redacted]", in each of its forms (mcp_redact). Called on the transport's strand.
+  [[nodiscard]] std::string redact(std::string s) const { return mcp_redact(std::move(s), secrets_); }
 
  private:
   void secret(const std::string& s) {
@@ -618,20 +766,53 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
            std::all_of(t.begin(), t.end(), [](char c) { return c > 0x20 && c < 0x7F; });
   }
 
+  // One exchange of the flow, to the addresses the discovery policy and the https rule admit.
   asio::awaitable<mcp_oauth_response> fetch(oauth_http::verb verb, const std::string& url,
                                             std::vector<std::pair<std::string, std::string>> headers = {},
                                             std::string body = {}) {
+    if (!server_kind_) co_await classify_server();
+    std::function<bool(const asio::ip::address&)> allow =
+        [url, https = url.rfind("https://", 0) == 0, server = *server_kind_, require = o_.require_https,
+         policy = o_.discovery_policy](const asio::ip::address& a) {
+          const auto k = mcp_oauth_address_kind(a);
+          if (!mcp_oauth_scheme_allows(https, k, require)) return false;
+          if (!policy) return mcp_oauth_default_allows(k, server);
+          try {
+            return policy(url, a.to_string());
+          } catch (...) {  // a policy that fails refuses
+            return false;
+          }
+        };
     co_return co_await mcp_oauth_fetch(ex_, verb, url, std::move(headers), std::move(body), o_.http_timeout,
-                                       o_.max_response_bytes, ca_file_);
+                                       o_.max_response_bytes, ca_file_, std::move(allow));
+  }
+
+  // The kind of the MCP server's own address, for the default discovery policy: public unless every address
+  // its host resolves to (within http_timeout) is of one other kind.
+  asio::awaitable<void> classify_server() {
+    mcp_address_kind kind = mcp_address_kind::public_address;
+    try {
+      const auto u = mcp_parse_http_url(server_url_, "oauth");
+      const auto deadline = std::chrono::steady_clock::now() + o_.http_timeout;
+      auto r = co_await mcp_oauth_resolve(ex_, u.host, u.port, deadline);
+      if (r && !r->empty()) {
+        kind = mcp_oauth_address_kind(r->begin()->endpoint().address());
+        for (const auto& e : *r)
+          if (mcp_oauth_address_kind(e.endpoint().address()) != kind) kind = mcp_address_kind::public_address;
+        if (kind == mcp_address_kind::never) kind = mcp_address_kind::public_address;
+      }
+    } catch (const std::exception&) {
+    }
+    server_kind_ = kind;
   }
 
   // A JSON object from a response body (`what` names the document in errors; `quote` false: no excerpt).
-  static nlohmann::json json_object(const mcp_oauth_response& r, const std::string& what) {
+  static nlohmann::json json_object(const mcp_oauth_response& r, const std::string& what, bool quote = true) {
     nlohmann::json j;
     try {
       j = parse_json(r.body, what);
     } catch (const json_error& e) {
-      throw mcp_oauth_failure(e.what());
+      throw mcp_oauth_failure(quote ? std::string(e.what()) : what + ": not valid JSON");
     }
     if (!j.is_object()) throw mcp_oauth_failure(what + ": not a JSON object");
     return j;
@@ -684,17 +865,21 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<void> run(unsigned status, const std::string& www) {
     const auto ps = mcp_bearer_challenge(www);
     const std::string* challenge_scope = mcp_auth_param(ps, "scope");
-    if (!server_) co_await discover(ps);
+    // Discovery at every challenge: the server may have moved to another authorization server (SEP-2352);
+    // credentials of the previous one are then not used (refresh() and client() check the issuer).
+    co_await discover(ps);
     // A 401 to a token that can be refreshed: refresh first (not when the token refused is a refreshed one:
-    // then the grant itself is likely gone, and the whole flow runs).
-    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && generation_ != refreshed_) {
+    // then the grant itself is likely gone, and the whole flow runs; nor when another issuer made it).
+    if (status == 401 && tokens_ && !tokens_->refresh_token.empty() && generation_ != refreshed_ &&
+        tokens_->issuer == server_->issuer) {
       try {
         co_await refresh();
         co_return;
       } catch (const std::exception&) {
       }
     }
-    // Scopes (specification 2025-11-25, "Scope Selection Strategy"); a step-up widens what was asked.
+    // Scopes (specification 2025-11-25, "Scope Selection Strategy"); a step-up widens what was asked, never
+    // the scopes the application fixed, and never asks again for a scope the server denied.
     std::vector<std::string> scopes;
     if (o_.scopes)
       scopes = *o_.scopes;
@@ -703,11 +888,33 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     else if (!prm_scopes_.empty())
       scopes = prm_scopes_;
     if (status == 403) {
+      const auto wanted = challenge_scope ? mcp_split_scopes(*challenge_scope) : std::vector<std::string>{};
       std::vector<std::string> wider = mcp_split_scopes(last_scope_);
-      if (challenge_scope)
-        for (auto& s : mcp_split_scopes(*challenge_scope))
-          if (std::find(wider.begin(), wider.end(), s) == wider.end()) wider.push_back(std::move(s));
-      if (!wider.empty()) scopes = std::move(wider);
+      auto has = [](const std::vector<std::string>& v, const std::string& x) {
+        return std::find(v.begin(), v.end(), x) != v.end();
+      };
+      for (const auto& w : wanted) {
+        if (o_.scopes && !has(*o_.scopes, w))
+          throw mcp_oauth_failure("HTTP 403 insufficient_scope: the server asks for scope \"" + mcp_preview(w, 64) +
+                                  "\", beyond the scopes the application fixed (mcp_oauth_options::scopes)");
+        if (has(denied_, w))
+          throw mcp_oauth_failure("HTTP 403 insufficient_scope: scope \"" + mcp_preview(w, 64) +
+                                  "\" was requested before and not granted");
+      }
+      bool more = false;
+      for (const auto& w : wanted)
+        if (!has(wider, w)) {
+          wider.push_back(w);
+          more = true;
+        }
+      // Everything asked for was asked for and granted already: the server denies it in fact.
+      if (!more && !wanted.empty() && tokens_) {
+        for (const auto& w : wanted)
+          if (!has(denied_, w) && denied_.size() < 256) denied_.push_back(w);
+        throw mcp_oauth_failure("HTTP 403 insufficient_scope for scope \"" + mcp_preview(*challenge_scope, 200) +
+                                "\", which the token was issued for");
+      }
+      if (!o_.scopes && !wider.empty()) scopes = std::move(wider);
     }
     std::string scope = mcp_join_scopes(scopes);
     co_await authorize(std::move(scope));
@@ -752,15 +959,23 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       prm_scopes_ = strings(*prm, "scopes_supported", what);
       as = co_await server_metadata(servers[0]);
     } else {
+      if (!o_.legacy_discovery) {
+        std::string m = "no protected resource metadata (tried";
+        for (const auto& u : prm_urls) m += " " + mcp_preview(u, 300);
+        m += "), and the 2025-03-26 fallback is off (mcp_oauth_options::legacy_discovery)";
+        throw mcp_oauth_failure(m);
+      }
       // 2025-03-26: no resource metadata; the authorization server is at the MCP server's origin, its metadata
-      // at the origin's well-known URI, else the default endpoints.
+      // at the origin's well-known URI (whose issuer, at that origin, is the issuer of the iss check and of the
+      // binding of credentials), else the default endpoints (the origin is the issuer).
       resource_ = mcp_oauth_canonical(server_url_);
       const std::string u = server.origin + "/.well-known/oauth-authorization-server";
       auto r = co_await fetch(oauth_http::verb::get, u);
       if (r.status == 200) {
         as = read_server(json_object(r, "authorization server metadata " + mcp_preview(u, 300)),
-                         "authorization server metadata " + mcp_preview(u, 300), "");
+                         "authorization server metadata " + mcp_preview(u, 300), server.origin, true);
       } else {
+        as.issuer = server.origin;
         as.authorization_endpoint = server.origin + "/authorize";
         as.token_endpoint = server.origin + "/token";
         as.registration_endpoint = server.origin + "/register";
@@ -793,22 +1008,22 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     throw mcp_oauth_failure(m);
   }
 
-  static mcp_oauth_server read_server(const nlohmann::json& j, const std::string& what, const std::string& issuer) {
+  // The metadata of `issuer`, whose /issuer must be that very string (RFC 8414 section 3.3: identical, no
+  // normalization, a trailing slash included). `legacy`: the 2025-03-26 metadata at the MCP server's origin
+  // (`issuer`), which predates that rule: its /issuer is taken as it says, but must be at that origin.
+  [[nodiscard]] mcp_oauth_server read_server(const nlohmann::json& j, const std::string& what,
+                                             const std::string& issuer, bool legacy = false) const {
     mcp_oauth_server s;
     const auto iss = str(j, "issuer", what);
-    if (!issuer.empty()) {
-      auto trim = [](std::string v) {
-        while (!v.empty() && v.back() == '/') v.pop_back();
-        return v;
-      };
-      if (!iss) throw mcp_oauth_failure(what + ": /issuer: missing");
-      if (trim(*iss) != trim(issuer))
-        throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) +
-                                "\" is not the authorization server \"" + mcp_preview(issuer, 300) +
-                                "\" (RFC 8414 section 3.3)");
-    }
-    s.issuer = iss.value_or("");
+    if (!iss) throw mcp_oauth_failure(what + ": /issuer: missing");
+    if (legacy ? !mcp_oauth_url_ok(*iss) || mcp_oauth_split(*iss).origin != issuer : *iss != issuer)
+      throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) +
+                              "\" is not the authorization server \"" + mcp_preview(issuer, 300) +
+                              "\" (RFC 8414 section 3.3)");
+    s.issuer = *iss;
     s.authorization_endpoint = url_member(j, "authorization_endpoint", what, true);
+    if (!mcp_oauth_endpoint_scheme_ok(s.authorization_endpoint, o_.require_https))
+      throw mcp_oauth_failure(what + ": /authorization_endpoint: not https (mcp_oauth_options::require_https)");
     s.token_endpoint = url_member(j, "token_endpoint", what, true);
     s.registration_endpoint = url_member(j, "registration_endpoint", what, false);
     s.auth_methods = strings(j, "token_endpoint_auth_methods_supported", what, &s.auth_methods_given);
@@ -831,8 +1046,12 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
 
   // The client: pre-registered, a metadata document URL, an earlier registration, or a new one.
   asio::awaitable<mcp_oauth_client> client() {
-    if (!o_.client_id.empty()) {
-      mcp_oauth_client c{o_.client_id, o_.client_secret, o_.token_endpoint_auth_method};
+    if (!o_.client_id.empty() && o_.client_issuer.empty())
+      throw mcp_oauth_failure(
+          "mcp_oauth_options::client_issuer is not set: a pre-registered client is used with its own authorization "
+          "server only");
+    if (!o_.client_id.empty() && o_.client_issuer == server_->issuer) {
+      mcp_oauth_client c{o_.client_id, o_.client_secret, o_.token_endpoint_auth_method, server_->issuer};
       if (c.method.empty())
         c.method = c.secret.empty()                                                       ? "none"
                    : (!supports("client_secret_basic") && supports("client_secret_post")) ? "client_secret_post"
@@ -845,12 +1064,14 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
           !mcp_oauth_url_ok(o_.client_metadata_url))
         throw mcp_oauth_failure("mcp_oauth_options::client_metadata_url \"" + mcp_preview(o_.client_metadata_url, 300) +
                                 "\" is not an https URL with a path (a Client ID Metadata Document URL)");
-      co_return mcp_oauth_client{o_.client_metadata_url, "", "none"};
+      co_return mcp_oauth_client{o_.client_metadata_url, "", "none", server_->issuer};
     }
+    if (registered_ && registered_->issuer != server_->issuer) registered_.reset();  // another server's: dropped
     if (registered_) co_return *registered_;
     if (!o_.dynamic_registration || server_->registration_endpoint.empty())
       throw mcp_oauth_failure(
-          "no client registration: no pre-registered client_id, no client metadata document the server accepts, and " +
+          "no client registration: no pre-registered client_id for this authorization server, no client metadata "
+          "document the server accepts, and " +
           std::string(o_.dynamic_registration ? "the server has no registration_endpoint"
                                               : "dynamic registration is off"));
     std::string method = supports("none")                  ? "none"
@@ -868,8 +1089,9 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), request);
     const std::string what = "client registration " + mcp_preview(url, 300);
     if (r.status != 200 && r.status != 201) throw mcp_oauth_failure(what + ": " + refusal(r));
-    const auto j = json_object(r, what);
+    const auto j = json_object(r, what, false);
     mcp_oauth_client c;
+    c.issuer = server_->issuer;
     const auto id = str(j, "client_id", what, 1024);
     if (!id || id->empty()) throw mcp_oauth_failure(what + ": /client_id: missing");
     c.id = *id;
@@ -896,7 +1118,23 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     j["grant_types"] = nlohmann::json::array({"authorization_code", "refresh_token"});
     j["response_types"] = nlohmann::json::array({"code"});
     j["token_endpoint_auth_method"] = method;
+    j["application_type"] = application_type(o_.redirect_uri);
     return j.dump();
+  }
+
+  // SEP-837 (OpenID Connect Dynamic Client Registration's application_type): "native" for a redirect URI on the
+  // user's machine (http(s) to a loopback literal or localhost, or a private scheme), else "web".
+  static std::string application_type(const std::string& redirect_uri) {
+    const bool http = redirect_uri.rfind("http://", 0) == 0 || redirect_uri.rfind("https://", 0) == 0;
+    if (!http) return "native";
+    try {
+      const auto u = mcp_parse_http_url(redirect_uri, "oauth");
+      boost::system::error_code ec;
+      const auto a = asio::ip::make_address(u.host, ec);
+      if (u.host == "localhost" || (!ec && mcp_oauth_address_kind(a) == mcp_address_kind::loopback)) return "native";
+    } catch (const std::exception&) {
+    }
+    return "web";
   }
 
   // "HTTP 400: error=invalid_grant (description)" of a refusal, the description bounded.
@@ -907,10 +1145,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       if (j.is_object() && j.contains("error") && j["error"].is_string()) {
         const auto& e = j["error"].get_ref<const std::string&>();
         m += ": error=";
-        m += mcp_preview(e, 64);
+        m += mcp_preview(redact(e), 64);  // redacted before it is cut (no part of a secret left)
         if (j.contains("error_description") && j["error_description"].is_string()) {
           m += " (";
-          m += mcp_preview(j["error_description"].get_ref<const std::string&>(), 200);
+          m += mcp_preview(redact(j["error_description"].get_ref<const std::string&>()), 200);
           m += ')';
         }
       }
@@ -948,25 +1186,30 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     std::string url = server_->authorization_endpoint;
     url += url.find('?') == std::string::npos ? '?' : '&';
     url += mcp_form(q);
+    if (!mcp_oauth_url_shell_safe(url))
+      throw mcp_oauth_failure("the authorization URL has characters outside A-Z a-z 0-9 - . _ ~ : / ? @ % = & + , [ ] "
+                              "(the authorization_endpoint of the metadata; it is not given to the user agent)");
     const std::string redirect = co_await user_agent(url);
     const auto ps = mcp_query_params(redirect);
-    if (const auto* e = mcp_auth_param(ps, "error")) {
-      std::string m = "the authorization server refused: error=" + mcp_preview(*e, 64);
-      if (const auto* d = mcp_auth_param(ps, "error_description")) m += " (" + mcp_preview(*d, 200) + ")";
-      throw mcp_oauth_failure(m);
-    }
+    // Nothing of the redirect is acted on or quoted before its state and iss are checked (an error included).
     const auto* got_state = mcp_auth_param(ps, "state");
     if (!got_state || *got_state != state)
       throw mcp_oauth_failure(got_state ? "the redirect's state is not the one sent (a forged or stale redirect)"
                                         : "the redirect has no state");
-    // RFC 9207: an iss in the response must be the server's; a server that promises it must send it.
+    // RFC 9207: an iss in the response must be the server's (exact string); a server that promises it must
+    // send it.
     const auto* iss = mcp_auth_param(ps, "iss");
-    if (iss && !server_->issuer.empty() && *iss != server_->issuer)
+    if (iss && *iss != server_->issuer)
       throw mcp_oauth_failure("the redirect's iss \"" + mcp_preview(*iss, 300) +
                               "\" is not the authorization server \"" + mcp_preview(server_->issuer, 300) +
                               "\" (RFC 9207: a mix-up)");
     if (!iss && server_->iss_supported)
       throw mcp_oauth_failure("the redirect has no iss, though the authorization server promises one (RFC 9207)");
+    if (const auto* e = mcp_auth_param(ps, "error")) {
+      std::string m = "the authorization server refused: error=" + mcp_preview(redact(*e), 64);
+      if (const auto* d = mcp_auth_param(ps, "error_description")) m += " (" + mcp_preview(redact(*d), 200) + ")";
+      throw mcp_oauth_failure(m);
+    }
     const auto* code = mcp_auth_param(ps, "code");
     if (!code || code->empty() || code->size() > 4096) throw mcp_oauth_failure("the redirect has no code");
     secret(*code);
@@ -980,7 +1223,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     co_await token_request(c, std::move(form), scope, no_refresh);
   }
 
+  // A refresh at the issuer that issued the refresh token, never at another (its client's credentials neither).
   asio::awaitable<void> refresh() {
+    if (!server_ || tokens_->issuer.empty() || tokens_->issuer != server_->issuer)
+      throw mcp_oauth_failure("the refresh token was issued by another authorization server (or an unknown one)");
     const mcp_oauth_client c = co_await client();
     std::vector<std::pair<std::string, std::string>> form{
         {"grant_type", "refresh_token"}, {"refresh_token", tokens_->refresh_token}, {"resource", resource_}};
@@ -992,13 +1238,25 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   asio::awaitable<void> token_request(mcp_oauth_client c, std::vector<std::pair<std::string, std::string>> form,
                                       std::string scope, std::string old_refresh) {
     std::vector<std::pair<std::string, std::string>> headers{{"Content-Type", "application/x-www-form-urlencoded"}};
+    if (c.issuer != server_->issuer)  // never: client() binds; checked where the secret would leave
+      throw mcp_oauth_failure("the client belongs to another authorization server");
     authenticate(c, form, headers);
+    for (const auto& [k, v] : headers)
+      if (k == "Authorization" && v.size() > 6) secret(v.substr(6));  // the Basic credentials as sent
     const std::string url = server_->token_endpoint;
     const std::string what = "token endpoint " + mcp_preview(url, 300);
     std::string body = mcp_form(form);
     auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), std::move(body));
+    // The new secrets of the answer are known to the redaction before anything of it is quoted.
+    try {
+      const auto pre = parse_json(r.body, "");
+      if (pre.is_object())
+        for (const char* k : {"access_token", "refresh_token", "id_token"})
+          if (const auto it = pre.find(k); it != pre.end() && it->is_string()) secret(it->get<std::string>());
+    } catch (const std::exception&) {
+    }
     if (r.status != 200) throw mcp_oauth_failure(what + ": " + refusal(r));
-    const auto j = json_object(r, what);
+    const auto j = json_object(r, what, false);
     mcp_oauth_tokens t;
     const auto access = str(j, "access_token", what, 16384);
     if (!access || !token_ok(*access)) throw mcp_oauth_failure(what + ": /access_token: missing, or not visible ASCII");
@@ -1025,6 +1283,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     t.client_id = c.id;
     t.client_secret = c.secret;
     t.token_endpoint_auth_method = c.method;
+    t.issuer = server_->issuer;
+    t.resource = key_;
+    // Scopes asked for and not granted are not asked for again by a step-up.
+    if (str(j, "scope", what, 4096)) {
+      const auto granted = mcp_split_scopes(t.scope);
+      for (const auto& w : mcp_split_scopes(scope))
+        if (std::find(granted.begin(), granted.end(), w) == granted.end() &&
+            std::find(denied_.begin(), denied_.end(), w) == denied_.end() && denied_.size() < 256)
+          denied_.push_back(w);
+    }
     tokens_ = std::move(t);
     ++generation_;
     try {
@@ -1078,6 +1346,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   std::string resource_;
   std::vector<std::string> prm_scopes_;
   std::string last_scope_;
+  std::vector<std::string> denied_;  // scopes requested and not granted
+  std::optional<mcp_address_kind> server_kind_;  // of the MCP server's address (the default discovery policy)
   std::vector<std::string> secrets_;
   std::vector<std::shared_ptr<asio::steady_timer>> waiters_;
   std::uint64_t generation_ = 0;
