@@ -961,6 +961,18 @@ TEST(McpOauth, SecretsAreRedactedInEveryForm) {
             std::string::npos);
 }
 
+// The one redaction ends and hides every byte of every occurrence: a secret that occurs inside "[redacted]"
+// (the search once resumed at the replacement and looped, growing the text), overlapping occurrences, and a
+// secret inside another. Control: text without a secret comes back unchanged.
+TEST(McpOauth, RedactionEndsAndHidesOverlappingOccurrences) {
+  using te::detail::mcp_redact;
+  EXPECT_EQ(mcp_redact("a dact b redacted c", {"dact", "redacted"}), "a [redacted] b [redacted] c");
+  EXPECT_EQ(mcp_redact("xabcabcabcx", {"abcabc"}), "x[redacted]x");
+  EXPECT_EQ(mcp_redact("<id:SENTINEL-S3CRET>", {"SENTINEL-S3CRET", "id:SENTINEL-S3CRET"}), "<[redacted]>");
+  EXPECT_EQ(mcp_redact("nothing secret here", {"SENTINEL-S3CRET"}), "nothing secret here");
+  EXPECT_EQ(mcp_redact("short abc", {"abc"}), "short abc");  // under 4 bytes: not a secret the flow sends
+}
+
 // Scopes the application fixed are never widened: a 403 insufficient_scope asking for more fails the call at
 // once, without a second user-agent step. Scopes the server denied are not asked for again: one user-agent step
 // per request for them, none for the next request. Controls: the unfixed step-up widens (above); the server that

@@ -539,14 +539,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   // of endpoint.headers of 8 bytes or more (an API key) — before it is cut to a preview.
   [[nodiscard]] std::string redacted(std::string text) const {
     if (auth_) text = auth_->redact(std::move(text));
-    for (const auto& [k, v] : ep_.headers) {
-      (void)k;
-      if (v.size() < 8) continue;
-      constexpr std::string_view mark = "[redacted]";
-      for (auto at = text.find(v); at != std::string::npos; at = text.find(v, at + mark.size()))
-        text.replace(at, v.size(), mark);
-    }
-    return text;
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : ep_.headers)
+      if (v.size() >= 8) keys.push_back(v);
+    return keys.empty() ? text : mcp_redact(std::move(text), keys);
   }
 
   std::string describe(const char* method, const exchange& x) const {

@@ -600,17 +600,35 @@ inline std::vector<std::string> mcp_secret_forms(const std::string& x) {
 // redaction of the MCP client: every message of the OAuth flow goes through it, and the transport's messages
 // that may quote a peer (through mcp_oauth_authorizer::redact).
 inline std::string mcp_redact(std::string s, const std::vector<std::string>& secrets) {
-  std::vector<std::string> forms;
-  for (const auto& x : secrets)
-    if (x.size() >= 4)
-      for (auto& f : mcp_secret_forms(x)) forms.push_back(std::move(f));
-  // The longest first: a secret inside another (a client secret inside the Basic credentials) must not break
-  // the longer one's match and leave the rest of it.
-  std::stable_sort(forms.begin(), forms.end(),
-                   [](const std::string& a, const std::string& b) { return a.size() > b.size(); });
-  for (const auto& f : forms)
-    for (auto at = s.find(f); at != std::string::npos; at = s.find(f, at)) s.replace(at, f.size(), "[redacted]");
-  return s;
+  // Every occurrence of every form is found in the text as it came (overlapping ones too) and the bytes they
+  // cover are marked; each run of marked bytes becomes one "[redacted]". The text is never searched again after
+  // a replacement, so a secret that occurs inside "[redacted]" cannot make the search loop, and a secret inside
+  // another (a client secret inside the Basic credentials) cannot leave part of the longer one. Linear in the
+  // text per form: a byte is marked once per form however many occurrences overlap it.
+  std::vector<char> hidden;
+  for (const auto& x : secrets) {
+    if (x.size() < 4) continue;
+    for (const auto& f : mcp_secret_forms(x)) {
+      std::size_t marked_to = 0;
+      for (auto at = s.find(f); at != std::string::npos; at = s.find(f, at + 1)) {
+        if (hidden.empty()) hidden.assign(s.size(), 0);
+        for (std::size_t i = std::max(at, marked_to); i < at + f.size(); ++i) hidden[i] = 1;
+        marked_to = at + f.size();
+      }
+    }
+  }
+  if (hidden.empty()) return s;
+  std::string out;
+  out.reserve(s.size());
+  for (std::size_t i = 0; i < s.size();) {
+    if (!hidden[i]) {
+      out += s[i++];
+      continue;
+    }
+    out += "[redacted]";
+    while (i < s.size() && hidden[i]) ++i;
+  }
+  return out;
 }
 
 // Whether an authorization URL may be given to the application's user agent: printable ASCII of the set
