@@ -61,30 +61,9 @@ def static_turn_source(n):
     return "\n".join(lines) + "\n"
 
 
-def generated_include(tmp):
-    """<tool_effects/version.hpp> as CMake's configure_file makes it (mcp.hpp includes it), under tmp."""
-    import re
-    with open(os.path.join(ROOT, "CMakeLists.txt")) as f:
-        version = re.search(r"project\(tool_effects VERSION ([0-9.]+)", f.read()).group(1)
-    major, minor, patch = version.split(".")
-    with open(os.path.join(ROOT, "cmake", "version.hpp.in")) as f:
-        text = f.read()
-    for k, v in (("@PROJECT_VERSION@", version), ("@PROJECT_VERSION_MAJOR@", major),
-                 ("@PROJECT_VERSION_MINOR@", minor), ("@PROJECT_VERSION_PATCH@", patch)):
-        text = text.replace(k, v)
-    out = os.path.join(tmp, "generated")
-    os.makedirs(os.path.join(out, "tool_effects"), exist_ok=True)
-    with open(os.path.join(out, "tool_effects", "version.hpp"), "w") as f:
-        f.write(text)
-    return out
-
-
-GENERATED = []  # the -I of generated_include, set in main
-
-
 def measure(cxx, flags, src, cap, include=INCLUDE):
     cmd = (["/usr/bin/time", "-f", "%e %M %U %S", "timeout", "-s", "KILL", str(cap), cxx] + BASE + ["-I", include] +
-           GENERATED + flags + [src])
+           flags + [src])
     p = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ, LC_ALL="C"))
     last = p.stderr.strip().splitlines()[-1].split() if p.stderr.strip() else []
     if p.returncode != 0 or len(last) != 4:
@@ -107,7 +86,6 @@ def main():
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="te_cost_")
-    GENERATED[:] = ["-I", generated_include(tmp)]
 
     def tu(name, text):
         path = os.path.join(tmp, name)
