@@ -2,6 +2,7 @@
 #
 #   cmake -S . -B build/deb -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF \
 #         -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF
+#   cmake --build build/deb                # tool_effects::compiled (cpack does not build)
 #   cd build/deb && cpack -G DEB           # -> tool-effects-dev_0.1.0_amd64.deb
 #
 # The headers are architecture-independent; the package is not, because it carries tool_effects::compiled

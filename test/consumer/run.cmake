@@ -81,6 +81,8 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
   _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}"
         "-DCMAKE_CXX_COMPILER=${CXX}" -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF
         -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF -DTOOL_EFFECTS_BUILD_FUZZERS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
+  # cpack installs without building: tool_effects::compiled (a static library) must be built first.
+  _step(package_build "${CMAKE_COMMAND}" --build "${_pkg_build}")
   execute_process(COMMAND "${_cpack}" -G DEB WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc
                   OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
   message("consumer: cpack -G DEB\n${_out}")
