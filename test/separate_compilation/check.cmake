@@ -17,8 +17,8 @@ endforeach()
 set(_symbols
     "tool_effects::detail::plan_engine::complete("
     "tool_effects::detail::plan_engine::start("
-    "tool_effects::detail::recover<std::chrono::_V2::steady_clock>("
-    "tool_effects::detail::recover_to_error<std::chrono::_V2::steady_clock>("
+    "tool_effects::detail::recover<std::"  # the steady clock (std::chrono::_V2:: in libstdc++, std::__1:: in libc++)
+    "tool_effects::detail::recover_to_error<std::"
     "void tool_effects::detail::spawn_recovery<"
     "tool_effects::approver::ask_async("
     "tool_effects::make_failure_record("
