@@ -2,9 +2,12 @@
 #
 #   cmake -S . -B build/deb -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF \
 #         -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF
-#   cd build/deb && cpack -G DEB           # -> tool-effects-dev_0.1.0_all.deb
+#   cmake --build build/deb                # tool_effects::compiled (cpack does not build)
+#   cd build/deb && cpack -G DEB           # -> tool-effects-dev_0.1.0_amd64.deb
 #
-# The package is architecture-independent (header-only) and depends on the Debian packages a consumer needs:
+# The headers are architecture-independent; the package is not, because it carries tool_effects::compiled
+# (libtool_effects_compiled.a, separate compilation; -DTOOL_EFFECTS_BUILD_COMPILED=OFF gives the header-only
+# tool-effects-dev_<version>_all.deb). It depends on the Debian packages a consumer needs:
 # Boost 1.81 headers (Hana, Asio, MP11, Process v2, UUID) and, for the json and mcp components,
 # nlohmann-json3-dev. Whether tool_effects::json / ::mcp are in it depends on what this build found: they are
 # when nlohmann-json3-dev was installed at configure time.
@@ -19,7 +22,9 @@ set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE_1_0.txt")
 set(CPACK_GENERATOR "DEB" CACHE STRING "CPack generators (cpack -G overrides)")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "all")
+if(NOT TOOL_EFFECTS_HAS_COMPILED)
+  set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "all")
+endif()  # else the build's architecture (dpkg --print-architecture): the package carries tool_effects::compiled
 set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 set(_te_deb_depends "libboost1.81-dev (>= 1.81)")
 if(TOOL_EFFECTS_HAS_JSON)

@@ -29,6 +29,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/effect.hpp>
 #include <tool_effects/rules.hpp>
 
@@ -312,17 +313,11 @@ class approver {
 
   /// Asks synchronously. Empty: `deny`. An awaitable approver is run to
   /// completion on a private io_context. Exceptions of the approver propagate.
-  [[nodiscard]] confirmation ask(const confirmation_request& r) const {
-    return sync_ ? sync_(r) : confirmation::deny;
-  }
+  [[nodiscard]] TOOL_EFFECTS_DECL confirmation ask(const confirmation_request& r) const;
 
   /// Asks without blocking a thread: an awaitable approver is awaited, a
   /// synchronous one is called inline. Empty: `deny`.
-  [[nodiscard]] boost::asio::awaitable<confirmation> ask_async(const confirmation_request& r) const {
-    if (async_) co_return co_await async_(r);
-    if (sync_) co_return sync_(r);
-    co_return confirmation::deny;
-  }
+  [[nodiscard]] TOOL_EFFECTS_DECL boost::asio::awaitable<confirmation> ask_async(const confirmation_request& r) const;
 
  private:
   // Every non-empty approver has `sync_` (for an awaitable one: run to completion); `async_` only an awaitable one.
@@ -352,5 +347,9 @@ inline approver deny_all() {
 }
 
 }  // namespace tool_effects
+
+#if TOOL_EFFECTS_HEADER_ONLY
+#include <tool_effects/impl/confirmation.ipp>
+#endif
 
 #endif  // TOOL_EFFECTS_CONFIRMATION_HPP

@@ -22,6 +22,7 @@
 #include <string_view>
 #include <utility>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/rules.hpp>
 #include <tool_effects/text.hpp>
@@ -98,27 +99,13 @@ struct failure_record {
 };
 
 /// One line for logs: `tool 'x' failed: reason=unsafe_to_retry class=non_idempotent attempts=1 error="boom"`.
-inline std::string to_string(const failure_record& r) {
-  std::string out = detail::str_cat("tool '", r.tool, "' failed: reason=", to_string(r.reason), " class=",
-                                     to_string(r.effect_class), " attempts=", std::to_string(r.attempts));
-  if (!r.last_error_message.empty() || r.last_error) out.append(" error=").append(parse_error::quote(r.last_error_message));
-  return out;
-}
+TOOL_EFFECTS_DECL std::string to_string(const failure_record& r);
 
 inline std::ostream& operator<<(std::ostream& os, const failure_record& r) { return os << to_string(r); }
 
 namespace detail {
 // The message of an exception: what() for std::exception, a fixed text otherwise.
-inline std::string message_of(const std::exception_ptr& e) {
-  if (!e) return {};
-  try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
-  } catch (...) {
-    return "unknown exception";
-  }
-}
+TOOL_EFFECTS_DECL std::string message_of(const std::exception_ptr& e);
 }  // namespace detail
 
 /// The message of a failed call's error (`outcome<T>::error()`): `what()` for a
@@ -127,18 +114,14 @@ inline std::string message_of(const std::exception_ptr& e) {
 inline std::string error_message(const std::exception_ptr& e) { return detail::message_of(e); }
 
 /// Builds a record; `last_error_message` is taken from `error` (`what()`).
-inline failure_record make_failure_record(std::string tool, std::size_t attempts, side_effect_class c,
-                                          failure_reason reason, std::exception_ptr error = nullptr) {
-  failure_record r{std::move(tool), attempts, c, reason, std::move(error), {}};
-  r.last_error_message = detail::message_of(r.last_error);
-  return r;
-}
+TOOL_EFFECTS_DECL failure_record make_failure_record(std::string tool, std::size_t attempts, side_effect_class c,
+                                                     failure_reason reason, std::exception_ptr error = nullptr);
 
 /// The exception that delivers a failure record (e.g. inside the
 /// dispatcher's outcome<T>). `what()` is `to_string(record())`.
 class call_failure : public std::runtime_error {
  public:
-  explicit call_failure(failure_record r) : std::runtime_error(to_string(r)), record_(std::move(r)) {}
+  TOOL_EFFECTS_DECL explicit call_failure(failure_record r);
 
   /// The record: tool, attempts, class, reason and last error.
   [[nodiscard]] const failure_record& record() const noexcept { return record_; }
@@ -150,5 +133,9 @@ class call_failure : public std::runtime_error {
 };
 
 }  // namespace tool_effects
+
+#if TOOL_EFFECTS_HEADER_ONLY
+#include <tool_effects/impl/failure.ipp>
+#endif
 
 #endif  // TOOL_EFFECTS_FAILURE_HPP

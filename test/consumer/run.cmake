@@ -15,7 +15,7 @@
 #
 #   cmake -DMODE=<mode> -DBUILD_DIR=<build> -DSOURCE_DIR=<repo>/test/consumer -DPROJECT_DIR=<repo>
 #         -DWORK_DIR=<scratch> -DCXX=<compiler> -DGENERATOR=<generator> [-DMAKE_PROGRAM=<path>]
-#         [-DCONFIG=<config>] [-DEXPECT_JSON=ON|OFF] [-DEXPECT_MCP=ON|OFF] -P run.cmake
+#         [-DCONFIG=<config>] [-DEXPECT_JSON=ON|OFF] [-DEXPECT_MCP=ON|OFF] [-DEXPECT_COMPILED=ON|OFF] -P run.cmake
 cmake_minimum_required(VERSION 3.25)
 
 if(NOT MODE)
@@ -81,16 +81,18 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
   _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}"
         "-DCMAKE_CXX_COMPILER=${CXX}" -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF
         -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF -DTOOL_EFFECTS_BUILD_FUZZERS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
+  # cpack installs without building: tool_effects::compiled (a static library) must be built first.
+  _step(package_build "${CMAKE_COMMAND}" --build "${_pkg_build}")
   execute_process(COMMAND "${_cpack}" -G DEB WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc
                   OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
   message("consumer: cpack -G DEB\n${_out}")
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR "consumer: cpack -G DEB failed (${_rc})")
   endif()
-  file(GLOB _debs "${_pkg_build}/tool-effects-dev_*_all.deb")
+  file(GLOB _debs "${_pkg_build}/tool-effects-dev_*.deb")
   list(LENGTH _debs _n)
   if(NOT _n EQUAL 1)
-    message(FATAL_ERROR "consumer: expected one tool-effects-dev_*_all.deb, found: ${_debs}")
+    message(FATAL_ERROR "consumer: expected one tool-effects-dev_*.deb, found: ${_debs}")
   endif()
   _capture(_depends dpkg_deb_field "${_dpkg_deb}" --field "${_debs}" Depends)
   message("consumer: Depends: ${_depends}")
@@ -123,7 +125,7 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
     set(_child "${CMAKE_COMMAND}" -DMODE=system "-DBUILD_DIR=${BUILD_DIR}" "-DSOURCE_DIR=${SOURCE_DIR}"
                "-DWORK_DIR=${WORK_DIR}/system" "-DCXX=${CXX}" "-DGENERATOR=${GENERATOR}"
                "-DMAKE_PROGRAM=${MAKE_PROGRAM}" "-DCONFIG=${CONFIG}" "-DEXPECT_JSON=${EXPECT_JSON}"
-               "-DEXPECT_MCP=${EXPECT_MCP}" -P "${CMAKE_CURRENT_LIST_FILE}")
+               "-DEXPECT_MCP=${EXPECT_MCP}" "-DEXPECT_COMPILED=${EXPECT_COMPILED}" -P "${CMAKE_CURRENT_LIST_FILE}")
     execute_process(COMMAND ${_child} RESULT_VARIABLE _child_rc)
     _step(dpkg_remove "${_dpkg}" -r tool-effects-dev)
     file(REMOVE "${_marker}")
@@ -159,7 +161,8 @@ endif()
 
 set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
                "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${CONFIG}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
-               "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}" "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}" ${_configure_extra})
+               "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}" "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}"
+               "-DTOOL_EFFECTS_EXPECT_COMPILED=${EXPECT_COMPILED}" ${_configure_extra})
 if(MAKE_PROGRAM)
   list(APPEND _configure "-DCMAKE_MAKE_PROGRAM=${MAKE_PROGRAM}")
 endif()
@@ -181,7 +184,7 @@ macro(_consumer_steps)
 
   _step(build "${CMAKE_COMMAND}" --build "${_build}" --config "${CONFIG}")
 
-  foreach(_exe IN ITEMS consumer consumer_json consumer_mcp)
+  foreach(_exe IN ITEMS consumer consumer_json consumer_mcp consumer_compiled)
     foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
       if(EXISTS "${_dir}/${_exe}")
         _step(run_${_exe} "${_dir}/${_exe}")
@@ -205,6 +208,9 @@ macro(_consumer_steps)
     endif()
     if(EXPECT_MCP)
       list(APPEND _pc_cases "tool_effects-mcp=mcp_main.cpp")
+    endif()
+    if(EXPECT_COMPILED)
+      list(APPEND _pc_cases "tool_effects-compiled=compiled_main.cpp")
     endif()
     foreach(_case IN LISTS _pc_cases)
       string(REGEX REPLACE "=.*" "" _pc "${_case}")

@@ -42,4 +42,18 @@
 #define BOOST_PROCESS_USE_STD_FS 1
 #endif
 
+// Separate compilation (as Boost.Asio's BOOST_ASIO_SEPARATE_COMPILATION). By default the library is header-only:
+// TOOL_EFFECTS_DECL is `inline` and the headers include their definitions (impl/*.ipp). With
+// TOOL_EFFECTS_SEPARATE_COMPILATION defined in EVERY translation unit of a program, the dataflow engine, the
+// recovery drivers, the approver's erasure and the failure records are declared only, and defined once, in
+// the one translation unit that includes <tool_effects/impl/src.hpp> (CMake: link tool_effects::compiled,
+// which does both). See docs/benchmarks.md (issue 29) for what it saves.
+#if defined(TOOL_EFFECTS_SEPARATE_COMPILATION)
+#define TOOL_EFFECTS_HEADER_ONLY 0
+#define TOOL_EFFECTS_DECL
+#else
+#define TOOL_EFFECTS_HEADER_ONLY 1
+#define TOOL_EFFECTS_DECL inline
+#endif
+
 #endif  // TOOL_EFFECTS_DETAIL_CONFIG_HPP

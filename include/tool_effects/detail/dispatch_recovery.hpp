@@ -30,10 +30,13 @@
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/execution/executor.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/is_executor.hpp>
 
 #include <tool_effects/call.hpp>
 #include <tool_effects/confirmation.hpp>
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/outcome.hpp>
 #include <tool_effects/detail/recovery.hpp>
 #include <tool_effects/diagnostics.hpp>
@@ -217,6 +220,43 @@ struct erased_completion {
   }
 };
 
+// Spawns the recovery loop (`recover_to_error`) of one call on `ex`; `complete` receives its end.
+template <class Executor>
+void spawn_recovery(const Executor& ex, recovery_refs o, call_settings s, effect_set effects, erased_attempts c,
+                    erased_completion complete) {
+  boost::asio::co_spawn(ex, recover_to_error(o, std::move(s), effects, c), complete);
+}
+
+#if TOOL_EFFECTS_HEADER_ONLY
+// Header-only: the loop is spawned on the caller's executor type.
+template <class Executor>
+using recovery_executor_t = Executor;
+#else
+// Separate compilation: on Asio's polymorphic executor, so that one instantiation (impl/dispatch_recovery.ipp)
+// serves every executor.
+template <class Executor>
+using recovery_executor_t = boost::asio::any_io_executor;
+#endif
+
+// Runs the recovery loop of one call to its end on a private io_context in this thread (the dispatcher's
+// inline mode). A template (on the context) only so that it is compiled where it is used.
+template <class Context = boost::asio::io_context>
+void run_recovery_here(recovery_refs o, call_settings s, effect_set effects, erased_attempts c,
+                       erased_completion complete) {
+  Context ctx;
+  spawn_recovery(recovery_executor_t<typename Context::executor_type>(ctx.get_executor()), o, std::move(s), effects,
+                 c, complete);
+  ctx.run();
+}
+
+#if !TOOL_EFFECTS_HEADER_ONLY
+extern template void spawn_recovery<boost::asio::any_io_executor>(const boost::asio::any_io_executor&, recovery_refs,
+                                                                  call_settings, effect_set, erased_attempts,
+                                                                  erased_completion);
+extern template void run_recovery_here<boost::asio::io_context>(recovery_refs, call_settings, effect_set,
+                                                                erased_attempts, erased_completion);
+#endif
+
 /// Runs one dispatched call under the recovery layer and hands its outcome
 /// to `done` exactly once: confirmation of the calls that
 /// `needs_confirmation` (denied:
@@ -237,17 +277,16 @@ void execute_with_recovery(const Options& opts, Fn& fn, const Info& info, const 
   using call_t = recovered_call<R, Fn, std::decay_t<Done>>;
   // Owned here until the coroutine is spawned; from then on its completion deletes it.
   auto call = std::make_unique<call_t>(call_t{{dispatched_attempt<Fn>{&fn}}, std::forward<Done>(done)});
-  auto aw = recover_to_error(recovery_refs{policy, approver, options_run_unknown_unconfirmed<Options>},
-                            std::move(settings), info.effects, call->attempts.erased());
+  const recovery_refs refs{policy, approver, options_run_unknown_unconfirmed<Options>};
   const erased_completion complete{call.get(), &call_t::complete};
-  if constexpr (requires { boost::asio::co_spawn(ex, std::move(aw), complete); }) {
-    boost::asio::co_spawn(ex, std::move(aw), complete);
+  const erased_attempts attempts = call->attempts.erased();
+  // (An Asio executor, either model; a requires-check of co_spawn itself would instantiate co_spawn.)
+  if constexpr (boost::asio::execution::is_executor<Executor>::value || boost::asio::is_executor<Executor>::value) {
+    spawn_recovery(recovery_executor_t<Executor>(ex), refs, std::move(settings), info.effects, attempts, complete);
     (void)call.release();
   } else {
-    boost::asio::io_context ctx;
-    boost::asio::co_spawn(ctx, std::move(aw), complete);
-    (void)call.release();
-    ctx.run();
+    (void)call.release();  // the call runs to its end in run_recovery_here, whose completion deletes it
+    run_recovery_here(refs, std::move(settings), info.effects, attempts, complete);
   }
 }
 

@@ -13,7 +13,8 @@
 // `abort_on_error` is set, calls not yet started end as "aborted".
 //
 // The derived class says how call i is started (`launch`), and reports its
-// end with `complete(i, failed)` exactly once.
+// end with `complete(i, failed)` exactly once. The member functions are
+// defined in impl/engine.ipp (compiled once with TOOL_EFFECTS_SEPARATE_COMPILATION).
 #ifndef TOOL_EFFECTS_DETAIL_ENGINE_HPP
 #define TOOL_EFFECTS_DETAIL_ENGINE_HPP
 
@@ -27,6 +28,7 @@
 #include <queue>
 #include <vector>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/plan_core.hpp>
 
 namespace tool_effects::detail {
@@ -38,75 +40,38 @@ struct engine_config {
 
 class plan_engine {
  public:
-  plan_engine(std::size_t n, std::size_t words, const std::uint64_t* rows, engine_config cfg)
-      : n_(n), words_(words), rows_(rows), cfg_(cfg), pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
-    // + 1: the start token (see start()).
-    for (std::size_t i = 0; i < n; ++i)
-      pending_[i].store(static_cast<std::uint32_t>(predecessor_count(row(i), i)) + 1, std::memory_order_relaxed);
-  }
+  TOOL_EFFECTS_DECL plan_engine(std::size_t n, std::size_t words, const std::uint64_t* rows, engine_config cfg);
   // Successor lists: the successors of call i are
   // succ[succ_off[i] .. succ_off[i + 1]); pred_off likewise gives each call's
   // number of predecessors. The arrays must outlive the engine.
   // All three null: no call waits for another.
-  plan_engine(std::size_t n, const std::uint32_t* pred_off, const std::uint32_t* succ_off, const std::uint32_t* succ,
-              engine_config cfg)
-      : n_(n), words_(0), rows_(nullptr), succ_off_(succ_off), succ_(succ), cfg_(cfg),
-        pending_(new std::atomic<std::uint32_t>[n]), remaining_(n) {
-    for (std::size_t i = 0; i < n; ++i)
-      pending_[i].store(pred_off ? pred_off[i + 1] - pred_off[i] + 1 : 1, std::memory_order_relaxed);
-  }
+  TOOL_EFFECTS_DECL plan_engine(std::size_t n, const std::uint32_t* pred_off, const std::uint32_t* succ_off,
+                                const std::uint32_t* succ, engine_config cfg);
   plan_engine(const plan_engine&) = delete;
   plan_engine& operator=(const plan_engine&) = delete;
-  virtual ~plan_engine() = default;
+  // Out of line: with separate compilation the class's vtable is emitted once, where this is defined.
+  TOOL_EFFECTS_DECL virtual ~plan_engine();
 
   // Starts every call that waits for nobody (the others start as their
   // predecessors complete). With no calls, finishes at once.
-  void start() {
-    if (n_ == 0) {
-      finish();
-      return;
-    }
-    // Every counter holds one extra unit, the start token, taken here in
-    // program order: a call starts when its token and all its predecessors'
-    // completions are in, whichever comes last (here, or in the complete()
-    // of its last predecessor, which may run concurrently with this loop):
-    // exactly once, and never before this loop reached it.
-    for (std::size_t i = 0; i < n_; ++i) release(i);
-  }
+  TOOL_EFFECTS_DECL void start();
 
   // Runs every call in the caller's thread, in program order (which keeps
   // every dependency): `run_inline_one(i)` must run call i to its end and
   // call complete(i, failed).
-  void run_inline() {
-    inline_ = true;
-    for (std::size_t i = 0; i < n_; ++i) run_inline_one(i);
-    finish();
-  }
+  TOOL_EFFECTS_DECL void run_inline();
 
   // Blocks until every call completed. A handler may still be returning from
   // complete() when this returns, but touches no engine member after the
   // final notification (sent under the mutex this waits on).
-  void wait() {
-    std::unique_lock lock(done_mutex_);
-    done_cv_.wait(lock, [this] { return done_; });
-  }
+  TOOL_EFFECTS_DECL void wait();
 
   // Whether calls not yet started must be aborted (an earlier call failed
   // and abort_on_error is set).
   [[nodiscard]] bool abort_requested() const noexcept { return aborting_.load(std::memory_order_acquire); }
 
   // Call i ended (ran, failed, or was aborted). Exactly once per call.
-  void complete(std::size_t i, bool failed) {
-    if (failed && cfg_.abort_on_error) aborting_.store(true, std::memory_order_release);
-    if (inline_) return;
-    if (succ_off_ != nullptr) {
-      for (std::uint32_t k = succ_off_[i]; k < succ_off_[i + 1]; ++k) release(succ_[k]);
-    } else if (rows_ != nullptr) {
-      for_each_successor(row(i), words_, i, [this](std::size_t j) { release(j); });
-    }
-    if (cfg_.max_concurrency != 0) release_slot();
-    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish();
-  }
+  TOOL_EFFECTS_DECL void complete(std::size_t i, bool failed);
 
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
 
@@ -116,11 +81,7 @@ class plan_engine {
   // Run call i now, in this thread, to its end (inline mode).
   virtual void run_inline_one(std::size_t i) = 0;
   // Every call completed. Default: wake `wait()`.
-  virtual void finished() {
-    std::lock_guard lock(done_mutex_);
-    done_ = true;
-    done_cv_.notify_all();
-  }
+  TOOL_EFFECTS_DECL virtual void finished();
 
  private:
   [[nodiscard]] const std::uint64_t* row(std::size_t i) const noexcept { return rows_ + i * words_; }
@@ -129,35 +90,9 @@ class plan_engine {
 
   // One unit of call j's counter is in (a predecessor's completion, or the
   // start token); the last one starts it.
-  void release(std::size_t j) {
-    if (pending_[j].fetch_sub(1, std::memory_order_acq_rel) == 1) admit(j);
-  }
-
-  void admit(std::size_t i) {
-    if (cfg_.max_concurrency != 0) {
-      std::unique_lock lock(slots_mutex_);
-      if (active_ >= cfg_.max_concurrency) {
-        ready_.push(i);
-        return;
-      }
-      ++active_;
-    }
-    launch(i);
-  }
-
-  void release_slot() {
-    std::size_t next;
-    {
-      std::lock_guard lock(slots_mutex_);
-      if (ready_.empty()) {
-        --active_;
-        return;
-      }
-      next = ready_.top();
-      ready_.pop();
-    }
-    launch(next);
-  }
+  TOOL_EFFECTS_DECL void release(std::size_t j);
+  TOOL_EFFECTS_DECL void admit(std::size_t i);
+  TOOL_EFFECTS_DECL void release_slot();
 
   std::size_t n_, words_;
   const std::uint64_t* rows_;
@@ -179,5 +114,9 @@ class plan_engine {
 };
 
 }  // namespace tool_effects::detail
+
+#if TOOL_EFFECTS_HEADER_ONLY
+#include <tool_effects/impl/engine.ipp>
+#endif
 
 #endif  // TOOL_EFFECTS_DETAIL_ENGINE_HPP

@@ -40,11 +40,6 @@
 #endif
 
 #include <boost/asio/awaitable.hpp>
-#include <boost/asio/cancellation_type.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/system/system_error.hpp>
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/confirmation.hpp>
@@ -432,115 +427,21 @@ struct direct_attempt {
 // The synchronous driver of `recovery_state`'s steps: the approver's `ask`,
 // the backoff slept in this thread (a stop request ends it), attempts run by
 // `c.run`. Returns when an attempt succeeded (its result is in the typed
-// side); throws the call's error or its call_failure otherwise.
-inline void drive(recovery_refs o, call_settings s, effect_set effects, const erased_attempts& c,
-                  const stop_token& stop) {
-  recovery_state st(o, std::move(s), effects);
-  std::exception_ptr e;
-  for (recovery_state::step next = st.start();;) {
-    switch (next.kind) {
-      case recovery_state::step_kind::confirm: {
-        confirmation answer = confirmation::deny;
-        try {
-          if (o.approver) answer = o.approver->ask(st.request());
-        } catch (...) {
-          e = std::current_exception();
-        }
-        next = recovery_state::confirmed(answer);
-        break;
-      }
-      case recovery_state::step_kind::attempt:
-        try {
-          c.run(c.self, st.begin_attempt());
-          return;
-        } catch (...) {
-          e = std::current_exception();
-        }
-        next = st.failed(e, stop.stop_requested(), c.fix != nullptr);
-        break;
-      case recovery_state::step_kind::wait: next = recovery_state::waited(sleep_for(next.delay, stop)); break;
-      case recovery_state::step_kind::fix: {
-        bool changed = true;
-        const bool rerun = c.fix(c.self, e, changed);
-        next = st.fixed(rerun, changed, c.repairs_idempotent);
-        break;
-      }
-      case recovery_state::step_kind::fail:
-      case recovery_state::step_kind::propagate: st.finish(next, std::move(e));
-    }
-  }
-}
+// side); throws the call's error or its call_failure otherwise. Defined in
+// impl/recovery.ipp.
+TOOL_EFFECTS_DECL void drive(recovery_refs o, call_settings s, effect_set effects, const erased_attempts& c,
+                             const stop_token& stop);
 
 // The awaitable driver of the same steps: the approver may be awaited
-// (`ask_async`), an awaitable attempt is awaited, the backoff waits on a
-// `Timer` of the coroutine's executor (no thread blocks), and terminal
-// cancellation of the coroutine (through its cancellation slot) stops
-// further attempts and repairs: the last error is rethrown. A template (on
-// the timer, Asio's steady_timer) only so that it is compiled where it is
-// used: once per translation unit.
-template <class Timer = boost::asio::steady_timer>
-boost::asio::awaitable<void, typename Timer::executor_type> recover(recovery_refs o, call_settings s,
-                                                                    effect_set effects, erased_attempts c) {
-  recovery_state st(o, std::move(s), effects);
-  std::exception_ptr e;
-  bool cancelled = false;
-  for (recovery_state::step next = st.start();;) {
-    switch (next.kind) {
-      case recovery_state::step_kind::confirm: {
-        confirmation answer = confirmation::deny;
-        const confirmation_request req = st.request();
-        try {
-          if (o.approver) answer = co_await o.approver->ask_async(req);
-        } catch (...) {
-          e = std::current_exception();
-        }
-        next = recovery_state::confirmed(answer);
-        break;
-      }
-      case recovery_state::step_kind::attempt: {
-        try {
-          const attempt_context& ctx = st.begin_attempt();
-          if (c.run_async != nullptr) co_await c.run_async(c.self, ctx);
-          else c.run(c.self, ctx);
-          co_return;
-        } catch (...) {
-          e = std::current_exception();
-        }
-        const auto cs = co_await boost::asio::this_coro::cancellation_state;
-        cancelled = cs.cancelled() != boost::asio::cancellation_type::none;
-        next = st.failed(e, cancelled, c.fix != nullptr);
-        break;
-      }
-      case recovery_state::step_kind::wait: {
-        Timer timer(co_await boost::asio::this_coro::executor);
-        timer.expires_after(std::chrono::duration_cast<typename Timer::duration>(next.delay));
-        bool aborted = false;
-        try {
-          co_await timer.async_wait(boost::asio::use_awaitable);
-        } catch (const boost::system::system_error&) {
-          aborted = true;
-        }
-        const auto cs = co_await boost::asio::this_coro::cancellation_state;
-        cancelled = aborted || cs.cancelled() != boost::asio::cancellation_type::none;
-        next = recovery_state::waited(!cancelled);
-        break;
-      }
-      case recovery_state::step_kind::fix: {
-        bool changed = true;
-        const bool rerun = c.fix(c.self, e, changed);
-        next = st.fixed(rerun, changed, c.repairs_idempotent);
-        break;
-      }
-      case recovery_state::step_kind::fail:
-      case recovery_state::step_kind::propagate:
-        // Cancellation was handled here (no further attempt): clear the state,
-        // or Asio 1.81's co_spawn would throw operation_aborted from its final post.
-        if (cancelled && next.kind == recovery_state::step_kind::propagate)
-          co_await boost::asio::this_coro::reset_cancellation_state();
-        st.finish(next, std::move(e));
-    }
-  }
-}
+// (`ask_async`), an awaitable attempt is awaited, the backoff waits on an Asio
+// timer of `Clock` (a steady_timer) on the coroutine's executor (no thread
+// blocks), and terminal cancellation of the coroutine (through its
+// cancellation slot) stops further attempts and repairs: the last error is
+// rethrown. A template (on the clock) only so that it is compiled where it is
+// used: once per translation unit, or once per program with separate
+// compilation. Defined in impl/recovery.ipp (which includes Asio's timer).
+template <class Clock = std::chrono::steady_clock>
+boost::asio::awaitable<void> recover(recovery_refs o, call_settings s, effect_set effects, erased_attempts c);
 
 /// `recover` with its error as a value (null: the call succeeded), for the
 /// dispatcher: an error that leaves a coroutine through `co_spawn` stays
@@ -549,18 +450,18 @@ boost::asio::awaitable<void, typename Timer::executor_type> recover(recovery_ref
 /// ThreadSanitizer sees it (the standard library's reference count is not
 /// instrumented), with the caller's reads of the exception. Caught here, the
 /// error is moved through, and the caller holds the last reference.
-template <class Timer = boost::asio::steady_timer>
-boost::asio::awaitable<std::exception_ptr, typename Timer::executor_type> recover_to_error(recovery_refs o,
-                                                                                         call_settings s,
-                                                                                         effect_set effects,
-                                                                                         erased_attempts c) {
-  try {
-    co_await recover<Timer>(o, std::move(s), effects, c);
-  } catch (...) {
-    co_return std::current_exception();
-  }
-  co_return std::exception_ptr{};
-}
+template <class Clock = std::chrono::steady_clock>
+boost::asio::awaitable<std::exception_ptr> recover_to_error(recovery_refs o, call_settings s, effect_set effects,
+                                                            erased_attempts c);
+
+#if !TOOL_EFFECTS_HEADER_ONLY
+// Separate compilation: the drivers on the steady clock (what every program uses) are instantiated once, in
+// impl/recovery.ipp; a translation unit then needs neither their bodies nor Asio's timer.
+extern template boost::asio::awaitable<void> recover<std::chrono::steady_clock>(recovery_refs, call_settings,
+                                                                               effect_set, erased_attempts);
+extern template boost::asio::awaitable<std::exception_ptr> recover_to_error<std::chrono::steady_clock>(
+    recovery_refs, call_settings, effect_set, erased_attempts);
+#endif
 
 // ============================================================================ typed entry points
 
@@ -605,5 +506,9 @@ auto run_call_async(recovery_refs o, call_settings s, effect_set effects, Tool& 
 #include <tool_effects/detail/pop_options.hpp>
 
 }  // namespace tool_effects::detail
+
+#if TOOL_EFFECTS_HEADER_ONLY
+#include <tool_effects/impl/recovery.ipp>
+#endif
 
 #endif  // TOOL_EFFECTS_DETAIL_RECOVERY_HPP
