@@ -271,24 +271,6 @@ class fast_json_lexer {
     return true;
   }
 
-  static void put_utf8(std::string& out, unsigned cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-
   // The escape after a backslash, appended to out.
   bool escape(std::string& out) {
     if (p_ == end_) return false;
@@ -312,7 +294,7 @@ class fast_json_lexer {
           if (!hex4(lo) || lo < 0xDC00 || lo > 0xDFFF) return false;
           cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
         }
-        put_utf8(out, cp);
+        append_utf8(out, static_cast<char32_t>(cp));  // json/canonical.hpp
         return true;
       }
       default:
