@@ -70,6 +70,8 @@ Tools (arguments in brackets):
                       resumptions (GET with that Last-Event-ID) answer the same: the call never gets a response
   echo_headers        HTTP 400 text/plain whose body is every header of the request, "Name: value" per line (a
                       server quoting a credential back)
+  echo_headers_rpc    the same as a JSON-RPC error in a 200: its message the headers as lines, its data an object of
+                      them
 Modern tools: the same (expire, ping_me and notify excepted) and
   écho [text]         echo under a name that is not ASCII (its Mcp-Name header is Base64-encoded)
   progress [text]     an SSE stream: a notifications/progress, then the text
@@ -467,6 +469,10 @@ class Handler(BaseHTTPRequestHandler):
             return
         if name == "echo_headers":
             return self.plain(400, "".join("%s: %s\n" % (k, v) for k, v in self.headers.items()).encode())
+        if name == "echo_headers_rpc":
+            return self.answer({"jsonrpc": "2.0", "id": rid, "error": {
+                "code": -32000, "message": "".join("%s: %s\n" % (k, v) for k, v in self.headers.items()),
+                "data": {k: v for k, v in self.headers.items()}}})
         if name == "drop_stream_no_id":
             self.sse_start()
             self.wfile.write(b"retry: 150\ndata: \n\n")

@@ -958,6 +958,16 @@ TEST(McpHttp, ErrorsQuoteNoSecretAndNoQuery) {
   EXPECT_NE(what.find("HTTP 400"), std::string::npos) << what;
   EXPECT_NE(what.find("X-Api-Key: [redacted]"), std::string::npos) << what;
   EXPECT_EQ(what.find("header-secret-123"), std::string::npos) << what;
+  // The same echo as a JSON-RPC error in a 200: message and data are the server's, the secret is not.
+  try {
+    (void)c.call("echo_headers_rpc");
+    ADD_FAILURE() << "echo_headers_rpc succeeded";
+  } catch (const te::mcp_rpc_error& e) {
+    const std::string all = std::string(e.what()) + " " + e.data().dump();
+    EXPECT_NE(all.find("X-Api-Key: [redacted]"), std::string::npos) << all;
+    EXPECT_NE(e.data().dump().find("[redacted]"), std::string::npos) << all;
+    EXPECT_EQ(all.find("header-secret-123"), std::string::npos) << all;
+  }
   EXPECT_EQ(mcp_test::error_kind([&] { (void)c.call("garbage_http"); }, &what), "protocol_error") << what;
   EXPECT_NE(what.find("/mcp"), std::string::npos) << what;
   EXPECT_EQ(what.find("query-secret-1"), std::string::npos) << what;

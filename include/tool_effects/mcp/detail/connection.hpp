@@ -282,6 +282,9 @@ class mcp_transport {
   virtual asio::awaitable<void> shutdown() = 0;
   // Ends everything at once.
   virtual void stop() noexcept = 0;
+  // A peer's text as an error quotes it: every secret this transport sent (tokens, the endpoint's header values)
+  // replaced by "[redacted]" (issue 26). The child process's pipes carry none.
+  [[nodiscard]] virtual std::string redact(std::string text) const { return text; }
 };
 
 using mcp_transport_factory =
@@ -1184,6 +1187,13 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
         if (const auto c = e->find("code"); c != e->end() && c->is_number_integer()) code = c->get<int>();
         if (const auto m = e->find("message"); m != e->end() && m->is_string()) message = m->get<std::string>();
         if (const auto d = e->find("data"); d != e->end()) data = *d;
+      }
+      if (transport_) {  // a server that echoes what it was sent (a token, an API key) into an error, in a 200
+        message = transport_->redact(std::move(message));
+        if (!data.is_null()) {  // data that quotes a secret is kept as its redacted text
+          const std::string dumped = data.dump();
+          if (std::string r = transport_->redact(dumped); r != dumped) data = std::move(r);
+        }
       }
       p->error = std::make_exception_ptr(mcp_rpc_error(shared_->name, code, message, std::move(data)));
     } else if (p->modern && !check_result_type(j["result"], p)) {

@@ -537,6 +537,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   // A server's text as errors quote it (issue 26): every secret the client sent replaced by "[redacted]" — the
   // OAuth tokens and client secret (mcp_oauth_authorizer::redact, the library's one redaction) and the values
   // of endpoint.headers of 8 bytes or more (an API key) — before it is cut to a preview.
+  [[nodiscard]] std::string redact(std::string text) const override { return redacted(std::move(text)); }
   [[nodiscard]] std::string redacted(std::string text) const {
     if (auth_) text = auth_->redact(std::move(text));
     std::vector<std::string> keys;
