@@ -12,14 +12,20 @@
 // of the server's protected resource metadata, as an application configured by hand would know it), and the
 // Client ID Metadata Document URL is the one the suite expects. The 2025-03-26 fallback is on (the suite has
 // scenarios of that version). A server that never answers 401 never uses any of it.
-// Every scenario is served by that one path; the scenario's name only goes to the log. Exit status: 0 when
-// the session ran (a tool's own failure is reported, not fatal), 1 when connecting or listing failed.
+// Every scenario is served by that one path, with two inputs from the suite: when the context names
+// `toolCalls` (each a tool's name and arguments, e.g. http-custom-headers: a null argument must send no
+// Mcp-Param header), exactly those calls are made, with the suite's arguments, instead of one call per tool; and
+// json-schema-2020-12-preservation, the one scenario that names a step of its own, gets the inputSchema of
+// json_schema_2020_12_tool as it was listed echoed back through json_schema_echo's `schema` argument.
+// Otherwise the scenario's name only goes to the log. Exit status: 0 when the session ran (a tool's own
+// failure is reported, not fatal), 1 when connecting or listing failed.
 #include <chrono>
 #include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
@@ -102,8 +108,10 @@ int main(int argc, char** argv) {
   auth.user_agent = [](const std::string& authorization_url) {
     return tool_effects::mcp_oauth_follow_redirect(authorization_url);
   };
+  nlohmann::json tool_calls;  // the context's toolCalls: [{name, arguments}], when it has them
   if (const char* context = std::getenv("MCP_CONFORMANCE_CONTEXT")) {
     const nlohmann::json c = nlohmann::json::parse(context, nullptr, false);
+    if (c.is_object() && c.contains("toolCalls") && c["toolCalls"].is_array()) tool_calls = c["toolCalls"];
     if (c.is_object() && c.contains("client_id") && c["client_id"].is_string()) {
       auth.client_id = c["client_id"].get<std::string>();
       if (c.contains("client_secret") && c["client_secret"].is_string())
@@ -117,15 +125,27 @@ int main(int argc, char** argv) {
     auto client = tool_effects::mcp_client::connect(pool, endpoint, options);
     std::cerr << "initialized: " << client.protocol_version() << '\n';
     const nlohmann::json tools = client.list_tools()["tools"];
-    for (const auto& tool : tools) {
-      if (!tool.is_object() || !tool.contains("name") || !tool["name"].is_string()) continue;
-      const std::string name = tool["name"].get<std::string>();
+    const auto call = [&](const std::string& name, const nlohmann::json& args) {
       try {
-        const nlohmann::json r = client.call(name, arguments_for(tool));
+        const nlohmann::json r = client.call(name, args);
         std::cerr << "tool " << name << ": " << tool_effects::mcp_text(r) << '\n';
       } catch (const tool_effects::mcp_error& e) {
         std::cerr << "tool " << name << ": " << e.what() << '\n';
       }
+    };
+    if (tool_calls.is_array()) {
+      for (const auto& c : tool_calls)
+        if (c.is_object() && c.contains("name") && c["name"].is_string())
+          call(c["name"].get<std::string>(),
+               c.contains("arguments") && c["arguments"].is_object() ? c["arguments"] : nlohmann::json::object());
+    } else if (scenario && std::string_view(scenario) == "json-schema-2020-12-preservation") {
+      for (const auto& tool : tools)
+        if (tool.is_object() && tool.value("name", "") == "json_schema_2020_12_tool" && tool.contains("inputSchema"))
+          call("json_schema_echo", {{"schema", tool["inputSchema"]}});
+    } else {
+      for (const auto& tool : tools)
+        if (tool.is_object() && tool.contains("name") && tool["name"].is_string())
+          call(tool["name"].get<std::string>(), arguments_for(tool));
     }
     client.close();
   } catch (const std::exception& e) {
