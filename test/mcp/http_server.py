@@ -51,7 +51,7 @@ Sessions: initialize creates one (Mcp-Session-Id); any other request without a k
 404 (unknown: expired). DELETE ends it. A GET stream (text/event-stream) carries the server's own messages.
 
 Tools (arguments in brackets):
-  echo [text]         the text
+  echo [text]         the text (modern: after a notifications/message at level info when _meta asks for info or lower)
   slow [ms]           sleeps ms, then answers (the log shows the notifications/cancelled of a timeout)
   huge [bytes]        a text of that many bytes
   deep [depth]        structuredContent nested depth levels deep
@@ -79,7 +79,8 @@ Modern tools: the same (expire, ping_me and notify excepted) and
                       retry's inputResponses
   drop_stream         an SSE stream that ends before the response (no event ids: nothing to resume)
   regional [region count dry where.zone query]  x-mcp-header on the first four: each Mcp-Param-* header must
-                      match its argument (400 HeaderMismatch when one is missing or differs); answers them joined
+                      match its argument (400 HeaderMismatch when one is missing or differs, or is sent for a
+                      null or absent argument); answers them joined
   strict              always 400 HeaderMismatch (-32020), whatever the headers
   bad_number, bad_items, bad_duplicate, bad_token  listed with x-mcp-header annotations the specification forbids
                       (on a number; under items; Region twice, case-insensitively; not a token): a client over
@@ -571,8 +572,11 @@ class Handler(BaseHTTPRequestHandler):
             for k in path:
                 value = value.get(k) if isinstance(value, dict) else None
             got = header_value(self.header("Mcp-Param-" + header))
-            if value is None:
-                continue  # not in the arguments: no header expected
+            if value is None:  # null or not in the arguments: the header MUST be omitted
+                if got is not None:
+                    return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-%s %r for a null or "
+                                             "absent argument" % (header, got))
+                continue
             want = ("true" if value else "false") if isinstance(value, bool) else str(value)
             if got != want:
                 return self.modern_error(400, rid, -32020, "Header mismatch: Mcp-Param-%s %r, body %r" % (
@@ -583,7 +587,14 @@ class Handler(BaseHTTPRequestHandler):
             return self.modern_result(rid, text("%s/%s/%s/%s" % (
                 a.get("region"), a.get("count"), a.get("dry"), (a.get("where") or {}).get("zone"))))
         if name in ("echo", "\u00e9cho"):
-            return self.modern_result(rid, text(a.get("text", "")))
+            # 2026-07-28 logging: a notifications/message at level info before the result, only when the
+            # request's _meta asks for info or a lower level (io.modelcontextprotocol/logLevel)
+            levels = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
+            level = meta.get("io.modelcontextprotocol/logLevel")
+            before = [{"jsonrpc": "2.0", "method": "notifications/message", "params": {
+                "level": "info", "logger": "http_server", "data": "echo asked at " + level}}] \
+                if level in levels and levels.index(level) <= levels.index("info") else []
+            return self.modern_result(rid, text(a.get("text", "")), before=before)
         if name == "slow":
             time.sleep(a.get("ms", 1000) / 1000.0)
             return self.modern_result(rid, text("slept"))

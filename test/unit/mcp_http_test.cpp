@@ -549,6 +549,43 @@ TEST(McpHttp, ALegacyOnlyClientIsRefusedByAModernServer) {
   EXPECT_TRUE(is(log[0], "POST", "initialize"));  // no probe without a modern version
 }
 
+// The per-request log level of 2026-07-28: options.log_level goes in every modern request's _meta
+// (io.modelcontextprotocol/logLevel), and the server's notifications/message for that request reaches on_log.
+// The control: a client with the default (none) sends no level, and the same server sends it no message; one
+// that asks for warning gets none of the server's info messages.
+TEST(McpHttp, TheLogLevelGoesInEveryModernRequest) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  http_server s({"--era", "modern"});
+  std::mutex m;
+  std::vector<json> logs;
+  te::mcp_client_options o;
+  o.on_log = [&](const json& p) {
+    const std::lock_guard lock(m);
+    logs.push_back(p);
+  };
+  const auto messages = [&](te::mcp_log_level level) {
+    {
+      const std::lock_guard lock(m);
+      logs.clear();
+    }
+    o.log_level = level;
+    auto c = te::mcp_client::connect(pool, endpoint(s), o);
+    EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "hi"}})), "hi");
+    c.close();
+    const std::lock_guard lock(m);
+    return logs;
+  };
+  const auto asked = messages(te::mcp_log_level::debug);
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_EQ(asked[0]["data"], "echo asked at debug");
+  EXPECT_EQ(asked[0]["level"], "info");
+  EXPECT_TRUE(messages(te::mcp_log_level::none).empty());
+  EXPECT_TRUE(messages(te::mcp_log_level::warning).empty());
+  EXPECT_EQ(te::mcp_log_level_name(te::mcp_log_level::emergency), "emergency");
+  static_assert(te::mcp_log_level_name(te::mcp_log_level::none).empty());
+}
+
 // A dual-era server (initialize gives a session; a request with the modern _meta is served statelessly): the
 // client stays modern.
 TEST(McpHttp, ADualEraServerIsSpokenToModern) {
@@ -624,7 +661,7 @@ TEST(McpHttp, AModernErrorIsNotFallenBackFrom) {
 // number, under items, twice case-insensitively, not a token) is left out of tools/list with a warning to
 // on_log; the arguments the valid annotations mark go in Mcp-Param-* headers (string as is, integer in decimal,
 // boolean, a nested property, a value that is not ASCII in Base64), which the server checks against the body.
-// The control: a client that has not listed the tools sends none, and the server refuses that call; the client
+// A null or absent argument is mirrored by no header. The control: a client that has not listed the tools sends none, and the server refuses that call; the client
 // then does what the specification recommends — tools/list, and the call once more with the headers — so the
 // call succeeds on its second POST. A refusal no listing can mend (the headers come out the same) is the
 // call's error after one listing, without a second POST.
@@ -656,6 +693,16 @@ TEST(McpHttp, ToolParametersMarkedForHeadersAreMirrored) {
                      {"query", "q"}};
   EXPECT_EQ(te::mcp_text(c.call("regional", args)), "us-west1/42/True/z\u00fcrich");
   EXPECT_EQ(te::mcp_text(c.call("regional", {{"query", "q"}})), "None/None/None/None");  // nothing to mirror
+  // A null argument is mirrored by no header (the server refuses one sent for a null or absent argument).
+  EXPECT_EQ(te::mcp_text(c.call("regional", {{"region", "eu"}, {"count", nullptr}, {"dry", nullptr},
+                                             {"where", {{"zone", nullptr}}}, {"query", "q"}})),
+            "eu/None/None/None");
+  std::vector<json> sent;
+  for (const auto& e : posts(s))
+    if (e["mcp_name"] == "regional") sent.push_back(e["mcp_params"]);
+  ASSERT_EQ(sent.size(), 3u);
+  EXPECT_TRUE(sent[1].empty()) << sent[1].dump();
+  EXPECT_EQ(sent[2], json::array({"Mcp-Param-Region"})) << sent[2].dump();
   http_server fresh({"--era", "modern"});
   auto unlisted = te::mcp_client::connect(pool, endpoint(fresh));
   EXPECT_EQ(te::mcp_text(unlisted.call("regional", args)), "us-west1/42/True/z\u00fcrich");

@@ -32,6 +32,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -69,6 +70,25 @@ inline const std::vector<std::string>& mcp_protocol_versions() {
 /// Any other string, including every earlier date, is legacy.
 inline bool mcp_version_is_modern(const std::string& version) {
   return version.size() == 10 && version >= "2026-07-28";
+}
+
+/// The log levels of MCP (RFC 5424's severities, lowest first); `none` asks for no log messages.
+enum class mcp_log_level { none, debug, info, notice, warning, error, critical, alert, emergency };
+
+/// The level's name on the wire ("debug" ... "emergency"); "" for `none`.
+constexpr std::string_view mcp_log_level_name(mcp_log_level l) noexcept {
+  switch (l) {
+    case mcp_log_level::debug: return "debug";
+    case mcp_log_level::info: return "info";
+    case mcp_log_level::notice: return "notice";
+    case mcp_log_level::warning: return "warning";
+    case mcp_log_level::error: return "error";
+    case mcp_log_level::critical: return "critical";
+    case mcp_log_level::alert: return "alert";
+    case mcp_log_level::emergency: return "emergency";
+    case mcp_log_level::none: break;
+  }
+  return "";
 }
 
 /// How a server is started and talked to. Every member has a usable default.
@@ -132,6 +152,12 @@ struct mcp_client_options {
   /// progress, and any other notification.
   std::function<void()> on_tools_list_changed{};
   std::function<void(const nlohmann::json& params)> on_log{};
+  /// The lowest level of the log messages asked of a 2026-07-28 server: sent
+  /// as `_meta` `io.modelcontextprotocol/logLevel` on every request (such a
+  /// server sends `notifications/message` only for requests that carry it).
+  /// `none` (the default) sends none. Legacy servers are not told
+  /// (no `logging/setLevel`): they log at their own level.
+  mcp_log_level log_level = mcp_log_level::none;
   std::function<void(const nlohmann::json& params)> on_progress{};
   std::function<void(const std::string& method, const nlohmann::json& params)> on_notification{};
   /// Client capabilities (mcp/capabilities.hpp, docs/mcp.md "Client

@@ -555,6 +555,8 @@ class mcp_connection : public std::enable_shared_from_this<mcp_connection> {
     modern_meta_ = {{"io.modelcontextprotocol/protocolVersion", version},
                     {"io.modelcontextprotocol/clientInfo", shared_->options.client_info},
                     {"io.modelcontextprotocol/clientCapabilities", mcp_client_capabilities(shared_->options)}};
+    if (const auto level = mcp_log_level_name(shared_->options.log_level); !level.empty())
+      modern_meta_["io.modelcontextprotocol/logLevel"] = level;
   }
   // The modern version requests are sent with; empty on a legacy connection.
   [[nodiscard]] const std::string& modern_version() const noexcept { return modern_version_; }
