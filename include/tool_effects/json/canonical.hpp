@@ -36,61 +36,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/utf8.hpp>
+
 namespace tool_effects {
 
 namespace detail {
-
-// Decodes the code point at `s[i]` (advancing `i`); an invalid sequence
-// yields U+FFFD and advances one byte.
-inline char32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) {
-    ++i;
-    return c;
-  }
-  std::size_t len = 0;
-  char32_t cp = 0;
-  char32_t min = 0;
-  if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
-  if (len == 0 || i + len > s.size()) {
-    ++i;
-    return 0xFFFD;
-  }
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) {
-      ++i;
-      return 0xFFFD;
-    }
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++i;
-    return 0xFFFD;
-  }
-  i += len;
-  return cp;
-}
-
-inline void append_utf8(std::string& out, char32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 // The UTF-16 code units of a UTF-8 string (the JCS sort key).
 inline std::u16string utf16_units(std::string_view s) {

@@ -26,6 +26,7 @@
 
 #include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/detail/utf8.hpp>
 #include <tool_effects/json/canonical.hpp>
 #include <tool_effects/text.hpp>
 
@@ -49,36 +50,6 @@ constexpr std::string_view to_string(json_error_reason r) noexcept {
   }
   return {};
 }
-
-namespace detail {
-
-// The longest prefix of `s` of at most `limit` bytes that does not end
-// inside a UTF-8 sequence (a cut never splits a character).
-inline std::string_view utf8_prefix(std::string_view s, std::size_t limit) noexcept {
-  if (s.size() <= limit) return s;
-  std::size_t cut = limit;
-  while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
-  return s.substr(0, cut);
-}
-
-// `s` from byte `from` on, moved forward past continuation bytes so that it
-// does not start inside a UTF-8 sequence.
-inline std::string_view utf8_suffix(std::string_view s, std::size_t from) noexcept {
-  from = std::min(from, s.size());
-  while (from < s.size() && (static_cast<unsigned char>(s[from]) & 0xC0) == 0x80) ++from;
-  return s.substr(from);
-}
-
-// `s` with every byte that is not part of a valid UTF-8 sequence replaced by
-// U+FFFD: what error messages quote, so `what()` is always valid UTF-8.
-inline std::string valid_utf8(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (std::size_t i = 0; i < s.size();) append_utf8(out, next_code_point(s, i));
-  return out;
-}
-
-}  // namespace detail
 
 /// A JSON input that does not match what the bridge expects. `pointer()` is
 /// the RFC 6901 JSON pointer of the bad value ("" = the whole document),
