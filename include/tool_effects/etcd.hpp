@@ -4,10 +4,13 @@
 #ifndef TOOL_EFFECTS_ETCD_HPP
 #define TOOL_EFFECTS_ETCD_HPP
 
+#include <tool_effects/etcd/async_client.hpp>
 #include <tool_effects/etcd/client.hpp>
 #include <tool_effects/etcd/coordinator.hpp>
+#include <tool_effects/etcd/error.hpp>
 #include <tool_effects/etcd/journal.hpp>
 #include <tool_effects/etcd/lease.hpp>
 #include <tool_effects/etcd/lock.hpp>
+#include <tool_effects/etcd/types.hpp>
 
 #endif  // TOOL_EFFECTS_ETCD_HPP
