@@ -90,6 +90,7 @@ class async_client {
     for (const auto& e : options_.endpoints) urls_.push_back(detail::parse_endpoint(e));
     if (options_.user.empty() != options_.password.empty() && !options_.user.empty())
       throw error(errc::bad_option, "a user needs a password");
+    tls_ = detail::load_tls(options_, urls_);
   }
 
   [[nodiscard]] executor_type get_executor() const noexcept { return ex_; }
@@ -214,10 +215,10 @@ class async_client {
         std::shared_ptr<detail::connection> c = conn_;
         if (fresh_on) {
           c = std::make_shared<detail::connection>(*fresh_on, urls_[current_], options_.request_timeout,
-                                                   options_.max_response_bytes, &options_);
+                                                   options_.max_response_bytes, tls_);
         } else if (!c) {
           c = conn_ = std::make_shared<detail::connection>(ex_, urls_[current_], options_.request_timeout,
-                                                           options_.max_response_bytes, &options_);
+                                                           options_.max_response_bytes, tls_);
         }
         if (!options_.user.empty() && token_.empty()) co_await authenticate(*c);
         co_return co_await f(c);
@@ -280,7 +281,8 @@ class async_client {
 
   client_options options_;
   executor_type ex_;
-  std::vector<detail::url> urls_;
+  std::vector<net::url> urls_;
+  net::tls_context tls_;  // loaded once, for every https endpoint
   std::shared_ptr<detail::connection> conn_;
   std::size_t current_ = 0;
   std::string token_;

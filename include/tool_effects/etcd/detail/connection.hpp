@@ -1,7 +1,9 @@
-// tool_effects/etcd/detail/connection.hpp — internal to <tool_effects/etcd/async_client.hpp> (included there
-// after `client_options` and `error`): one HTTP/1.1 connection to one etcd endpoint over Boost.Beast (TLS
-// with TOOL_EFFECTS_ETCD_TLS), as Asio coroutines on the executor it is made with, every exchange under a
-// deadline, bounded in the bytes it reads. No thread and no event loop of its own (issue 27).
+// tool_effects/etcd/detail/connection.hpp — internal to <tool_effects/etcd/async_client.hpp>: etcd's exchanges
+// with one endpoint on the library's one HTTP client layer (net/http_client.hpp, issue 27): a request and its
+// whole answer under one deadline, or a stream (watch, keepalive) read line by line, as Asio coroutines on the
+// executor the connection is made with. No thread and no event loop of its own. Bounds: the answer's header
+// (64 KiB) and body (client_options::max_response_bytes), a stream line (the same), bytes after an answer
+// close the connection (the layer's pool refuses it; issue 26).
 #ifndef TOOL_EFFECTS_ETCD_DETAIL_CONNECTION_HPP
 #define TOOL_EFFECTS_ETCD_DETAIL_CONNECTION_HPP
 
@@ -11,113 +13,77 @@
 #include <optional>
 #include <string>
 #include <utility>
-
-#include <cerrno>
-#include <sys/socket.h>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
-#endif
-#include <tool_effects/detail/pop_options.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/etcd/detail/gateway_json.hpp>
+#include <tool_effects/net/http_client.hpp>
 
 namespace tool_effects::etcd::detail {
 
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
 namespace asio = boost::asio;
+namespace http = boost::beast::http;
 
-// One HTTP/1.1 connection to one endpoint, its operations coroutines on `executor` (one at a time: a
-// connection is used by one coroutine, or one strand, at a time). Held by shared_ptr: a stream's reader
-// keeps it alive until its read ends (close() ends it).
+// The TLS settings of a client's endpoints, loaded once (bad_option when a file does not load).
+inline net::tls_context load_tls(const client_options& o, const std::vector<net::url>& endpoints) {
+  bool any = false;
+  for (const auto& u : endpoints) any = any || u.is_https();
+  if (!any) return {};
+  try {
+    return net::tls_context(net::tls_options{o.ca_file, o.cert_file, o.key_file});
+  } catch (const net::net_error& e) {
+    throw error(errc::bad_option, detail::str_cat("TLS files: ", e.what()));
+  }
+}
+
+// One endpoint's exchanges, its operations coroutines on `executor` (one at a time: a connection is used by
+// one coroutine, or one strand, at a time). Held by shared_ptr: a stream's reader keeps it alive until its
+// read ends (close() ends it).
 class connection : public std::enable_shared_from_this<connection> {
  public:
-  connection(asio::any_io_executor ex, url u, std::chrono::milliseconds timeout, std::size_t max_bytes,
-             const client_options* tls = nullptr)
-      : url_(std::move(u)), timeout_(timeout), max_bytes_(max_bytes), stream_(ex), ready_(ex) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    if (url_.tls) {
-      ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-      ssl_->set_verify_mode(asio::ssl::verify_peer);
-      boost::system::error_code ec;
-      if (tls && !tls->ca_file.empty()) ssl_->load_verify_file(tls->ca_file, ec);
-      else ssl_->set_default_verify_paths(ec);
-      if (!ec && tls && !tls->cert_file.empty()) ssl_->use_certificate_chain_file(tls->cert_file, ec);
-      if (!ec && tls && !tls->key_file.empty()) ssl_->use_private_key_file(tls->key_file, asio::ssl::context::pem, ec);
-      if (ec) throw error(errc::bad_option, detail::str_cat("TLS files: ", ec.message()));
-    }
-#else
-    (void)tls;
-#endif
-  }
-  // Runs `op` on the stream requests go through: the TLS stream for https, else the TCP stream.
-  template <class Op>
-  decltype(auto) on_stream(Op&& op) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    if (tls_) return op(*tls_);
-#endif
-    return op(stream_);
-  }
-
+  connection(asio::any_io_executor ex, net::url u, std::chrono::milliseconds timeout, std::size_t max_bytes,
+             net::tls_context tls = {})
+      : url_(std::move(u)), timeout_(timeout), max_bytes_(max_bytes), http_(url_, options(std::move(tls), max_bytes)),
+        ready_(std::move(ex)) {}
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
   ~connection() { close(); }
 
-  [[nodiscard]] const url& where() const noexcept { return url_; }
+  [[nodiscard]] const net::url& where() const noexcept { return url_; }
 
-  // POSTs `body` to `target`; returns the status and the whole body.
+  // POSTs `body` to `target`; returns the status and the whole body, all within the request timeout.
   asio::awaitable<std::pair<unsigned, std::string>> post(const std::string& target, const std::string& body,
                                                          const std::string& token) {
-    co_await ensure_connected();
-    co_await send(target, body, token, true);
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(max_bytes_);
-    parser.header_limit(64 * 1024);
-    stream_.expires_after(timeout_);
-    beast::error_code ec;
-    co_await on_stream([&](auto& s) { return http::async_read(s, buffer_, parser, asio::redirect_error(asio::use_awaitable, ec)); });
-    if (ec) fail(ec, "reading the response");
-    auto& res = parser.get();
-    // Bytes after the response (a second response the server sent unasked) are never read as the next
-    // request's response: the connection is closed, its buffer emptied (issue 26).
-    if (!res.keep_alive() || buffer_.size() != 0) close();
-    co_return std::pair<unsigned, std::string>{res.result_int(), std::move(res.body())};
+    auto req = request(target, body, token, true);
+    net::exchange x;
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    co_await http_.start(x, req, deadline);
+    if (!x.ec) co_await http_.read_body(x, deadline);
+    if (x.ec) fail(x, "reading the response");
+    auto& res = x.parser.get();
+    std::pair<unsigned, std::string> out{res.result_int(), std::move(res.body())};
+    // back to the pool when whole, kept alive and nothing after it; else closed (issue 26)
+    http_.release(x);
+    co_return out;
   }
 
-  // POSTs `body` to a streaming `target` and returns after the response header; then next_line() reads
-  // the newline-separated messages. The connection is then used only for this stream.
+  // POSTs `body` to a streaming `target` on a new connection and returns after the response header; then
+  // next_line() reads the newline-separated messages. This connection is then used only for this stream.
   asio::awaitable<unsigned> open_stream(const std::string& target, const std::string& body, const std::string& token) {
-    co_await ensure_connected();
-    co_await send(target, body, token, false);
-    stream_parser_ = std::make_unique<http::response_parser<http::string_body>>();
-    stream_parser_->body_limit(boost::none);
-    stream_.expires_after(timeout_);
-    beast::error_code ec;
-    co_await on_stream([&](auto& s) {
-      return http::async_read_header(s, buffer_, *stream_parser_, asio::redirect_error(asio::use_awaitable, ec));
-    });
-    if (ec) fail(ec, "reading the stream's header");
-    co_return stream_parser_->get().result_int();
+    auto req = request(target, body, token, false);
+    stream_ = std::make_unique<net::exchange>();
+    co_await http_.start(*stream_, req, std::chrono::steady_clock::now() + timeout_, false);
+    if (stream_->ec) fail(*stream_, "reading the stream's header");
+    stream_->parser.body_limit(boost::none);  // bounded per line by next_line()
+    co_return stream_->parser.get().result_int();
   }
 
   // The next complete line of the stream, waiting until `deadline` at most; nullopt when none came in time
@@ -125,13 +91,14 @@ class connection : public std::enable_shared_from_this<connection> {
   // the size limit. The stream is read by one reader coroutine, started at the first call, that goes on
   // between calls; it ends when the stream ends or the connection is closed.
   asio::awaitable<std::optional<std::string>> next_line(std::chrono::steady_clock::time_point deadline) {
+    if (!stream_ || !stream_->conn) throw error(errc::unavailable, "the stream is closed");
     if (!reader_started_) {
       reader_started_ = true;
-      stream_.expires_never();
-      asio::co_spawn(stream_.get_executor(), read_stream(shared_from_this()), asio::detached);
+      stream_->conn->tcp().expires_never();
+      asio::co_spawn(ready_.get_executor(), read_stream(shared_from_this()), asio::detached);
     }
     for (;;) {
-      auto& body = stream_parser_->get().body();
+      auto& body = stream_->parser.get().body();
       if (auto nl = body.find('\n'); nl != std::string::npos) {
         std::string line = body.substr(0, nl);
         body.erase(0, nl + 1);
@@ -140,9 +107,10 @@ class connection : public std::enable_shared_from_this<connection> {
       }
       if (body.size() > max_bytes_) throw error(errc::bad_response, "a stream message longer than the limit");
       if (read_error_) {
-        if (stream_parser_->is_done() || *read_error_ == http::error::end_of_stream)
+        if (stream_->parser.is_done() || *read_error_ == http::error::end_of_stream)
           throw error(errc::unavailable, "the stream ended");
-        fail(*read_error_, "reading the stream");
+        stream_->ec = *read_error_;
+        fail(*stream_, "reading the stream");
       }
       if (woken_) {
         woken_ = false;
@@ -162,107 +130,62 @@ class connection : public std::enable_shared_from_this<connection> {
   }
 
   void close() noexcept {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    tls_.reset();
-#endif
-    beast::error_code ignored;
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
-    buffer_.consume(buffer_.size());
-    connected_ = false;
+    if (stream_ && stream_->conn) stream_->conn->close();
+    http_.close_all();
   }
 
  private:
+  static net::client_options options(net::tls_context tls, std::size_t max_bytes) {
+    net::client_options o;
+    o.tls = std::move(tls);
+    o.max_idle = 1;
+    o.max_idle_age = std::chrono::seconds(30);  // the gateway keeps a connection open; quiet() is checked anyway
+    o.header_limit = 64 * 1024;
+    o.body_limit = max_bytes;
+    return o;
+  }
+
+  http::request<http::string_body> request(const std::string& target, const std::string& body,
+                                           const std::string& token, bool keep_alive) const {
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, url_.authority());
+    req.set(http::field::content_type, "application/json");
+    if (!token.empty()) req.set(http::field::authorization, token);
+    req.keep_alive(keep_alive);
+    req.body() = body;
+    req.prepare_payload();
+    return req;
+  }
+
   // The stream's reader: parses what comes into the stream parser's body and wakes next_line().
   static asio::awaitable<void> read_stream(std::shared_ptr<connection> self) {
     for (;;) {
-      beast::error_code ec;
-      co_await self->on_stream([&](auto& s) {
-        return http::async_read_some(s, self->buffer_, *self->stream_parser_,
-                                     asio::redirect_error(asio::use_awaitable, ec));
-      });
-      if (ec == http::error::need_buffer) ec = {};
-      if (!ec && self->stream_parser_->is_done()) ec = http::error::end_of_stream;
-      if (!ec && self->stream_parser_->get().body().size() > self->max_bytes_) ec = http::error::body_limit;
+      auto ec = co_await net::client::read_some(*self->stream_);
+      if (!ec && self->stream_->parser.is_done()) ec = http::error::end_of_stream;
+      if (!ec && self->stream_->parser.get().body().size() > self->max_bytes_) ec = http::error::body_limit;
       if (ec) self->read_error_ = ec;
       self->ready_.cancel();
       if (ec) co_return;
     }
   }
 
-  // A kept-alive connection is reused only when the server sent nothing since its last response: bytes waiting
-  // on the socket (or the end of the connection) close it, so that they are not read as the next response.
-  asio::awaitable<void> ensure_connected() {
-    if (connected_) {
-      char byte = 0;
-      const auto n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      bool quiet = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-      if (tls_ && SSL_pending(tls_->native_handle()) > 0) quiet = false;  // decrypted bytes held by TLS
-#endif
-      if (quiet) co_return;
-      close();
-    }
-    beast::error_code ec;
-    asio::ip::tcp::resolver resolver(stream_.get_executor());
-    const auto results =
-        co_await resolver.async_resolve(url_.host, url_.port, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) fail(ec, "resolving");
-    stream_.expires_after(timeout_);
-    co_await stream_.async_connect(results, asio::redirect_error(asio::use_awaitable, ec));
-    if (ec) fail(ec, "connecting");
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    if (ssl_) {
-      tls_ = std::make_unique<beast::ssl_stream<beast::tcp_stream&>>(stream_, *ssl_);
-      if (!SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str())) {
-        close();
-        throw error(errc::unavailable, "TLS: cannot set the server name");
-      }
-      tls_->set_verify_callback(asio::ssl::host_name_verification(url_.host));
-      stream_.expires_after(timeout_);
-      co_await tls_->async_handshake(asio::ssl::stream_base::client, asio::redirect_error(asio::use_awaitable, ec));
-      if (ec) fail(ec, "TLS handshake");
-    }
-#endif
-    connected_ = true;
-  }
-
-  asio::awaitable<void> send(const std::string& target, const std::string& body, const std::string& token,
-                             bool keep_alive) {
-    http::request<http::string_body> req{http::verb::post, target, 11};
-    req.set(http::field::host, detail::str_cat(url_.host, ":", url_.port));
-    req.set(http::field::content_type, "application/json");
-    if (!token.empty()) req.set(http::field::authorization, token);
-    req.keep_alive(keep_alive);
-    req.body() = body;
-    req.prepare_payload();
-    stream_.expires_after(timeout_);
-    beast::error_code ec;
-    co_await on_stream([&](auto& s) { return http::async_write(s, req, asio::redirect_error(asio::use_awaitable, ec)); });
-    if (ec) fail(ec, "sending the request");
-  }
-
-  [[noreturn]] void fail(beast::error_code ec, const char* what) {
+  [[noreturn]] void fail(const net::exchange& x, const char* what) {
+    const auto ec = x.ec;
+    const char* step = x.step && *x.step ? x.step : what;
     close();
-    throw error(ec == beast::error::timeout ? errc::timeout : errc::unavailable,
-                detail::str_cat(url_.host, ":", url_.port, ": ", what, ": ", ec.message()));
+    throw error(ec == boost::beast::error::timeout ? errc::timeout : errc::unavailable,
+                detail::str_cat(url_.authority(), ": ", step, ": ", ec.message()));
   }
 
-  url url_;
+  net::url url_;
   std::chrono::milliseconds timeout_;
   std::size_t max_bytes_;
-  beast::tcp_stream stream_;
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-  std::unique_ptr<asio::ssl::context> ssl_;
-  std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls_;
-#endif
-  beast::flat_buffer buffer_;
-  bool connected_ = false;
-  std::unique_ptr<http::response_parser<http::string_body>> stream_parser_;
-  asio::steady_timer ready_;  // next_line() waits on it; the reader and wake() cancel it
+  net::client http_;                        // the endpoint's keep-alive pool (one idle connection)
+  std::unique_ptr<net::exchange> stream_;   // the stream's exchange, after open_stream()
+  asio::steady_timer ready_;                // next_line() waits on it; the reader and wake() cancel it
   bool reader_started_ = false;
   bool woken_ = false;
-  std::optional<beast::error_code> read_error_;
+  std::optional<boost::beast::error_code> read_error_;
 };
 
 }  // namespace tool_effects::etcd::detail

@@ -15,10 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/etcd/error.hpp>
 #include <tool_effects/etcd/types.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/net/url.hpp>
 
 namespace tool_effects::etcd {
 
@@ -288,28 +290,23 @@ inline std::string prefix_end(std::string prefix) {
   return std::string(1, '\0');
 }
 
-struct url {
-  std::string host;
-  std::string port;
-  bool tls = false;
-};
-
-inline url parse_endpoint(std::string_view e) {
-  bool tls = false;
-  if (e.rfind("https://", 0) == 0) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    tls = true;
-    e.remove_prefix(8);
-#else
-    throw error(errc::bad_option, detail::str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", e));
-#endif
+// An endpoint: "http://host:port", "https://host:port" (a build with TOOL_EFFECTS_ETCD_TLS) or a bare
+// "host:port" (http), as the one URL type of the network layer; anything else is bad_option.
+inline net::url parse_endpoint(std::string_view e) {
+  std::string text(e);
+  if (text.find("://") == std::string::npos) text = str_cat("http://", text);
+  net::url u;
+  try {
+    u = net::parse_http_url(text);
+  } catch (const net::url_error& x) {
+    throw error(errc::bad_option, str_cat("endpoint is not host:port: ", x.what()));
   }
-  if (e.rfind("http://", 0) == 0) e.remove_prefix(7);
-  while (!e.empty() && e.back() == '/') e.remove_suffix(1);
-  const auto colon = e.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size())
-    throw error(errc::bad_option, detail::str_cat("endpoint is not host:port: ", e));
-  return {std::string(e.substr(0, colon)), std::string(e.substr(colon + 1)), tls};
+  if (u.port.empty() || u.path.find_first_not_of('/') != std::string::npos || u.query || u.fragment)
+    throw error(errc::bad_option, str_cat("endpoint is not host:port: ", net::detail::url_printable(text)));
+  if (u.is_https() && !TOOL_EFFECTS_ETCD_HAS_TLS)
+    throw error(errc::bad_option, str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", u.authority()));
+  u.path.clear();
+  return u;
 }
 
 // The bounds of what the gateway sends that goes into a request or an error (docs/coordination.md, "Bounds
