@@ -456,7 +456,8 @@ long threads_now() {
 
 // 200 asynchronous acquisitions of one resource wait behind a holder, on one io_context run by one thread: the
 // process does not grow by a thread per waiting call (the coordinator has no thread for them: each is a
-// coroutine on the caller's executor, its wait a watch connection). Once the holder releases, all 200 are
+// coroutine on the caller's executor, its wait a watch connection; Asio's name resolution keeps one thread per
+// io_context that resolved). Once the holder releases, all 200 are
 // granted, one after the other in the order of their tokens (FIFO), each released by its handler.
 TEST(EtcdFaults, TwoHundredWaitingAsyncAcquisitionsShareAFewThreads) {
   REQUIRE_CLUSTER();
@@ -490,7 +491,9 @@ TEST(EtcdFaults, TwoHundredWaitingAsyncAcquisitionsShareAFewThreads) {
   std::printf("%d acquisitions waiting %.2f s after they were made; threads: %ld before, %ld while they wait\n", n,
               seconds_since(t0), before, waiting);
   EXPECT_TRUE(all_wait) << "not every acquisition put its key";
-  EXPECT_LE(waiting - before, 2) << "a thread per waiting acquisition";
+  // at most: the runner, Asio's resolver thread of `io` and that of the blocking client that releases grants
+  // (one per io_context, whatever the number of acquisitions)
+  EXPECT_LE(waiting - before, 4) << "a thread per waiting acquisition";
   const auto t1 = clock_type::now();
   hg.release();
   work.reset();

@@ -269,7 +269,29 @@ class lock_session {
                      const std::function<std::optional<errc>()>& interrupt = {}) {
     lock_acquisition a(client_.async(), lease_, prefix_, next_id(), call,
                        std::chrono::steady_clock::now() + wait_limit);
-    return client_.run(acquire(a, interrupt));
+    // each step a run of its own: the client's mutex is not held across the wait (other threads may use it)
+    try {
+      if (client_.run(a.start())) return a.take_grant();
+      for (;;) {
+        if (interrupt) {
+          if (const auto why = interrupt()) {
+            client_.run(a.release());
+            throw error(*why, "the wait was interrupted");
+          }
+        }
+        if (client_.run(a.step(std::chrono::milliseconds(250)))) return a.take_grant();
+      }
+    } catch (const error& e) {
+      // a failed request may have left the keys (its answer was lost): delete them, best effort (the lease
+      // takes them otherwise)
+      if (e.value() != errc::lease_lost && e.value() != errc::coordination_timeout) {
+        try {
+          client_.run(a.release());
+        } catch (const error&) {
+        }
+      }
+      throw;
+    }
   }
 
   /// Deletes the grant's keys (idempotent).
@@ -280,34 +302,6 @@ class lock_session {
   }
 
  private:
-  static boost::asio::awaitable<lock_grant> acquire(lock_acquisition& a,
-                                                    const std::function<std::optional<errc>()>& interrupt) {
-    std::optional<error> failure;
-    try {
-      if (co_await a.start()) co_return a.take_grant();
-      for (;;) {
-        if (interrupt) {
-          if (const auto why = interrupt()) {
-            co_await a.release();
-            throw error(*why, "the wait was interrupted");
-          }
-        }
-        if (co_await a.step(std::chrono::milliseconds(250))) co_return a.take_grant();
-      }
-    } catch (const error& e) {
-      failure = e;
-    }
-    // a failed request may have left the keys (its answer was lost): delete them, best effort (the lease
-    // takes them otherwise)
-    if (failure->value() != errc::lease_lost && failure->value() != errc::coordination_timeout) {
-      try {
-        co_await a.release();
-      } catch (const error&) {
-      }
-    }
-    throw *failure;
-  }
-
   client& client_;
   std::int64_t lease_;
   std::string uuid_;
