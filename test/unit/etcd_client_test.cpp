@@ -49,6 +49,57 @@ etcd::client make_client(const std::vector<std::string>& eps) {
   return etcd::client(o);
 }
 
+// Every failure reason is a value of etcd::errc in one error category, with a stable string that reason(),
+// the code's message() and what() carry, and that docs/coordination.md's table of errors names (issue 27).
+TEST(EtcdErrors, EveryReasonIsAStableStringOfOneCategoryAndDocumented) {
+  const std::vector<std::pair<etcd::errc, std::string>> all{
+      {etcd::errc::unavailable, "unavailable"},
+      {etcd::errc::timeout, "timeout"},
+      {etcd::errc::bad_response, "bad_response"},
+      {etcd::errc::lease_not_found, "lease_not_found"},
+      {etcd::errc::compacted, "compacted"},
+      {etcd::errc::auth_failed, "auth_failed"},
+      {etcd::errc::bad_option, "bad_option"},
+      {etcd::errc::server_error, "server_error"},
+      {etcd::errc::lease_lost, "lease_lost"},
+      {etcd::errc::coordination_timeout, "coordination_timeout"},
+      {etcd::errc::cancelled, "cancelled"}};
+  // the list above is the whole enum: its values are 1..N, and N + 1 is no reason
+  EXPECT_EQ(etcd::to_string(static_cast<etcd::errc>(all.size() + 1)), "unknown");
+  EXPECT_EQ(etcd::to_string(static_cast<etcd::errc>(0)), "unknown");
+  std::ifstream doc_file(std::filesystem::path(TOOL_EFFECTS_ETCD_CLUSTER_SCRIPT).parent_path().parent_path().parent_path() /
+                         "docs" / "coordination.md");
+  ASSERT_TRUE(doc_file) << "docs/coordination.md not found";
+  const std::string doc((std::istreambuf_iterator<char>(doc_file)), std::istreambuf_iterator<char>());
+  const auto table = doc.find("**Errors of the etcd client.**");
+  ASSERT_NE(table, std::string::npos);
+  const auto table_end = doc.find("\n\n", doc.find("| reason | when |", table));
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& [value, name] = all[i];
+    EXPECT_EQ(static_cast<std::size_t>(value), i + 1);
+    EXPECT_EQ(etcd::to_string(value), name);
+    const boost::system::error_code ec = value;  // an error code enum
+    EXPECT_EQ(&ec.category(), &etcd::etcd_category());
+    EXPECT_STREQ(ec.category().name(), "tool_effects.etcd");
+    EXPECT_EQ(ec.message(), name);
+    const etcd::error e(value, "the message", 14);
+    EXPECT_EQ(e.reason(), name);
+    EXPECT_EQ(e.code(), value);
+    EXPECT_EQ(e.value(), value);
+    EXPECT_EQ(e.grpc_status(), 14);
+    EXPECT_EQ(std::string(e.what()), "etcd: " + name + ": the message");
+    EXPECT_NE(doc.substr(table, table_end - table).find("| `" + name + "` |"), std::string::npos)
+        << name << " is not in docs/coordination.md's table of errors";
+  }
+  // a gateway error's reason comes from its code and message, and it is in the same category
+  try {
+    etcd::detail::throw_gateway_error(400, R"({"code": 11, "message": "etcdserver: mvcc: required revision has been compacted"})");
+  } catch (const etcd::error& e) {
+    EXPECT_EQ(e.code(), etcd::errc::compacted);
+    EXPECT_EQ(e.grpc_status(), 11);
+  }
+}
+
 TEST(EtcdBase64, RoundTripsEveryLengthAndRejectsNonCanonicalInput) {
   std::string bytes;
   for (int n = 0; n < 40; ++n) {
@@ -306,10 +357,15 @@ TEST(EtcdAuth, ATokenFromUserAndPasswordIsSentAndBadCredentialsAreAuthFailed) {
   open.put("k", "before");
   // enable auth (root user with the root role) through the gateway, as etcdctl would
   {
-    etcd::detail::connection c(etcd::detail::parse_endpoint(ep), 3s, 1 << 20);
-    EXPECT_EQ(c.post("/v3/auth/user/add", R"({"name":"root","password":"pw"})", "").first, 200u);
-    EXPECT_EQ(c.post("/v3/auth/user/grant", R"({"user":"root","role":"root"})", "").first, 200u);
-    EXPECT_EQ(c.post("/v3/auth/enable", "{}", "").first, 200u);
+    boost::asio::io_context io;
+    const auto c = std::make_shared<etcd::detail::connection>(io.get_executor(), etcd::detail::parse_endpoint(ep), 3s,
+                                                              1 << 20);
+    const auto post = [&](const std::string& target, const std::string& body) {
+      return etcd::detail::run_blocking(io, c->post(target, body, "")).first;
+    };
+    EXPECT_EQ(post("/v3/auth/user/add", R"({"name":"root","password":"pw"})"), 200u);
+    EXPECT_EQ(post("/v3/auth/user/grant", R"({"user":"root","role":"root"})"), 200u);
+    EXPECT_EQ(post("/v3/auth/enable", "{}"), 200u);
   }
   for (const auto& [user, password] : {std::pair<std::string, std::string>{"", ""}, {"root", "wrong"}}) {
     etcd::client_options o;

@@ -701,7 +701,7 @@ TEST(EtcdCoordinator, APartitionedHolderFailsWithLeaseLostAndItsFencedWriteIsRef
 
 // Cancellation of an asynchronous acquisition: the handler gets operation_aborted at once, and the cancelled
 // request's keys go (a younger conflicting request is granted once the holder releases, instead of waiting
-// behind them).
+// behind them): by the time its coroutine has ended, with no grace period.
 TEST(EtcdCoordinator, ACancelledAsyncAcquisitionCompletesAtOnceAndLeavesNoKeys) {
   REQUIRE_CLUSTER();
   const auto prefix = fresh_prefix();
@@ -724,9 +724,39 @@ TEST(EtcdCoordinator, ACancelledAsyncAcquisitionCompletesAtOnceAndLeavesNoKeys) 
   io.run();
   EXPECT_TRUE(called);
   EXPECT_EQ(got, boost::asio::error::operation_aborted);
-  std::this_thread::sleep_for(500ms);  // the waiting thread notices within 250 ms and deletes b's keys
+  // io.run() returned: the acquisition's coroutine (on io) has ended, and it deleted b's keys before it did
   held.release();
   EXPECT_NO_THROW((void)c.acquire(d, {.wait_limit = 3s})) << "the cancelled request's keys still block";
+}
+
+// coordinator_options::executor: an asynchronous acquisition does its I/O there, not on the handler's executor
+// (here none: the system executor) and not on a thread of the coordinator's. While `io` is not run nothing
+// happens (no key is put); once it runs, the call is granted, and the handler runs on the system executor.
+TEST(EtcdCoordinator, AsyncAcquisitionsDoTheirIoOnTheGivenExecutor) {
+  REQUIRE_CLUSTER();
+  const auto prefix = fresh_prefix();
+  boost::asio::io_context io;
+  auto o = options(prefix, 5s);
+  o.executor = io.get_executor();
+  etcd::etcd_coordinator c(o);
+  const auto d = te::describe<increment>("increment");
+  std::atomic<bool> called{false};
+  std::atomic<std::uint64_t> token{0};
+  c.async_acquire(d, {}, [&](boost::system::error_code ec, etcd::etcd_grant g) {
+    EXPECT_FALSE(ec) << ec.message();
+    token = g.fencing_token();
+    called = true;
+  });
+  etcd::client adm(o.client);
+  etcd::range_request q(prefix, etcd::detail::prefix_end(prefix));
+  q.count_only = true;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_EQ(adm.range(q).count, 0) << "the acquisition ran without its executor";
+  EXPECT_FALSE(called.load());
+  io.run_for(10s);  // returns once the acquisition's coroutine has ended
+  for (int i = 0; i < 500 && !called; ++i) std::this_thread::sleep_for(10ms);  // the handler, on the system executor
+  EXPECT_TRUE(called.load());
+  EXPECT_GT(token.load(), 0u);
 }
 
 }  // namespace etcd_coordinator_test_ns

@@ -42,6 +42,27 @@
 #define BOOST_PROCESS_USE_STD_FS 1
 #endif
 
+// TLS (OpenSSL) — the one place the TLS switches are read. TOOL_EFFECTS_MCP_TLS=1 lets the MCP client reach
+// https:// servers (and OAuth's https endpoints), TOOL_EFFECTS_ETCD_TLS=1 the etcd client https:// endpoints;
+// either needs OpenSSL linked (the CMake targets do both where OpenSSL is found). TOOL_EFFECTS_NET_TLS is 1
+// when either is: the network layer (net/) then compiles its TLS part. No type's layout depends on these
+// (net/http_client.hpp keeps the TLS stream behind a pointer in both configurations).
+#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
+#define TOOL_EFFECTS_MCP_HAS_TLS 1
+#else
+#define TOOL_EFFECTS_MCP_HAS_TLS 0
+#endif
+#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
+#define TOOL_EFFECTS_ETCD_HAS_TLS 1
+#else
+#define TOOL_EFFECTS_ETCD_HAS_TLS 0
+#endif
+#if TOOL_EFFECTS_MCP_HAS_TLS || TOOL_EFFECTS_ETCD_HAS_TLS
+#define TOOL_EFFECTS_NET_TLS 1
+#else
+#define TOOL_EFFECTS_NET_TLS 0
+#endif
+
 // Separate compilation (as Boost.Asio's BOOST_ASIO_SEPARATE_COMPILATION). By default the library is header-only:
 // TOOL_EFFECTS_DECL is `inline` and the headers include their definitions (impl/*.ipp). With
 // TOOL_EFFECTS_SEPARATE_COMPILATION defined in EVERY translation unit of a program, the dataflow engine, the

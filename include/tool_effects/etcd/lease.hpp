@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -84,18 +85,18 @@ class lease_keeper {
       const auto before = std::chrono::steady_clock::now();
       if (latch_if_timed_out()) break;  // paused or cut off for a whole TTL: the lease may be gone already
       lock.unlock();
-      std::string failure;
+      std::optional<errc> failure;
       try {
         client_.lease_keepalive(id_);
       } catch (const error& e) {
-        failure = e.reason();
+        failure = e.value();
       }
       lock.lock();
       if (lost_ || latch_if_timed_out()) break;  // an answer after a whole TTL of silence comes too late
-      if (failure.empty()) {
+      if (!failure) {
         // counted from before the request: etcd renewed the TTL no earlier than that
         last_ok_ = before;
-      } else if (failure == "lease_not_found") {
+      } else if (*failure == errc::lease_not_found) {
         lost_ = true;
         reason_ = "lease_lost";
       }
@@ -110,7 +111,7 @@ class lease_keeper {
         client_.lease_revoke(id_);
         done = true;
       } catch (const error& e) {
-        done = e.reason() != "unavailable" && e.reason() != "timeout";  // lease_not_found: gone already
+        done = e.value() != errc::unavailable && e.value() != errc::timeout;  // lease_not_found: gone already
       }
       lock.lock();
       if (done) break;

@@ -5,6 +5,7 @@
 #ifndef TOOL_EFFECTS_ETCD_LOCK_HPP
 #define TOOL_EFFECTS_ETCD_LOCK_HPP
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -13,9 +14,13 @@
 #include <string_view>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+
 #include <tool_effects/access.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/etcd/async_client.hpp>
 #include <tool_effects/etcd/client.hpp>
+#include <tool_effects/etcd/error.hpp>
 
 namespace tool_effects::etcd {
 
@@ -127,12 +132,14 @@ struct lock_grant {
   std::vector<std::string> keys;
 };
 
-/// One call's acquisition by the protocol of docs/coordination.md, in steps, so that many waits can share a
-/// few threads (etcd_coordinator's waiting room polls the watches of all of them). Not thread-safe.
+/// One call's acquisition by the protocol of docs/coordination.md, in steps, as coroutines of an
+/// async_client: etcd_coordinator's asynchronous acquisitions await them on the caller's executor (a waiting
+/// acquisition holds a watch connection, no thread), lock_session runs them on a blocking client's
+/// io_context. Not thread-safe (one coroutine or strand at a time).
 class lock_acquisition {
  public:
   /// `id` names the call in the fleet (lease / client UUID / call number).
-  lock_acquisition(client& c, std::int64_t lease_id, std::string_view prefix, std::string_view id,
+  lock_acquisition(async_client& c, std::int64_t lease_id, std::string_view prefix, std::string_view id,
                    const call_description& call, std::chrono::steady_clock::time_point deadline)
       : client_(c), lease_(lease_id), deadline_(deadline) {
     for (const auto& a : lock_accesses(call)) {
@@ -143,7 +150,7 @@ class lock_acquisition {
 
   /// The first round trip: one Txn puts every key (kept if there: a retry keeps its create revision) and reads
   /// the own key and the oldest key of every range. True when granted (uncontended: one round trip).
-  bool start() {
+  boost::asio::awaitable<bool> start() {
     std::vector<txn_op> ops;
     for (const auto& k : grant_.keys) ops.push_back(txn_op::put(k, "", lease_));
     ops.push_back(txn_op::get({grant_.keys.front()}));
@@ -153,32 +160,33 @@ class lock_acquisition {
       q.keys_only = true;
       ops.push_back(txn_op::get(q));
     }
-    std::vector<txn_op> again{txn_op::get({grant_.keys.front()})};
-    const auto first = client_.txn(
-        {{txn_compare::target::create_revision, txn_compare::relation::equal, grant_.keys.front(), 0, {}}}, ops,
-        again);
+    const std::vector<txn_op> again{txn_op::get({grant_.keys.front()})};
+    const std::vector<txn_compare> is_new{
+        {txn_compare::target::create_revision, txn_compare::relation::equal, grant_.keys.front(), 0, {}}};
+    const auto first = co_await client_.txn(is_new, ops, again);
     const auto& own = first.responses[first.succeeded ? grant_.keys.size() : 0].range.kvs;
-    if (own.empty()) throw error("lease_lost", "the call's key is gone");
+    if (own.empty()) throw error(errc::lease_lost, "the call's key is gone");
     grant_.token = own.front().create_revision;
     bool granted = first.succeeded;
     if (granted)
       for (std::size_t i = grant_.keys.size() + 1; i < first.responses.size(); ++i)
         for (const auto& kv : first.responses[i].range.kvs) granted = granted && kv.create_revision >= grant_.token;
-    return granted;
+    co_return granted;
   }
 
   /// One step of the wait. Without an open watch: checks again (If the own key still has its create revision
   /// Then read the newest older key of every range): none, granted (true); else opens a watch on the newest
-  /// older conflicting key. Then reads that watch for at most `wait`: its delete, its cancel (compaction) or
-  /// the end of its stream closes it, and the next step checks again. Throws `coordination_timeout` past the
-  /// deadline (the keys are deleted first), `lease_lost` when the own keys are gone.
-  bool step(std::chrono::milliseconds wait) {
+  /// older conflicting key. Then reads that watch for at most `wait` (or until wake()): its delete, its cancel
+  /// (compaction) or the end of its stream closes it, and the next step checks again. Throws
+  /// `coordination_timeout` past the deadline (the keys are deleted first), `lease_lost` when the own keys
+  /// are gone.
+  boost::asio::awaitable<bool> step(std::chrono::milliseconds wait) {
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline_) {
-      release();
-      throw error("coordination_timeout", "the wait limit passed before the grant");
+      co_await release();
+      throw error(errc::coordination_timeout, "the wait limit passed before the grant");
     }
-    if (!watch_) {
+    if (!watch_.is_open()) {
       std::vector<txn_op> check;
       for (const auto& r : ranges_) {
         range_request q(r.key, r.range_end, 1);
@@ -187,36 +195,37 @@ class lock_acquisition {
         q.keys_only = true;
         check.push_back(txn_op::get(q));
       }
-      const auto res = client_.txn(
-          {{txn_compare::target::create_revision, txn_compare::relation::equal, grant_.keys.front(), grant_.token, {}}},
-          check);
-      if (!res.succeeded) throw error("lease_lost", "the call's keys expired while it waited");
+      const std::vector<txn_compare> still_mine{
+          {txn_compare::target::create_revision, txn_compare::relation::equal, grant_.keys.front(), grant_.token, {}}};
+      const auto res = co_await client_.txn(still_mine, check);
+      if (!res.succeeded) throw error(errc::lease_lost, "the call's keys expired while it waited");
       key_value blocker;
       for (const auto& r : res.responses)
         for (const auto& kv : r.range.kvs)
           if (kv.create_revision < grant_.token && kv.create_revision > blocker.create_revision) blocker = kv;
-      if (blocker.create_revision == 0) return true;
-      watch_.emplace(client_.watch(blocker.key, {}, res.revision + 1));
+      if (blocker.create_revision == 0) co_return true;
+      watch_ = co_await client_.watch(blocker.key, {}, res.revision + 1);
     }
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - now);
     std::optional<watch_response> m;
+    bool ended = false;
     try {
-      m = watch_->next(std::min(wait, left));
+      m = co_await watch_.next(std::min(now + wait, deadline_));
     } catch (const error&) {
-      watch_.reset();  // the stream ended: check again
-      return false;
+      ended = true;  // the stream ended: check again
     }
-    if (!m) return false;
+    if (ended) {
+      watch_.close();
+      co_return false;
+    }
+    if (!m) co_return false;
     bool deleted = m->canceled;
     for (const auto& e : m->events) deleted = deleted || e.is_delete;
-    if (deleted) watch_.reset();
-    return false;
+    if (deleted) watch_.close();
+    co_return false;
   }
 
-  /// For a poller: the open watch's socket (-1: none open, the next step checks at once), and whether the watch
-  /// may hold a message already read from it (then the next step need not wait for the socket).
-  [[nodiscard]] int watch_handle() const noexcept { return watch_ ? watch_->native_handle() : -1; }
-  [[nodiscard]] bool watch_buffered() const noexcept { return watch_ && watch_->buffered(); }
+  /// Ends the wait of a step() at once (it returns false): from the client's executor, e.g. on a cancellation.
+  void wake() { watch_.wake(); }
   [[nodiscard]] std::chrono::steady_clock::time_point deadline() const noexcept { return deadline_; }
 
   /// The grant (after start() or step() returned true); its keys also when it failed.
@@ -224,20 +233,20 @@ class lock_acquisition {
   [[nodiscard]] lock_grant take_grant() noexcept { return std::move(grant_); }
 
   /// Deletes the keys (idempotent); throws etcd::error when etcd cannot be reached.
-  void release() {
-    watch_.reset();
+  boost::asio::awaitable<void> release() {
+    watch_.close();
     std::vector<txn_op> ops;
     for (const auto& k : grant_.keys) ops.push_back(txn_op::del(k));
-    client_.txn({}, ops);
+    co_await client_.txn({}, ops);
   }
 
  private:
-  client& client_;
+  async_client& client_;
   std::int64_t lease_;
   std::chrono::steady_clock::time_point deadline_;
   lock_grant grant_;
   std::vector<key_range> ranges_;
-  std::optional<watch_stream> watch_;
+  async_watch watch_;
 };
 
 /// The protocol of docs/coordination.md for one process: its lease (kept alive by the caller), a client
@@ -254,28 +263,30 @@ class lock_session {
     return detail::str_cat(std::to_string(lease_), "/", uuid_, "/", std::to_string(++calls_));
   }
 
-  /// `interrupt`, if given, is asked at least every 250 ms while the call waits: a non-empty reason it returns
-  /// ends the wait (the keys are deleted) with an etcd::error of that reason (e.g. "cancelled", "lease_lost").
+  /// `interrupt`, if given, is asked at least every 250 ms while the call waits: a reason it returns ends the
+  /// wait (the keys are deleted) with an etcd::error of that reason (e.g. errc::cancelled, errc::lease_lost).
   lock_grant acquire(const call_description& call, std::chrono::milliseconds wait_limit,
-                     const std::function<std::string()>& interrupt = {}) {
-    lock_acquisition a(client_, lease_, prefix_, next_id(), call, std::chrono::steady_clock::now() + wait_limit);
+                     const std::function<std::optional<errc>()>& interrupt = {}) {
+    lock_acquisition a(client_.async(), lease_, prefix_, next_id(), call,
+                       std::chrono::steady_clock::now() + wait_limit);
+    // each step a run of its own: the client's mutex is not held across the wait (other threads may use it)
     try {
-      if (a.start()) return a.take_grant();
+      if (client_.run(a.start())) return a.take_grant();
       for (;;) {
         if (interrupt) {
-          if (auto why = interrupt(); !why.empty()) {
-            a.release();
-            throw error(why, "the wait was interrupted");
+          if (const auto why = interrupt()) {
+            client_.run(a.release());
+            throw error(*why, "the wait was interrupted");
           }
         }
-        if (a.step(std::chrono::milliseconds(250))) return a.take_grant();
+        if (client_.run(a.step(std::chrono::milliseconds(250)))) return a.take_grant();
       }
     } catch (const error& e) {
       // a failed request may have left the keys (its answer was lost): delete them, best effort (the lease
       // takes them otherwise)
-      if (e.reason() != "lease_lost" && e.reason() != "coordination_timeout") {
+      if (e.value() != errc::lease_lost && e.value() != errc::coordination_timeout) {
         try {
-          a.release();
+          client_.run(a.release());
         } catch (const error&) {
         }
       }

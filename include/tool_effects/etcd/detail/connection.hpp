@@ -1,6 +1,9 @@
-// tool_effects/etcd/detail/connection.hpp — internal to <tool_effects/etcd/client.hpp> (included there
-// after `client_options` and `error`): one HTTP/1.1 connection to one etcd endpoint over Boost.Beast (TLS
-// with TOOL_EFFECTS_ETCD_TLS), every operation under a deadline, bounded in the bytes it reads.
+// tool_effects/etcd/detail/connection.hpp — internal to <tool_effects/etcd/async_client.hpp>: etcd's exchanges
+// with one endpoint on the library's one HTTP client layer (net/http_client.hpp, issue 27): a request and its
+// whole answer under one deadline, or a stream (watch, keepalive) read line by line, as Asio coroutines on the
+// executor the connection is made with. No thread and no event loop of its own. Bounds: the answer's header
+// (64 KiB) and body (client_options::max_response_bytes), a stream line (the same), bytes after an answer
+// close the connection (the layer's pool refuses it; issue 26).
 #ifndef TOOL_EFFECTS_ETCD_DETAIL_CONNECTION_HPP
 #define TOOL_EFFECTS_ETCD_DETAIL_CONNECTION_HPP
 
@@ -10,248 +13,179 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
-#include <cerrno>
-#include <sys/socket.h>
-
-#include <boost/asio/connect.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/empty_body.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
-#endif
-#include <tool_effects/detail/pop_options.hpp>
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/redirect_error.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/etcd/detail/gateway_json.hpp>
+#include <tool_effects/net/http_client.hpp>
 
 namespace tool_effects::etcd::detail {
 
-namespace beast = boost::beast;
-namespace http = boost::beast::http;
 namespace asio = boost::asio;
+namespace http = boost::beast::http;
 
-// One HTTP/1.1 connection to one endpoint with per-operation deadlines, driven synchronously on a private
-// io_context (so a hung server costs at most the timeout).
-class connection {
+// The TLS settings of a client's endpoints, loaded once (bad_option when a file does not load).
+inline net::tls_context load_tls(const client_options& o, const std::vector<net::url>& endpoints) {
+  bool any = false;
+  for (const auto& u : endpoints) any = any || u.is_https();
+  if (!any) return {};
+  try {
+    return net::tls_context(net::tls_options{o.ca_file, o.cert_file, o.key_file});
+  } catch (const net::net_error& e) {
+    throw error(errc::bad_option, detail::str_cat("TLS files: ", e.what()));
+  }
+}
+
+// One endpoint's exchanges, its operations coroutines on `executor` (one at a time: a connection is used by
+// one coroutine, or one strand, at a time). Held by shared_ptr: a stream's reader keeps it alive until its
+// read ends (close() ends it).
+class connection : public std::enable_shared_from_this<connection> {
  public:
-  connection(url u, std::chrono::milliseconds timeout, std::size_t max_bytes, const client_options* tls = nullptr)
-      : url_(std::move(u)), timeout_(timeout), max_bytes_(max_bytes), stream_(ioc_) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    if (url_.tls) {
-      ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-      ssl_->set_verify_mode(asio::ssl::verify_peer);
-      boost::system::error_code ec;
-      if (tls && !tls->ca_file.empty()) ssl_->load_verify_file(tls->ca_file, ec);
-      else ssl_->set_default_verify_paths(ec);
-      if (!ec && tls && !tls->cert_file.empty()) ssl_->use_certificate_chain_file(tls->cert_file, ec);
-      if (!ec && tls && !tls->key_file.empty()) ssl_->use_private_key_file(tls->key_file, asio::ssl::context::pem, ec);
-      if (ec) throw error("bad_option", detail::str_cat("TLS files: ", ec.message()));
+  connection(asio::any_io_executor ex, net::url u, std::chrono::milliseconds timeout, std::size_t max_bytes,
+             net::tls_context tls = {})
+      : url_(std::move(u)), timeout_(timeout), max_bytes_(max_bytes), http_(url_, options(std::move(tls), max_bytes)),
+        ready_(std::move(ex)) {}
+  connection(const connection&) = delete;
+  connection& operator=(const connection&) = delete;
+  ~connection() { close(); }
+
+  [[nodiscard]] const net::url& where() const noexcept { return url_; }
+
+  // POSTs `body` to `target`; returns the status and the whole body, all within the request timeout.
+  asio::awaitable<std::pair<unsigned, std::string>> post(const std::string& target, const std::string& body,
+                                                         const std::string& token) {
+    auto req = request(target, body, token, true);
+    net::exchange x;
+    const auto deadline = std::chrono::steady_clock::now() + timeout_;
+    co_await http_.start(x, req, deadline);
+    if (!x.ec) co_await http_.read_body(x, deadline);
+    if (x.ec) fail(x, "reading the response");
+    auto& res = x.parser.get();
+    std::pair<unsigned, std::string> out{res.result_int(), std::move(res.body())};
+    // back to the pool when whole, kept alive and nothing after it; else closed (issue 26)
+    http_.release(x);
+    co_return out;
+  }
+
+  // POSTs `body` to a streaming `target` on a new connection and returns after the response header; then
+  // next_line() reads the newline-separated messages. This connection is then used only for this stream.
+  asio::awaitable<unsigned> open_stream(const std::string& target, const std::string& body, const std::string& token) {
+    auto req = request(target, body, token, false);
+    stream_ = std::make_unique<net::exchange>();
+    co_await http_.start(*stream_, req, std::chrono::steady_clock::now() + timeout_, false);
+    if (stream_->ec) fail(*stream_, "reading the stream's header");
+    stream_->parser.body_limit(boost::none);  // bounded per line by next_line()
+    co_return stream_->parser.get().result_int();
+  }
+
+  // The next complete line of the stream, waiting until `deadline` at most; nullopt when none came in time
+  // or wake() was called (the stream stays usable). Throws when the stream ended, failed, or a line passed
+  // the size limit. The stream is read by one reader coroutine, started at the first call, that goes on
+  // between calls; it ends when the stream ends or the connection is closed.
+  asio::awaitable<std::optional<std::string>> next_line(std::chrono::steady_clock::time_point deadline) {
+    if (!stream_ || !stream_->conn) throw error(errc::unavailable, "the stream is closed");
+    if (!reader_started_) {
+      reader_started_ = true;
+      stream_->conn->tcp().expires_never();
+      asio::co_spawn(ready_.get_executor(), read_stream(shared_from_this()), asio::detached);
     }
-#else
-    (void)tls;
-#endif
-  }
-
-  [[nodiscard]] const url& where() const noexcept { return url_; }
-
-  // Runs `op` on the stream requests go through: the TLS stream for https, else the TCP stream.
-  template <class Op>
-  decltype(auto) on_stream(Op&& op) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    if (tls_) return op(*tls_);
-#endif
-    return op(stream_);
-  }
-
-  // POSTs `body` to `target`; returns the status and the whole body.
-  std::pair<unsigned, std::string> post(const std::string& target, const std::string& body,
-                                        const std::string& token) {
-    ensure_connected();
-    send(target, body, token, true);
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(max_bytes_);
-    parser.header_limit(64 * 1024);
-    stream_.expires_after(timeout_);
-    beast::error_code ec = run_op([&](auto done) {
-      on_stream([&](auto& s) { http::async_read(s, buffer_, parser, done); });
-    });
-    if (ec) fail(ec, "reading the response");
-    auto& res = parser.get();
-    // Bytes after the response (a second response the server sent unasked) are never read as the next
-    // request's response: the connection is closed, its buffer emptied (issue 26).
-    if (!res.keep_alive() || buffer_.size() != 0) close();
-    return {res.result_int(), std::move(res.body())};
-  }
-
-  // POSTs `body` to a streaming `target` and returns after the response header; then next_line() reads
-  // the newline-separated messages. The connection is then used only for this stream.
-  unsigned open_stream(const std::string& target, const std::string& body, const std::string& token) {
-    ensure_connected();
-    send(target, body, token, false);
-    stream_parser_ = std::make_unique<http::response_parser<http::string_body>>();
-    stream_parser_->body_limit(boost::none);
-    stream_.expires_after(timeout_);
-    beast::error_code ec =
-        run_op([&](auto done) {
-          on_stream([&](auto& s) { http::async_read_header(s, buffer_, *stream_parser_, done); });
-        });
-    if (ec) fail(ec, "reading the stream's header");
-    return stream_parser_->get().result_int();
-  }
-
-  // The next complete line of the stream, waiting at most `wait`; nullopt when none came in time (the read
-  // stays pending and the stream usable: the next call goes on waiting). Throws when the stream ended or
-  // failed.
-  std::optional<std::string> next_line(std::chrono::milliseconds wait) {
-    auto& body = stream_parser_->get().body();
-    const auto deadline = std::chrono::steady_clock::now() + wait;
     for (;;) {
+      auto& body = stream_->parser.get().body();
       if (auto nl = body.find('\n'); nl != std::string::npos) {
         std::string line = body.substr(0, nl);
         body.erase(0, nl + 1);
         if (line.find_first_not_of(" \r\t") == std::string::npos) continue;
-        return line;
+        co_return line;
       }
-      if (body.size() > max_bytes_) throw error("bad_response", "a stream message longer than the limit");
-      if (stream_parser_->is_done()) throw error("unavailable", "the stream ended");
-      const auto now = std::chrono::steady_clock::now();
-      if (now >= deadline) return std::nullopt;
-      if (!read_pending_) {
-        read_pending_ = true;
-        stream_.expires_never();
-        on_stream([&](auto& s) {
-          http::async_read_some(s, buffer_, *stream_parser_, [this](beast::error_code ec, std::size_t) {
-            read_result_ = ec;
-            read_pending_ = false;
-          });
-        });
+      if (body.size() > max_bytes_) throw error(errc::bad_response, "a stream message longer than the limit");
+      if (read_error_) {
+        if (stream_->parser.is_done() || *read_error_ == http::error::end_of_stream)
+          throw error(errc::unavailable, "the stream ended");
+        stream_->ec = *read_error_;
+        fail(*stream_, "reading the stream");
       }
-      ioc_.restart();
-      ioc_.run_for(deadline - now);
-      if (read_pending_) return std::nullopt;
-      if (read_result_ && read_result_ != http::error::need_buffer) fail(read_result_, "reading the stream");
+      if (woken_) {
+        woken_ = false;
+        co_return std::nullopt;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) co_return std::nullopt;
+      ready_.expires_at(deadline);
+      boost::system::error_code ignored;
+      co_await ready_.async_wait(asio::redirect_error(asio::use_awaitable, ignored));
     }
   }
 
-  // For a poller of streams: the socket (-1 when closed), and whether next_line() may return without the
-  // socket becoming readable (a complete line or the end already parsed, or bytes read and not parsed).
-  [[nodiscard]] int native_handle() const noexcept {
-    return connected_ ? const_cast<beast::tcp_stream&>(stream_).socket().native_handle() : -1;
-  }
-  [[nodiscard]] bool may_have_buffered() const noexcept {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    // decrypted bytes the TLS layer holds do not make the socket readable
-    if (tls_ && SSL_pending(const_cast<beast::ssl_stream<beast::tcp_stream&>&>(*tls_).native_handle()) > 0) return true;
-#endif
-    if (!stream_parser_) return false;
-    // bytes read but not parsed yet (a chunk's header parsed, its data not): no read is pending for them
-    return stream_parser_->is_done() || stream_parser_->get().body().find('\n') != std::string::npos ||
-           (!read_pending_ && buffer_.size() > 0);
+  // Ends a next_line() that waits (it returns nullopt), e.g. for a cancellation. On the connection's executor.
+  void wake() {
+    woken_ = true;
+    ready_.cancel();
   }
 
   void close() noexcept {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    tls_.reset();
-#endif
-    beast::error_code ignored;
-    stream_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    stream_.socket().close(ignored);
-    buffer_.consume(buffer_.size());
-    connected_ = false;
+    if (stream_ && stream_->conn) stream_->conn->close();
+    http_.close_all();
   }
 
  private:
-  template <class Start>
-  beast::error_code run_op(Start&& start) {
-    beast::error_code result = asio::error::would_block;
-    start([&result](beast::error_code ec, std::size_t = 0) { result = ec; });
-    ioc_.restart();
-    ioc_.run();
-    return result;
+  static net::client_options options(net::tls_context tls, std::size_t max_bytes) {
+    net::client_options o;
+    o.tls = std::move(tls);
+    o.max_idle = 1;
+    o.max_idle_age = std::chrono::seconds(30);  // the gateway keeps a connection open; quiet() is checked anyway
+    o.header_limit = 64 * 1024;
+    o.body_limit = max_bytes;
+    return o;
   }
 
-  // A kept-alive connection is reused only when the server sent nothing since its last response: bytes waiting
-  // on the socket (or the end of the connection) close it, so that they are not read as the next response.
-  void ensure_connected() {
-    if (connected_) {
-      char byte = 0;
-      const auto n = ::recv(stream_.socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      bool quiet = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-      if (tls_ && SSL_pending(tls_->native_handle()) > 0) quiet = false;  // decrypted bytes held by TLS
-#endif
-      if (quiet) return;
-      close();
-    }
-    asio::ip::tcp::resolver resolver(ioc_);
-    beast::error_code ec;
-    const auto results = resolver.resolve(url_.host, url_.port, ec);
-    if (ec) fail(ec, "resolving");
-    stream_.expires_after(timeout_);
-    ec = run_op([&](auto done) {
-      stream_.async_connect(results, [done](beast::error_code e, const asio::ip::tcp::endpoint&) mutable { done(e); });
-    });
-    if (ec) fail(ec, "connecting");
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    if (ssl_) {
-      tls_ = std::make_unique<beast::ssl_stream<beast::tcp_stream&>>(stream_, *ssl_);
-      if (!SSL_set_tlsext_host_name(tls_->native_handle(), url_.host.c_str())) {
-        close();
-        throw error("unavailable", "TLS: cannot set the server name");
-      }
-      tls_->set_verify_callback(asio::ssl::host_name_verification(url_.host));
-      stream_.expires_after(timeout_);
-      ec = run_op([&](auto done) { tls_->async_handshake(asio::ssl::stream_base::client, done); });
-      if (ec) fail(ec, "TLS handshake");
-    }
-#endif
-    connected_ = true;
-  }
-
-  void send(const std::string& target, const std::string& body, const std::string& token, bool keep_alive) {
+  http::request<http::string_body> request(const std::string& target, const std::string& body,
+                                           const std::string& token, bool keep_alive) const {
     http::request<http::string_body> req{http::verb::post, target, 11};
-    req.set(http::field::host, url_.host + ":" + url_.port);
+    req.set(http::field::host, url_.authority());
     req.set(http::field::content_type, "application/json");
     if (!token.empty()) req.set(http::field::authorization, token);
     req.keep_alive(keep_alive);
     req.body() = body;
     req.prepare_payload();
-    stream_.expires_after(timeout_);
-    beast::error_code ec = run_op([&](auto done) { on_stream([&](auto& s) { http::async_write(s, req, done); }); });
-    if (ec) fail(ec, "sending the request");
+    return req;
   }
 
-  [[noreturn]] void fail(beast::error_code ec, const char* what) {
+  // The stream's reader: parses what comes into the stream parser's body and wakes next_line().
+  static asio::awaitable<void> read_stream(std::shared_ptr<connection> self) {
+    for (;;) {
+      auto ec = co_await net::client::read_some(*self->stream_);
+      if (!ec && self->stream_->parser.is_done()) ec = http::error::end_of_stream;
+      if (!ec && self->stream_->parser.get().body().size() > self->max_bytes_) ec = http::error::body_limit;
+      if (ec) self->read_error_ = ec;
+      self->ready_.cancel();
+      if (ec) co_return;
+    }
+  }
+
+  [[noreturn]] void fail(const net::exchange& x, const char* what) {
+    const auto ec = x.ec;
+    const char* step = x.step && *x.step ? x.step : what;
     close();
-    throw error(ec == beast::error::timeout ? "timeout" : "unavailable",
-                detail::str_cat(url_.host, ":", url_.port, ": ", what, ": ", ec.message()));
+    throw error(ec == boost::beast::error::timeout ? errc::timeout : errc::unavailable,
+                detail::str_cat(url_.authority(), ": ", step, ": ", ec.message()));
   }
 
-  url url_;
+  net::url url_;
   std::chrono::milliseconds timeout_;
   std::size_t max_bytes_;
-  asio::io_context ioc_;
-  beast::tcp_stream stream_;
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-  std::unique_ptr<asio::ssl::context> ssl_;
-  std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls_;
-#endif
-  beast::flat_buffer buffer_;
-  bool connected_ = false;
-  bool read_pending_ = false;
-  beast::error_code read_result_;
-  std::unique_ptr<http::response_parser<http::string_body>> stream_parser_;
+  net::client http_;                        // the endpoint's keep-alive pool (one idle connection)
+  std::unique_ptr<net::exchange> stream_;   // the stream's exchange, after open_stream()
+  asio::steady_timer ready_;                // next_line() waits on it; the reader and wake() cancel it
+  bool reader_started_ = false;
+  bool woken_ = false;
+  std::optional<boost::beast::error_code> read_error_;
 };
 
 }  // namespace tool_effects::etcd::detail

@@ -1,5 +1,5 @@
-// tool_effects/etcd/detail/gateway_json.hpp — internal to <tool_effects/etcd/client.hpp> (included there
-// after the value types it reads and writes): the JSON of etcd's v3 gateway. Base64 keys and values, int64
+// tool_effects/etcd/detail/gateway_json.hpp — internal to <tool_effects/etcd/async_client.hpp> (over the
+// value types of etcd/types.hpp): the JSON of etcd's v3 gateway. Base64 keys and values, int64
 // fields sent as strings, fields omitted at their default, the bodies of requests and the parse of
 // answers and watch messages, endpoints, and a gateway error as an `etcd::error` with a stable reason.
 #ifndef TOOL_EFFECTS_ETCD_DETAIL_GATEWAY_JSON_HPP
@@ -15,8 +15,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/etcd/error.hpp>
+#include <tool_effects/etcd/types.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/net/url.hpp>
 
 namespace tool_effects::etcd {
 
@@ -89,7 +93,7 @@ inline std::optional<std::string> base64_decode(std::string_view in) {
 
 // Reading fields of a gateway response: absent = the default; present = must have the right type.
 inline const nlohmann::json* field(const nlohmann::json& j, const char* name) {
-  if (!j.is_object()) throw error("bad_response", "expected an object");
+  if (!j.is_object()) throw error(errc::bad_response, "expected an object");
   const auto it = j.find(name);
   return it == j.end() || it->is_null() ? nullptr : &*it;
 }
@@ -98,7 +102,7 @@ inline std::int64_t int64_field(const nlohmann::json& j, const char* name) {
   const auto* f = field(j, name);
   if (!f) return 0;
   if (f->is_number_integer()) return f->get<std::int64_t>();
-  if (!f->is_string()) throw error("bad_response", detail::str_cat("field ", name, " is not an int64"));
+  if (!f->is_string()) throw error(errc::bad_response, detail::str_cat("field ", name, " is not an int64"));
   const auto& s = f->get_ref<const std::string&>();
   std::size_t used = 0;
   long long v = 0;
@@ -107,23 +111,23 @@ inline std::int64_t int64_field(const nlohmann::json& j, const char* name) {
   } catch (const std::exception&) {
     used = 0;
   }
-  if (used != s.size() || s.empty()) throw error("bad_response", detail::str_cat("field ", name, " is not an int64"));
+  if (used != s.size() || s.empty()) throw error(errc::bad_response, detail::str_cat("field ", name, " is not an int64"));
   return v;
 }
 
 inline bool bool_field(const nlohmann::json& j, const char* name) {
   const auto* f = field(j, name);
   if (!f) return false;
-  if (!f->is_boolean()) throw error("bad_response", detail::str_cat("field ", name, " is not a boolean"));
+  if (!f->is_boolean()) throw error(errc::bad_response, detail::str_cat("field ", name, " is not a boolean"));
   return f->get<bool>();
 }
 
 inline std::string bytes_field(const nlohmann::json& j, const char* name) {
   const auto* f = field(j, name);
   if (!f) return {};
-  if (!f->is_string()) throw error("bad_response", detail::str_cat("field ", name, " is not base64"));
+  if (!f->is_string()) throw error(errc::bad_response, detail::str_cat("field ", name, " is not base64"));
   auto decoded = base64_decode(f->get_ref<const std::string&>());
-  if (!decoded) throw error("bad_response", detail::str_cat("field ", name, " is not base64"));
+  if (!decoded) throw error(errc::bad_response, detail::str_cat("field ", name, " is not base64"));
   return std::move(*decoded);
 }
 
@@ -131,7 +135,7 @@ inline const nlohmann::json& array_field(const nlohmann::json& j, const char* na
   static const nlohmann::json empty = nlohmann::json::array();
   const auto* f = field(j, name);
   if (!f) return empty;
-  if (!f->is_array()) throw error("bad_response", detail::str_cat("field ", name, " is not an array"));
+  if (!f->is_array()) throw error(errc::bad_response, detail::str_cat("field ", name, " is not an array"));
   return *f;
 }
 
@@ -219,9 +223,9 @@ inline watch_response parse_watch(const nlohmann::json& line) {
   if (!result) {
     if (const auto* e = field(line, "error")) {
       const auto code = e->is_object() ? int(int64_field(*e, "grpc_code")) : 0;
-      throw error("server_error", e->dump().substr(0, 200), code);
+      throw error(errc::server_error, e->dump().substr(0, 200), code);
     }
-    throw error("bad_response", "a watch message without result");
+    throw error(errc::bad_response, "a watch message without result");
   }
   watch_response w;
   w.revision = header_revision(*result);
@@ -230,11 +234,48 @@ inline watch_response parse_watch(const nlohmann::json& line) {
   w.compact_revision = int64_field(*result, "compact_revision");
   for (const auto& e : array_field(*result, "events")) {
     const auto* type = field(e, "type");
-    if (type && !type->is_string()) throw error("bad_response", "event type is not a string");
+    if (type && !type->is_string()) throw error(errc::bad_response, "event type is not a string");
     const auto* kv = field(e, "kv");
     w.events.push_back({type && type->get_ref<const std::string&>() == "DELETE", kv ? parse_kv(*kv) : key_value{}});
   }
   return w;
+}
+
+// A transaction's answer: which branch ran, the revision, one answer per operation of that branch.
+inline txn_result parse_txn(const nlohmann::json& res, const std::vector<txn_op>& success,
+                            const std::vector<txn_op>& failure) {
+  txn_result out;
+  out.succeeded = bool_field(res, "succeeded");
+  out.revision = header_revision(res);
+  const auto& ops = out.succeeded ? success : failure;
+  const auto& responses = array_field(res, "responses");
+  if (responses.size() != ops.size()) throw error(errc::bad_response, "txn: one response per operation expected");
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    txn_op_result r;
+    r.op = ops[i].op;
+    const auto& one = responses[i];
+    if (r.op == txn_op::kind::range) {
+      const auto* rr = field(one, "response_range");
+      if (rr) r.range = parse_range(*rr);
+      r.range.revision = out.revision;
+    } else if (r.op == txn_op::kind::delete_range) {
+      const auto* d = field(one, "response_delete_range");
+      r.deleted = d ? int64_field(*d, "deleted") : 0;
+    }
+    out.responses.push_back(std::move(r));
+  }
+  return out;
+}
+
+// A member's status answer.
+inline member_status parse_status(const nlohmann::json& res) {
+  const auto id = [](const nlohmann::json* j, const char* name) -> std::string {
+    const auto* f = j ? field(*j, name) : nullptr;
+    if (f && f->is_string()) return f->get<std::string>();
+    if (f && f->is_number_unsigned()) return std::to_string(f->get<std::uint64_t>());
+    throw error(errc::bad_response, str_cat("status: no ", name));
+  };
+  return {id(field(res, "header"), "member_id"), id(&res, "leader")};
 }
 
 // The key just after every key with this prefix ("" when there is none: the prefix is all 0xFF).
@@ -249,28 +290,23 @@ inline std::string prefix_end(std::string prefix) {
   return std::string(1, '\0');
 }
 
-struct url {
-  std::string host;
-  std::string port;
-  bool tls = false;
-};
-
-inline url parse_endpoint(std::string_view e) {
-  bool tls = false;
-  if (e.rfind("https://", 0) == 0) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    tls = true;
-    e.remove_prefix(8);
-#else
-    throw error("bad_option", detail::str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", e));
-#endif
+// An endpoint: "http://host:port", "https://host:port" (a build with TOOL_EFFECTS_ETCD_TLS) or a bare
+// "host:port" (http), as the one URL type of the network layer; anything else is bad_option.
+inline net::url parse_endpoint(std::string_view e) {
+  std::string text(e);
+  if (text.find("://") == std::string::npos) text = str_cat("http://", text);
+  net::url u;
+  try {
+    u = net::parse_http_url(text);
+  } catch (const net::url_error& x) {
+    throw error(errc::bad_option, str_cat("endpoint is not host:port: ", x.what()));
   }
-  if (e.rfind("http://", 0) == 0) e.remove_prefix(7);
-  while (!e.empty() && e.back() == '/') e.remove_suffix(1);
-  const auto colon = e.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size())
-    throw error("bad_option", detail::str_cat("endpoint is not host:port: ", e));
-  return {std::string(e.substr(0, colon)), std::string(e.substr(colon + 1)), tls};
+  if (u.port.empty() || u.path.find_first_not_of('/') != std::string::npos || u.query || u.fragment)
+    throw error(errc::bad_option, str_cat("endpoint is not host:port: ", net::detail::url_printable(text)));
+  if (u.is_https() && !TOOL_EFFECTS_ETCD_HAS_TLS)
+    throw error(errc::bad_option, str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", u.authority()));
+  u.path.clear();
+  return u;
 }
 
 // The bounds of what the gateway sends that goes into a request or an error (docs/coordination.md, "Bounds
@@ -285,7 +321,7 @@ inline std::string checked_token(std::string token) {
   const bool ok = !token.empty() && token.size() <= max_token_bytes &&
                   std::all_of(token.begin(), token.end(), [](char c) { return c >= 0x21 && c <= 0x7E; });
   if (!ok)
-    throw error("bad_response", detail::str_cat("the authenticate answer's token (", std::to_string(token.size()),
+    throw error(errc::bad_response, detail::str_cat("the authenticate answer's token (", std::to_string(token.size()),
                                                 " bytes) is not 1 to 4096 visible ASCII characters"));
   return token;
 }
@@ -321,14 +357,14 @@ inline std::string quoted_message(std::string_view m) {
     if (const auto* m = field(j, "message"); m && m->is_string()) message = m->get<std::string>();
   } catch (const std::exception&) {
   }
-  std::string reason = "server_error";
-  if (message.find("lease not found") != std::string::npos) reason = "lease_not_found";
-  else if (message.find("compacted") != std::string::npos) reason = "compacted";
+  errc reason = errc::server_error;
+  if (message.find("lease not found") != std::string::npos) reason = errc::lease_not_found;
+  else if (message.find("compacted") != std::string::npos) reason = errc::compacted;
   else if (code == 16 || code == 7 || message.find("authentication failed") != std::string::npos ||
            message.find("user name is empty") != std::string::npos ||
            message.find("invalid auth token") != std::string::npos)
-    reason = "auth_failed";
-  else if (code == 14 || status == 503) reason = "unavailable";
+    reason = errc::auth_failed;
+  else if (code == 14 || status == 503) reason = errc::unavailable;
   throw error(reason, detail::str_cat("HTTP ", std::to_string(status), ": ", quoted_message(message)), code);
 }
 
