@@ -23,6 +23,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
 
+#include <tool_effects/mcp/host.hpp>
+#include <tool_effects/mcp/http.hpp>
+#include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
 
 // Unity-built with the other mcp tests (test/CMakeLists.txt): all below is this file's own.
@@ -481,6 +484,63 @@ TEST_F(McpServerHttp, CloseEndsEverySessionAndConnection) {
   EXPECT_TRUE(g.read_to_close(2s));
   std::lock_guard lock(handler->m);
   EXPECT_EQ(handler->closed, std::vector<std::string>{sid});
+}
+
+// mcp_server (mcp/server.hpp) behind listen_http, driven by our own HTTP client: the derived annotations arrive,
+// calls run through the server's coordinator (two clients, 40 increments of one account each, lose none).
+struct counter {
+  std::mutex m;
+  long value = 0;
+};
+struct accounts : te::resource<> {
+  static constexpr std::string_view resource_name = "accounts";
+};
+struct increment {
+  static constexpr std::string_view name = "increment";
+  static constexpr std::string_view target_arg = "acct";
+  using side_effects = te::effects<te::writes<accounts>>;
+  counter* c = nullptr;
+  json operator()(const json&) const {
+    long v;
+    {
+      std::lock_guard l(c->m);
+      v = c->value;
+    }
+    std::this_thread::sleep_for(100us);  // an unserialised read-modify-write loses increments
+    std::lock_guard l(c->m);
+    c->value = v + 1;
+    return json{{"value", v + 1}};
+  }
+};
+
+TEST(McpServerHttpServer, OurClientListsAndCallsOverHttp) {
+  counter c;
+  te::tool_registry<increment> reg(increment{&c});
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  std::optional<te::mcp_server<te::json_tool_host<increment>>> server;
+  server.emplace(pool, host, te::mcp_server_options{.name = "counter", .version = "1.0.0"});
+  const unsigned short port = server->listen_http("127.0.0.1", 0, "/mcp");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+  {
+    auto a = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url});
+    auto b = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url});
+    const json tools = a.list_tools();
+    ASSERT_EQ(tools["tools"].size(), 1u) << tools.dump();
+    EXPECT_EQ(
+        tools["tools"][0]["annotations"],
+        (json{
+            {"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", false}, {"openWorldHint", false}}));
+    std::thread ta([&] {
+      for (int i = 0; i < 40; ++i) a.call("increment", {{"acct", "x"}});
+    });
+    for (int i = 0; i < 40; ++i) b.call("increment", {{"acct", "x"}});
+    ta.join();
+    EXPECT_EQ(c.value, 80);
+    EXPECT_THROW(a.call("nope"), te::mcp_error);
+  }
+  server.reset();
+  pool.join();
 }
 
 }  // namespace

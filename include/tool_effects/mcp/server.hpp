@@ -30,6 +30,7 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/async_result.hpp>
@@ -93,8 +94,11 @@ class mcp_server {
 
   mcp_server(const mcp_server&) = delete;
   mcp_server& operator=(const mcp_server&) = delete;
-  /// Waits for the calls under way.
-  ~mcp_server() { callers_->join(); }
+  /// Stops the HTTP listeners, then waits for the calls under way.
+  ~mcp_server() {
+    transports_.clear();
+    callers_->join();
+  }
 
   /// The options.
   [[nodiscard]] const mcp_server_options& options() const noexcept { return options_; }
@@ -153,22 +157,23 @@ class mcp_server {
     if (!host_->registry().index_of(r.name))
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
     auto run = [this, r = std::move(r), cancel = request.cancel]() mutable {
-      const tool_call call{r.name, "mcp", std::move(r.arguments)};
+      const tool_call call{"mcp", r.name, std::move(r.arguments)};
       std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
       auto out = host_->run(executor_, dispatch_.with(cancel), std::span<const tool_call>(&call, 1), scope);
       return detail::call_tool_result(out.front(), r.name);
     };
+    // A named initiation: g++ 12 destroys a lambda temporary of a co_await expression twice (GCC bug 99576).
+    auto initiation = [this, run = std::move(run)](auto handler) mutable {
+      boost::asio::post(*callers_, [run = std::move(run), handler = std::move(handler)]() mutable {
+        nlohmann::json result = run();
+        auto ex = boost::asio::get_associated_executor(handler);
+        boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
+          std::move(handler)(std::move(result));
+        });
+      });
+    };
     co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
-        [this, run = std::move(run)](auto handler) mutable {
-          boost::asio::post(*callers_, [run = std::move(run), handler = std::move(handler)]() mutable {
-            nlohmann::json result = run();
-            auto ex = boost::asio::get_associated_executor(handler);
-            boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
-              std::move(handler)(std::move(result));
-            });
-          });
-        },
-        boost::asio::use_awaitable);
+        std::move(initiation), boost::asio::use_awaitable);
   }
 
   /// Serves one client over this process's stdin and stdout until stdin
@@ -211,6 +216,7 @@ class mcp_server {
   mcp_server_options options_;
   Options dispatch_;
   std::unique_ptr<boost::asio::thread_pool> callers_;
+  std::vector<std::shared_ptr<void>> transports_;  // listen_http's listeners (closed when destroyed)
 };
 
 template <class Executor, class Host>

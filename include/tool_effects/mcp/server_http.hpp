@@ -22,11 +22,21 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+#include <tool_effects/cancellation.hpp>
+#include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/mcp/server.hpp>
 
 namespace tool_effects {
 
@@ -143,6 +153,99 @@ class mcp_http_server {
  private:
   std::shared_ptr<detail::mcp_http_server_core> core_;
 };
+
+namespace detail {
+
+// mcp_server behind the HTTP transport: every request runs as its own coroutine through handle_request (its
+// answer, or its mcp_server_error, goes back on its stream); notifications/cancelled cancels the named request of
+// the same session; a session that ends cancels its requests under way.
+template <class Server>
+class mcp_server_http_bridge final : public mcp_http_handler,
+                                     public std::enable_shared_from_this<mcp_server_http_bridge<Server>> {
+ public:
+  mcp_server_http_bridge(Server* server, boost::asio::any_io_executor ex) : server_(server), ex_(std::move(ex)) {}
+
+  void on_message(const std::shared_ptr<mcp_http_peer>& peer, nlohmann::json msg,
+                  const mcp_http_request_info&) override {
+    const auto method = msg.find("method");
+    if (method == msg.end() || !method->is_string()) return;  // a response: no server-to-client request yet
+    if (!msg.contains("id")) {
+      if (*method == "notifications/cancelled") cancel(peer->session_id(), msg);
+      return;
+    }
+    nlohmann::json id = msg["id"];
+    turn_cancellation cancel;
+    {
+      std::lock_guard lock(m_);
+      running_[key(peer->session_id(), id)] = cancel;
+    }
+    nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
+    boost::asio::co_spawn(ex_,
+                          run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
+                              std::move(id), std::move(cancel)),
+                          boost::asio::detached);
+  }
+  void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
+    std::lock_guard lock(m_);
+    const std::string prefix = str_cat(peer->session_id(), "\n");
+    for (auto it = running_.lower_bound(prefix); it != running_.end() && it->first.rfind(prefix, 0) == 0;) {
+      it->second.cancel();
+      it = running_.erase(it);
+    }
+  }
+
+ private:
+  static std::string key(const std::string& session, const nlohmann::json& id) {
+    return str_cat(session, "\n", id.dump());
+  }
+
+  void cancel(const std::string& session, const nlohmann::json& msg) {
+    const auto p = msg.find("params");
+    if (p == msg.end() || !p->is_object() || !p->contains("requestId")) return;
+    std::lock_guard lock(m_);
+    if (const auto it = running_.find(key(session, (*p)["requestId"])); it != running_.end()) it->second.cancel();
+  }
+
+  static boost::asio::awaitable<void> run(std::shared_ptr<mcp_server_http_bridge> b,
+                                          std::shared_ptr<mcp_http_peer> peer, std::string method,
+                                          nlohmann::json params, nlohmann::json id, turn_cancellation cancel) {
+    nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
+    try {
+      mcp_server_request request;
+      request.session = peer->session_id();
+      request.id = id;
+      request.cancel = cancel;
+      reply["result"] = co_await b->server_->handle_request(std::move(method), std::move(params), std::move(request));
+    } catch (const mcp_server_error& e) {
+      reply["error"] = {{"code", e.code()}, {"message", e.what()}};
+      if (!e.data().is_null()) reply["error"]["data"] = e.data();
+    } catch (const std::exception&) {
+      reply["error"] = {{"code", -32603}, {"message", "Internal error"}};
+    }
+    {
+      std::lock_guard lock(b->m_);
+      b->running_.erase(key(peer->session_id(), id));
+    }
+    peer->send(std::move(reply));
+  }
+
+  Server* server_;
+  boost::asio::any_io_executor ex_;
+  std::mutex m_;
+  std::map<std::string, turn_cancellation> running_;  // session "\n" id → the request's cancellation
+};
+
+}  // namespace detail
+
+template <class Host, class Options>
+unsigned short mcp_server<Host, Options>::listen_http(std::string_view address, unsigned short port,
+                                                      std::string_view path) {
+  auto bridge = std::make_shared<detail::mcp_server_http_bridge<mcp_server>>(this, executor_);
+  auto http = std::make_shared<mcp_http_server>(executor_, bridge);
+  const unsigned short bound = http->listen(std::string(address), port, std::string(path));
+  transports_.push_back(std::move(http));
+  return bound;
+}
 
 }  // namespace tool_effects
 

@@ -31,10 +31,9 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(boost::beast::tcp_s
   }
   const std::string_view version =
       mcp_http_trim(std::string_view(req["MCP-Protocol-Version"].data(), req["MCP-Protocol-Version"].size()));
-  if (!version.empty() && std::find(mcp_http_server_versions.begin(), mcp_http_server_versions.end(), version) ==
-                              mcp_http_server_versions.end()) {
+  if (!version.empty() && !mcp_http_version_known(version)) {
     nlohmann::json supported = nlohmann::json::array();
-    for (const auto v : mcp_http_server_versions) supported.push_back(v);
+    for (const auto& v : mcp_protocol_versions()) supported.push_back(v);
     nlohmann::json body{{"jsonrpc", "2.0"},
                         {"id", nullptr},
                         {"error",
@@ -54,7 +53,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(boost::beast::tcp_s
     case hs_http::verb::delete_: {
       const std::string_view sid(req["Mcp-Session-Id"].data(), req["Mcp-Session-Id"].size());
       if (sid.empty()) {
-        if (version == mcp_http_modern_version) {
+        if (mcp_version_is_modern(std::string(version))) {
           res = make_response(error_reply_allow(405, -32600, "Method Not Allowed: no sessions in 2026-07-28", "POST"));
           co_await write_reply(self, stream, res);
         } else {
@@ -140,7 +139,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(boost::beast::
   const std::string method = has_method ? method_it->get<std::string>() : std::string();
   const bool is_request = has_method && has_id;
   const std::string_view version = mcp_http_trim(field("MCP-Protocol-Version"));
-  const bool modern = version == mcp_http_modern_version;
+  const bool modern = mcp_version_is_modern(std::string(version));
   const std::string_view sid = mcp_http_trim(field("Mcp-Session-Id"));
 
   if (modern && has_method) {  // the 2026-07-28 mirrored headers
@@ -309,7 +308,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(boost::beast::t
   const std::string_view version =
       mcp_http_trim(std::string_view(req["MCP-Protocol-Version"].data(), req["MCP-Protocol-Version"].size()));
   if (sid.empty()) {
-    if (version == mcp_http_modern_version) {
+    if (mcp_version_is_modern(std::string(version))) {
       res = make_response(error_reply_allow(405, -32600, "Method Not Allowed: no GET stream in 2026-07-28", "POST"));
       co_await write_reply(self, stream, res);
     } else {

@@ -50,6 +50,7 @@
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/mcp/client.hpp>
 
 namespace tool_effects::detail {
 
@@ -57,10 +58,11 @@ namespace hs_asio = boost::asio;
 namespace hs_http = boost::beast::http;
 using hs_tcp = boost::asio::ip::tcp;
 
-// The protocol versions the transport admits in MCP-Protocol-Version; 2026-07-28 is the stateless era.
-inline constexpr std::array<std::string_view, 5> mcp_http_server_versions = {"2024-11-05", "2025-03-26", "2025-06-18",
-                                                                             "2025-11-25", "2026-07-28"};
-inline constexpr std::string_view mcp_http_modern_version = "2026-07-28";
+// Whether MCP-Protocol-Version `v` is one we speak (mcp_protocol_versions(), the one list).
+inline bool mcp_http_version_known(std::string_view v) {
+  const auto& all = mcp_protocol_versions();
+  return std::find(all.begin(), all.end(), v) != all.end();
+}
 
 // The HTTP status of a JSON-RPC error answered as JSON: 2026-07-28 gives -32601 404 and the request's own faults
 // (-32700, -32600, -32602, -32020 header mismatch, -32021 missing capability, -32022 unsupported version) 400;
