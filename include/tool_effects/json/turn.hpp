@@ -189,6 +189,10 @@ class json_tool_host {
     return s;
   }
 
+  /// The identity policy of tool `i` (static: `static_identity_policy`;
+  /// dynamic: the one it was added with). What an MCP server publishes.
+  [[nodiscard]] const identity_policy& identity_policy_of(std::size_t i) const { return policy(i); }
+
   /// The registry.
   [[nodiscard]] registry_type& registry() noexcept { return *registry_; }
   [[nodiscard]] const registry_type& registry() const noexcept { return *registry_; }

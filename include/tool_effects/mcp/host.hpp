@@ -28,6 +28,7 @@
 
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/tool_meta.hpp>
 
 namespace tool_effects {
 
@@ -58,12 +59,17 @@ inline constexpr std::string_view mcp_filesystem_overlay = R"({"version": 1, "to
 
 /// The dynamic tool of one server tool. Without an overlay entry (same
 /// name), the annotations of `tool` imported with trust `t` give the flags
-/// (conservative: none is unknown, i.e. exclusive). With one, the entry is
+/// (conservative: none is unknown, i.e. exclusive); from a trusted server
+/// the declaration it publishes under `_meta` (`mcp_accesses_meta_key`,
+/// a tool_effects server's scoped accesses and identity) replaces them, and
+/// from an untrusted one it is ignored, as its hints are. With one, the entry is
 /// your declaration and *replaces* them, trusted or not: its flags, its
 /// scoped resources and its identity policy. An entry that declares no
 /// flags or accesses at all (only an identity) keeps the imported flags.
 inline dynamic_tool merge_mcp_overlay(const nlohmann::json& tool, server_trust t, const dynamic_tool* overlay) {
   dynamic_tool d = import_mcp_tool(tool, t);
+  if (t == server_trust::trusted)
+    if (auto published = import_mcp_accesses_meta(tool)) d = std::move(*published);
   if (!overlay) return d;
   if (!overlay->description.exclusive) {
     d.description = overlay->description;
@@ -91,6 +97,12 @@ inline std::vector<dynamic_tool> mcp_server_tools(const nlohmann::json& list_res
                                                   std::string_view server = "server") {
   try {
     (void)import_mcp_tools(list_result, t);  // validates the whole list first
+    if (t == server_trust::trusted)
+      for (std::size_t i = 0; i < list_result.at("tools").size(); ++i) try {
+          (void)import_mcp_accesses_meta(list_result.at("tools")[i]);
+        } catch (const json_error& e) {
+          throw json_error(detail::str_cat("/tools/", std::to_string(i), e.pointer()), e.message(), e.input());
+        }
   } catch (const json_error& e) {
     throw json_error(e.pointer(), e.message(), e.input(), detail::str_cat(detail::mcp_server_label(server), " tools/list"));
   }

@@ -1,0 +1,106 @@
+// tool_effects/mcp/detail/server_core.hpp — internal to <tool_effects/mcp/server.hpp>:
+// what the server answers, by method, independent of the transport. Every
+// transport (stdio, Streamable HTTP) hands each incoming request to
+// `mcp_server::handle_request` through the role-neutral session.
+#ifndef TOOL_EFFECTS_MCP_DETAIL_SERVER_CORE_HPP
+#define TOOL_EFFECTS_MCP_DETAIL_SERVER_CORE_HPP
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include <tool_effects/json.hpp>
+#include <tool_effects/mcp/errors.hpp>
+
+namespace tool_effects {
+
+/// A JSON-RPC error the server answers a request with (code, message, data):
+/// thrown by a request handler, sent by the session as the error response.
+class mcp_server_error : public std::runtime_error {
+ public:
+  mcp_server_error(int code, const std::string& message, nlohmann::json data = nullptr)
+      : std::runtime_error(message), code_(code), data_(std::move(data)) {}
+  /// The JSON-RPC error code (-32602 invalid params, -32601 method not found, ...).
+  [[nodiscard]] int code() const noexcept { return code_; }
+  /// The error's `data` (null: none).
+  [[nodiscard]] const nlohmann::json& data() const noexcept { return data_; }
+
+ private:
+  int code_;
+  nlohmann::json data_;
+};
+
+/// The `_meta` key of a client-supplied idempotency key on `tools/call`: a
+/// non-empty string of at most 256 bytes naming the logical call. A call
+/// repeated with the same key (a retry after a lost response) is the same
+/// call: with a journal in the server's dispatch options, it is answered from
+/// the journal instead of running again. Documented in docs/mcp.md.
+inline constexpr std::string_view mcp_idempotency_meta_key = "io.github.tool-effects/idempotency-key";
+/// The longest idempotency key accepted (longer: invalid params).
+inline constexpr std::size_t mcp_max_idempotency_key_bytes = 256;
+
+namespace detail {
+
+// JSON-RPC codes the server uses.
+inline constexpr int rpc_invalid_params = -32602;
+inline constexpr int rpc_method_not_found = -32601;
+
+// The `tools/call` request read strictly: name (non-empty string), arguments (object, absent = {}),
+// the idempotency key in _meta when present. Errors name the member (JSON pointer into params).
+struct tool_call_request {
+  std::string name;
+  nlohmann::json arguments;
+  std::string idempotency_key;  // "" when the client gave none
+};
+
+inline tool_call_request read_tool_call(const nlohmann::json& params) {
+  auto bad = [](const std::string& at, std::string message, const nlohmann::json& v) -> mcp_server_error {
+    return mcp_server_error(rpc_invalid_params,
+                            str_cat("Invalid params: at ", at, ": ", message, v.is_null() ? "" : ": ", preview(v)));
+  };
+  if (!params.is_object()) throw bad("", expected("an object", params), params);
+  tool_call_request r;
+  const auto name = params.find("name");
+  if (name == params.end()) throw mcp_server_error(rpc_invalid_params, "Invalid params: missing required key \"name\"");
+  if (!name->is_string() || name->get_ref<const std::string&>().empty())
+    throw bad("/name", name->is_string() ? std::string("expected a non-empty string") : expected("a string", *name),
+              *name);
+  r.name = name->get<std::string>();
+  if (const auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
+    if (!a->is_object()) throw bad("/arguments", expected("an object", *a), *a);
+    r.arguments = *a;
+  } else {
+    r.arguments = nlohmann::json::object();
+  }
+  if (const auto m = params.find("_meta"); m != params.end() && m->is_object()) {
+    if (const auto k = m->find(mcp_idempotency_meta_key); k != m->end()) {
+      const std::string at = str_cat("/_meta/", pointer_token(mcp_idempotency_meta_key));
+      if (!k->is_string() || k->get_ref<const std::string&>().empty() ||
+          k->get_ref<const std::string&>().size() > mcp_max_idempotency_key_bytes)
+        throw bad(at, "expected a non-empty string of at most 256 bytes", *k);
+      r.idempotency_key = k->get<std::string>();
+    }
+  }
+  return r;
+}
+
+// The CallToolResult of one outcome: a tool that returned a CallToolResult is sent as it is; any other
+// result is one text block (the answer's text: a string as is, else compact JSON) with the object itself
+// as structuredContent; a failure is `isError: true` with its stable reason and explanation as the text.
+inline nlohmann::json call_tool_result(const outcome<nlohmann::json>& o, std::string_view tool) {
+  if (o.has_value() && is_mcp_tool_result(o.value())) return o.value();
+  const tool_answer a = answer_of(o, tool);
+  nlohmann::json r = {{"content", nlohmann::json::array({{{"type", "text"}, {"text", a.content}}})}};
+  if (!a.is_error && o.has_value() && o.value().is_object()) r["structuredContent"] = o.value();
+  if (a.is_error) r["isError"] = true;
+  return r;
+}
+
+}  // namespace detail
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_MCP_DETAIL_SERVER_CORE_HPP

@@ -1,0 +1,229 @@
+// tool_effects/mcp/server.hpp — the tools of a `json_tool_host` served over
+// MCP, with annotations derived from their declared effects.
+//
+//   te::json_tool_host host(registry);
+//   te::mcp_server server(pool, host, te::mcp_server_options{.name = "bank", .version = "1.0.0"});
+//   server.serve_stdio();                                              // until stdin closes
+//   unsigned short port = server.listen_http("127.0.0.1", 0, "/mcp");  // <tool_effects/mcp/server_http.hpp>
+//
+// - tools/list: every tool of the host; the four hints come from the declared
+//   effects (`export_mcp_hints`, the one rule; a static tool's are a
+//   constant), its scoped accesses and identity under `_meta`
+//   (`mcp_accesses_meta_key`, mcp/tool_meta.hpp). A tool type may state
+//   `static constexpr mcp_stated_hints annotations`, only equal to the derived ones.
+// - tools/call: every request of every session runs through the dispatcher
+//   with the server's dispatch options, which hold ONE coordinator for the
+//   server (a `local_coordinator` by default; any `Coordinator`): calls that
+//   conflict (one account) run one at a time, others in parallel, at most
+//   `max_concurrent_calls` at once. A journal in the options replays a call
+//   repeated with the same client-supplied idempotency key (`_meta`
+//   `mcp_idempotency_meta_key`).
+// Reasoning and bounds: docs/mcp.md ("The server").
+#ifndef TOOL_EFFECTS_MCP_SERVER_HPP
+#define TOOL_EFFECTS_MCP_SERVER_HPP
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <tool_effects/cancellation.hpp>
+#include <tool_effects/coordination.hpp>
+#include <tool_effects/dispatch.hpp>
+#include <tool_effects/json.hpp>
+#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/detail/server_core.hpp>
+#include <tool_effects/mcp/tool_meta.hpp>
+#include <tool_effects/version.hpp>
+
+namespace tool_effects {
+
+/// How a server presents itself and how many calls it runs at once.
+struct mcp_server_options {
+  std::string name = "tool_effects";  ///< serverInfo.name
+  std::string version = TOOL_EFFECTS_VERSION_STRING;  ///< serverInfo.version
+  std::string title{};         ///< serverInfo.title (empty: none)
+  std::string instructions{};  ///< initialize's `instructions` (empty: none)
+  /// tools/call requests dispatched at once over every session (running, or
+  /// waiting for their coordinator grant); further ones wait their turn.
+  std::size_t max_concurrent_calls = 16;
+};
+
+/// What a transport tells the server about one incoming request.
+struct mcp_server_request {
+  std::string session{};               ///< the session's id (transport-defined; "" for stdio)
+  nlohmann::json id = nullptr;         ///< the JSON-RPC id
+  turn_cancellation cancel{};          ///< cancelled by `notifications/cancelled` for this request
+};
+
+/// An MCP server for the tools of `Host` (a `json_tool_host<...>`, which must
+/// outlive the server), dispatching with `Options` (a `dispatch_options`
+/// holding a `Coordinator`; without one the program does not compile).
+template <class Host, class Options = dispatch_options<local_coordinator>>
+class mcp_server {
+  static_assert(detail::options_have_coordinator<Options>,
+                "mcp_server: the dispatch options must hold a Coordinator (one for the whole server)");
+
+ public:
+  /// Tools run on `executor` (an Asio executor or execution context, e.g. a
+  /// thread_pool); `dispatch` are the options every call runs with.
+  template <class Executor>
+  mcp_server(Executor&& executor, Host& host, mcp_server_options options = {},
+             Options dispatch = run_options{}.with(local_coordinator{}))
+      : executor_(to_any(executor)),
+        host_(&host),
+        options_(std::move(options)),
+        dispatch_(std::move(dispatch)),
+        callers_(std::make_unique<boost::asio::thread_pool>(options_.max_concurrent_calls == 0
+                                                                ? 1
+                                                                : options_.max_concurrent_calls)) {}
+
+  mcp_server(const mcp_server&) = delete;
+  mcp_server& operator=(const mcp_server&) = delete;
+  /// Stops the HTTP listeners, then waits for the calls under way.
+  ~mcp_server() {
+    transports_.clear();
+    callers_->join();
+  }
+
+  /// The options.
+  [[nodiscard]] const mcp_server_options& options() const noexcept { return options_; }
+
+  /// The `tools/list` result: every tool of the host, in index order.
+  [[nodiscard]] nlohmann::json list_tools() const {
+    nlohmann::json tools = nlohmann::json::array();
+    const auto& reg = host_->registry();
+    for (std::size_t i = 0; i < reg.size(); ++i) tools.push_back(entry(i));
+    return {{"tools", std::move(tools)}};
+  }
+
+  /// The `initialize` result for a client asking for `requested` (the same
+  /// version if we speak it, else our newest legacy one).
+  [[nodiscard]] nlohmann::json initialize_result(const std::string& requested) const {
+    nlohmann::json info = {{"name", options_.name}, {"version", options_.version}};
+    if (!options_.title.empty()) info["title"] = options_.title;
+    nlohmann::json r = {{"protocolVersion", negotiate(requested)},
+                        {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                        {"serverInfo", std::move(info)}};
+    if (!options_.instructions.empty()) r["instructions"] = options_.instructions;
+    return r;
+  }
+
+  /// The protocol version answered to a client asking for `requested`.
+  [[nodiscard]] static std::string negotiate(const std::string& requested) {
+    for (const auto& v : mcp_protocol_versions())
+      if (v == requested) return v;
+    for (const auto& v : mcp_protocol_versions())
+      if (!mcp_version_is_modern(v)) return v;
+    return mcp_protocol_versions().front();
+  }
+
+  /// Answers one request (any transport): its result, or throws
+  /// `mcp_server_error` (unknown method, invalid params). A tool's failure is
+  /// a result with `isError: true`, never an error response.
+  boost::asio::awaitable<nlohmann::json> handle_request(std::string method, nlohmann::json params,
+                                                        mcp_server_request request) {
+    if (method == "tools/call") co_return co_await call_tool(std::move(params), std::move(request));
+    if (method == "tools/list") co_return list_tools();
+    if (method == "ping") co_return nlohmann::json::object();
+    if (method == "initialize") {
+      std::string v;
+      if (params.is_object())
+        if (const auto it = params.find("protocolVersion"); it != params.end() && it->is_string()) v = *it;
+      co_return initialize_result(v);
+    }
+    throw mcp_server_error(detail::rpc_method_not_found, detail::str_cat("Method not found: ", detail::quote_input(method)));
+  }
+
+  /// Runs one `tools/call` (params as sent): through the dispatcher, under
+  /// the server's coordinator; `request.cancel` cancels it while it waits
+  /// (a running call runs to its end). Unknown tool: invalid params.
+  boost::asio::awaitable<nlohmann::json> call_tool(nlohmann::json params, mcp_server_request request) {
+    detail::tool_call_request r = detail::read_tool_call(params);
+    if (!host_->registry().index_of(r.name))
+      throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
+    auto run = [this, r = std::move(r), cancel = request.cancel]() mutable {
+      const tool_call call{"mcp", r.name, std::move(r.arguments)};
+      std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
+      auto out = host_->run(executor_, dispatch_.with(cancel), std::span<const tool_call>(&call, 1), scope);
+      return detail::call_tool_result(out.front(), r.name);
+    };
+    // A named initiation: g++ 12 destroys a lambda temporary of a co_await expression twice (GCC bug 99576).
+    auto initiation = [this, run = std::move(run)](auto handler) mutable {
+      boost::asio::post(*callers_, [run = std::move(run), handler = std::move(handler)]() mutable {
+        nlohmann::json result = run();
+        auto ex = boost::asio::get_associated_executor(handler);
+        boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
+          std::move(handler)(std::move(result));
+        });
+      });
+    };
+    co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
+        std::move(initiation), boost::asio::use_awaitable);
+  }
+
+  /// Serves one client over this process's stdin and stdout until stdin
+  /// closes (<tool_effects/mcp/server_stdio.hpp> defines it).
+  void serve_stdio();
+
+  /// Listens for Streamable HTTP on `address`:`port` (0: a free port) at
+  /// `path`; returns the port (<tool_effects/mcp/server_http.hpp> defines it).
+  unsigned short listen_http(std::string_view address, unsigned short port, std::string_view path);
+
+ private:
+  template <class E>
+  static boost::asio::any_io_executor to_any(E& e) {
+    if constexpr (requires { e.get_executor(); }) return e.get_executor();
+    else return boost::asio::any_io_executor(e);
+  }
+  // The key's own scope: calls of one key share their journal entries, calls of different keys never do.
+  static std::string str_key(const std::string& key) { return detail::str_cat("mcp-idempotency-key/", key); }
+
+  [[nodiscard]] nlohmann::json entry(std::size_t i) const {
+    const auto& reg = host_->registry();
+    if constexpr (Host::registry_type::static_size > 0)
+      if (Host::registry_type::is_static(i)) return static_entry(i, std::make_index_sequence<Host::registry_type::static_size>{});
+    return mcp_tool_entry(reg.name(i), reg.description(i), host_->identity_policy_of(i));
+  }
+  template <std::size_t... I>
+  [[nodiscard]] nlohmann::json static_entry(std::size_t i, std::index_sequence<I...>) const {
+    nlohmann::json out;
+    const auto& reg = host_->registry();
+    ((i == I ? (out = mcp_static_tool_entry<typename Host::registry_type::template tool_type<I>>(
+                    reg.name(I), reg.description(I), host_->identity_policy_of(I)),
+                0)
+             : 0),
+     ...);
+    return out;
+  }
+
+  boost::asio::any_io_executor executor_;
+  Host* host_;
+  mcp_server_options options_;
+  Options dispatch_;
+  std::unique_ptr<boost::asio::thread_pool> callers_;
+  std::vector<std::shared_ptr<void>> transports_;  // listen_http's listeners (closed when destroyed)
+};
+
+template <class Executor, class Host>
+mcp_server(Executor&&, Host&, mcp_server_options = {}) -> mcp_server<Host>;
+template <class Executor, class Host, class Options>
+mcp_server(Executor&&, Host&, mcp_server_options, Options) -> mcp_server<Host, Options>;
+
+}  // namespace tool_effects
+
+#endif  // TOOL_EFFECTS_MCP_SERVER_HPP

@@ -1,0 +1,125 @@
+// test/conformance/server.cpp — the server ./scripts/conformance runs the official MCP conformance suite's server
+// scenarios against (issue 28.6): mcp_server over Streamable HTTP (<tool_effects/mcp/server_http.hpp>) serving
+// the tools the suite names, with the texts its scenarios describe. Usage: conformance_server PORT (the last
+// argument); serves http://127.0.0.1:PORT/mcp until SIGINT or SIGTERM.
+//
+// What the suite also asks for and mcp_server does not serve yet (prompts, resources, logging, progress,
+// completion, sampling, elicitation, the SSE polling tool): see docs/mcp.md ("The conformance suite, server
+// side").
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/thread_pool.hpp>
+#include <nlohmann/json.hpp>
+
+#include <tool_effects/mcp/host.hpp>
+#include <tool_effects/mcp/server.hpp>
+#include <tool_effects/mcp/server_http.hpp>
+
+namespace te = tool_effects;
+using nlohmann::json;
+
+namespace {
+
+// 1x1 PNG and a short WAV (the suite checks the presence of data and mimeType).
+constexpr const char* png_1x1 =
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==";
+constexpr const char* wav_silence = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAEAfAAABAAgAZGF0YQAAAAA=";
+
+json text(const char* t) { return json{{"type", "text"}, {"text", t}}; }
+json blob(const char* type, const char* data, const char* mime) {
+  return json{{"type", type}, {"data", data}, {"mimeType", mime}};
+}
+json resource(const char* uri, const char* mime, const char* content) {
+  return json{{"type", "resource"}, {"resource", json{{"uri", uri}, {"mimeType", mime}, {"text", content}}}};
+}
+// A CallToolResult of `blocks` (sent as it is by mcp_server).
+json result(std::initializer_list<json> blocks) {
+  json content = json::array();
+  for (const auto& b : blocks) content.push_back(b);
+  return json{{"content", std::move(content)}};
+}
+
+// The tools take no arguments and touch nothing but this (the declared effect: a read of it).
+struct fixtures : te::resource<> {
+  static constexpr std::string_view resource_name = "conformance";
+};
+template <class Self>
+struct fixture_tool {
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const json&) const { return Self::run(); }
+};
+struct simple_text : fixture_tool<simple_text> {
+  static constexpr std::string_view name = "test_simple_text";
+  static constexpr std::string_view description = "Returns a simple text.";
+  static json run() { return result({text("This is a simple text response for testing.")}); }
+};
+struct image_content : fixture_tool<image_content> {
+  static constexpr std::string_view name = "test_image_content";
+  static constexpr std::string_view description = "Returns a 1x1 PNG image.";
+  static json run() { return result({blob("image", png_1x1, "image/png")}); }
+};
+struct audio_content : fixture_tool<audio_content> {
+  static constexpr std::string_view name = "test_audio_content";
+  static constexpr std::string_view description = "Returns a short WAV.";
+  static json run() { return result({blob("audio", wav_silence, "audio/wav")}); }
+};
+struct embedded_resource : fixture_tool<embedded_resource> {
+  static constexpr std::string_view name = "test_embedded_resource";
+  static constexpr std::string_view description = "Returns an embedded text resource.";
+  static json run() {
+    return result({resource("test://embedded-resource", "text/plain", "This is an embedded resource content.")});
+  }
+};
+struct multiple_content_types : fixture_tool<multiple_content_types> {
+  static constexpr std::string_view name = "test_multiple_content_types";
+  static constexpr std::string_view description = "Returns text, an image and a resource.";
+  static json run() {
+    return result({text("Multiple content types test:"), blob("image", png_1x1, "image/png"),
+                   resource("test://mixed-content-resource", "application/json", "{\"test\":\"data\",\"value\":123}")});
+  }
+};
+struct error_handling : fixture_tool<error_handling> {
+  static constexpr std::string_view name = "test_error_handling";
+  static constexpr std::string_view description = "Always fails.";
+  [[noreturn]] static json run() { throw std::runtime_error("This tool intentionally returns an error for testing"); }
+};
+
+using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
+                                   error_handling>;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s PORT\n", argv[0]);
+    return 2;
+  }
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGINT);
+  sigaddset(&stop, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);  // before any thread starts: only sigwait below sees them
+  try {
+    registry reg;
+    te::json_tool_host host(reg);
+    boost::asio::thread_pool pool(2);
+    te::mcp_server server(pool, host, te::mcp_server_options{.name = "tool-effects-conformance", .version = "1.0.0"});
+    const unsigned short port =
+        server.listen_http("127.0.0.1", static_cast<unsigned short>(std::atoi(argv[argc - 1])), "/mcp");
+    std::fprintf(stderr, "conformance_server: http://127.0.0.1:%u/mcp\n", port);
+    int sig = 0;
+    sigwait(&stop, &sig);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "conformance_server: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,547 @@
+// The server's Streamable HTTP transport (issue 28, <tool_effects/mcp/server_http.hpp>), driven over raw TCP on
+// 127.0.0.1 so that every byte the server writes is asserted: sessions, JSON and SSE answers (priming event,
+// retry), GET streams, resumption with Last-Event-ID, DELETE, the stateless 2026-07-28 era and its mirrored
+// headers, DNS-rebinding protection, and hostile clients (garbage, oversize, slowloris, too many sessions,
+// streams and pending requests): each fails alone and the server keeps serving.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <cerrno>
+
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/write.hpp>
+
+#include <tool_effects/mcp/host.hpp>
+#include <tool_effects/mcp/http.hpp>
+#include <tool_effects/mcp/server.hpp>
+#include <tool_effects/mcp/server_http.hpp>
+
+// Unity-built with the other mcp tests (test/CMakeLists.txt): all below is this file's own.
+namespace mcp_server_http_test_ns {
+
+namespace te = tool_effects;
+using nlohmann::json;
+using namespace std::chrono_literals;
+using tcp = boost::asio::ip::tcp;
+
+namespace {
+
+// A core that answers by method: initialize, echo (params back), progress (a related notification, then the
+// result), hold (kept for the test to answer), poll (its stream closed at once, kept), params (the Mcp-Param-*
+// fields seen), notify (an unrelated notification, then the result), fail (-32601).
+struct test_handler final : te::mcp_http_handler {
+  std::mutex m;
+  std::vector<json> got;
+  std::vector<std::string> closed;
+  std::shared_ptr<te::mcp_http_peer> held;
+  json held_id;
+  void on_message(const std::shared_ptr<te::mcp_http_peer>& peer, json msg,
+                  const te::mcp_http_request_info& info) override {
+    std::lock_guard lock(m);
+    got.push_back(msg);
+    if (!msg.contains("id") || !msg.contains("method")) return;
+    const std::string method = msg["method"];
+    const json id = msg["id"];
+    auto result = [&](json r) { peer->send(json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(r)}}); };
+    if (method == "initialize") {
+      result({{"protocolVersion", msg["params"]["protocolVersion"]}, {"capabilities", json::object()}});
+    } else if (method == "echo" || method == "tools/call") {
+      result(msg.value("params", json::object()));
+    } else if (method == "progress") {
+      peer->send(json{{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", {{"progress", 1}}}}, id);
+      result({{"done", true}});
+    } else if (method == "notify") {
+      peer->send(json{{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", {{"n", 1}}}});
+      result({{"done", true}});
+    } else if (method == "hold" || method == "poll") {
+      if (method == "poll") peer->close_stream(id);
+      held = peer;
+      held_id = id;
+    } else if (method == "params") {
+      result(json(info.params));
+    } else {
+      peer->send(json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32601}, {"message", "Method not found"}}}});
+    }
+  }
+  void on_closed(const std::shared_ptr<te::mcp_http_peer>& peer) override {
+    std::lock_guard lock(m);
+    closed.push_back(peer->session_id());
+  }
+  void answer_held(json result) {
+    std::lock_guard lock(m);
+    held->send(json{{"jsonrpc", "2.0"}, {"id", held_id}, {"result", std::move(result)}});
+  }
+};
+
+// One raw TCP connection to the server, reads bounded by a deadline.
+struct raw_conn {
+  boost::asio::io_context io;
+  tcp::socket s{io};
+  std::string in;
+  bool eof = false;
+  explicit raw_conn(unsigned short port) {
+    s.connect({boost::asio::ip::make_address("127.0.0.1"), port});
+    timeval tv{0, 50 * 1000};
+    ::setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  }
+  void write(const std::string& bytes) {
+    boost::system::error_code ec;
+    boost::asio::write(s, boost::asio::buffer(bytes), ec);
+  }
+  // Reads until `done(in)`, the peer closes, or `limit` passes; returns whether done() held.
+  template <class F>
+  bool read_until(F done, std::chrono::milliseconds limit = 5s) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    char buf[4096];
+    while (!done(in)) {
+      if (eof || std::chrono::steady_clock::now() > end) return false;
+      const auto n = ::recv(s.native_handle(), buf, sizeof buf, 0);  // SO_RCVTIMEO: at most 50 ms
+      if (n > 0)
+        in.append(buf, static_cast<std::size_t>(n));
+      else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+        eof = true;
+    }
+    return true;
+  }
+  bool read_to_close(std::chrono::milliseconds limit = 5s) {
+    read_until([](const std::string&) { return false; }, limit);
+    return eof;
+  }
+};
+
+struct response {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // lower-case names
+  std::string body;
+};
+response parse(const std::string& raw) {
+  response r;
+  const auto end = raw.find("\r\n\r\n");
+  if (raw.size() < 12 || end == std::string::npos) return r;
+  r.status = std::stoi(raw.substr(9, 3));
+  std::size_t pos = raw.find("\r\n") + 2;
+  while (pos < end) {
+    const auto nl = raw.find("\r\n", pos);
+    const auto line = raw.substr(pos, nl - pos);
+    const auto colon = line.find(':');
+    std::string k = line.substr(0, colon);
+    for (char& c : k) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    r.headers[k] = line.substr(line.find_first_not_of(' ', colon + 1));
+    pos = nl + 2;
+  }
+  r.body = raw.substr(end + 4);
+  return r;
+}
+
+constexpr const char* accept_both = "application/json, text/event-stream";
+
+std::string request(const std::string& method, const std::string& body, std::map<std::string, std::string> headers,
+                    unsigned short port) {
+  std::string r = method + " /mcp HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) + "\r\nConnection: close\r\n";
+  if (method == "POST") {
+    headers.emplace("Content-Type", "application/json");
+    headers.emplace("Accept", accept_both);
+  }
+  for (const auto& [k, v] : headers) r += k + ": " + v + "\r\n";
+  r += "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+  return r;
+}
+
+struct fixture : ::testing::Test {
+  boost::asio::thread_pool pool{2};
+  std::shared_ptr<test_handler> handler = std::make_shared<test_handler>();
+  std::unique_ptr<te::mcp_http_server> server;
+  unsigned short port = 0;
+
+  void start(te::mcp_http_server_options o = {}) {
+    server = std::make_unique<te::mcp_http_server>(pool.get_executor(), handler, std::move(o));
+    port = server->listen("127.0.0.1", 0, "/mcp");
+  }
+  void SetUp() override { start(); }
+  void TearDown() override {
+    server.reset();
+    pool.join();
+  }
+  // One exchange on a new connection (Connection: close), read to the end.
+  response exchange(const std::string& method, const std::string& body,
+                    std::map<std::string, std::string> headers = {}) {
+    raw_conn c(port);
+    c.write(request(method, body, std::move(headers), port));
+    c.read_to_close();
+    return parse(c.in);
+  }
+  response post(const json& msg, std::map<std::string, std::string> headers = {}) {
+    return exchange("POST", msg.dump(), std::move(headers));
+  }
+  static json rpc(int id, const std::string& method, json params = json::object()) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+  }
+  // A session: its id, after initialize (answered as JSON) and notifications/initialized (202).
+  std::string initialize(const std::string& version = "2025-11-25") {
+    const auto r = post(rpc(0, "initialize", {{"protocolVersion", version}, {"capabilities", json::object()}}));
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.headers.at("content-type"), "application/json");
+    const std::string sid = r.headers.count("mcp-session-id") ? r.headers.at("mcp-session-id") : "";
+    EXPECT_EQ(sid.size(), 32u);
+    const auto n = post({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}},
+                        {{"Mcp-Session-Id", sid}, {"MCP-Protocol-Version", version}});
+    EXPECT_EQ(n.status, 202);
+    EXPECT_EQ(n.body, "");
+    return sid;
+  }
+  static std::map<std::string, std::string> session(const std::string& sid) {
+    return {{"Mcp-Session-Id", sid}, {"MCP-Protocol-Version", "2025-11-25"}};
+  }
+  static std::map<std::string, std::string> modern(const std::string& method, std::string name = {}) {
+    std::map<std::string, std::string> h{{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", method}};
+    if (!name.empty()) h["Mcp-Name"] = std::move(name);
+    return h;
+  }
+  static int error_code(const response& r) { return json::parse(r.body)["error"]["code"].get<int>(); }
+};
+
+using McpServerHttp = fixture;
+
+TEST_F(McpServerHttp, ASessionIsGivenAtInitializeAndAnswersAsJson) {
+  const std::string sid = initialize();
+  const auto r = post(rpc(7, "echo", {{"x", 1}}), session(sid));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers.at("content-type"), "application/json");
+  EXPECT_EQ(json::parse(r.body), (json{{"jsonrpc", "2.0"}, {"id", 7}, {"result", {{"x", 1}}}}));
+  const auto none = post(rpc(8, "echo"));
+  EXPECT_EQ(none.status, 400);
+  EXPECT_EQ(json::parse(none.body)["error"]["message"], "Bad Request: Mcp-Session-Id header is required");
+  const auto unknown = post(rpc(9, "echo"), session("00000000000000000000000000000000"));
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(error_code(unknown), -32001);
+}
+
+TEST_F(McpServerHttp, ARelatedMessageMakesAnSseStreamWithPrimingEventAndRetry) {
+  const std::string sid = initialize();
+  const auto r = post(rpc(3, "progress"), session(sid));
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.headers.at("content-type"), "text/event-stream");
+  EXPECT_EQ(r.headers.at("mcp-session-id"), sid);
+  // Stream 1 was initialize's; this request's is stream 2: the priming event (id 2-0, retry, empty data) first.
+  EXPECT_EQ(r.body,
+            "id: 2-0\nretry: 500\ndata: \n\n"
+            "id: 2-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progress\":1}}\n\n"
+            "id: 2-2\ndata: {\"id\":3,\"jsonrpc\":\"2.0\",\"result\":{\"done\":true}}\n\n");
+}
+
+TEST_F(McpServerHttp, AClosedStreamIsResumedWithLastEventId) {
+  const std::string sid = initialize();
+  const auto r = post(rpc(4, "poll"), session(sid));  // the core closes the stream before answering
+  EXPECT_EQ(r.body, "id: 2-0\nretry: 500\ndata: \n\n");
+  handler->answer_held({{"late", true}});
+  auto h = session(sid);
+  h["Accept"] = "text/event-stream";
+  h["Last-Event-ID"] = "2-0";
+  const auto g = exchange("GET", "", h);
+  EXPECT_EQ(g.status, 200);
+  EXPECT_EQ(g.body, "id: 2-1\ndata: {\"id\":4,\"jsonrpc\":\"2.0\",\"result\":{\"late\":true}}\n\n");
+  h["Last-Event-ID"] = "99-0";
+  EXPECT_EQ(exchange("GET", "", h).status, 400);
+}
+
+TEST_F(McpServerHttp, UnrelatedMessagesGoToAGetStreamAndAreKeptUntilOneOpens) {
+  const std::string sid = initialize();
+  EXPECT_EQ(json::parse(post(rpc(5, "notify"), session(sid)).body)["result"]["done"], true);  // kept: no GET stream
+  auto h = session(sid);
+  h["Accept"] = "text/event-stream";
+  raw_conn g(port);
+  g.write(request("GET", "", h, port));
+  ASSERT_TRUE(g.read_until([](const std::string& s) { return s.find("\"n\":1") != std::string::npos; }));
+  EXPECT_NE(
+      g.in.find(
+          "id: 3-0\nretry: 500\ndata: \n\nid: 3-1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\""),
+      std::string::npos)
+      << g.in;
+  // Several GET streams at once, up to the bound (4): the second opens, the fifth is refused.
+  std::vector<std::unique_ptr<raw_conn>> more;
+  for (int i = 0; i < 3; ++i) {
+    more.push_back(std::make_unique<raw_conn>(port));
+    more.back()->write(request("GET", "", h, port));
+    ASSERT_TRUE(
+        more.back()->read_until([](const std::string& s) { return s.find("retry: 500") != std::string::npos; }));
+  }
+  const auto fifth = exchange("GET", "", h);
+  EXPECT_EQ(fifth.status, 429);
+  EXPECT_EQ(json::parse(fifth.body)["error"]["message"], "Too Many Requests: too many GET streams");
+  // A later message goes to one open GET stream.
+  post(rpc(6, "notify"), session(sid));
+  std::size_t seen = 0;
+  g.read_until([](const std::string& s) { return s.find("id: 3-2\n") != std::string::npos; }, 300ms);
+  seen += g.in.find("id: 3-2\n") != std::string::npos;
+  for (auto& c : more) {
+    c->read_until([](const std::string& s) { return s.find("\"n\":1") != std::string::npos; }, 300ms);
+    seen += c->in.find("\"n\":1") != std::string::npos;
+  }
+  EXPECT_EQ(seen, 1u);
+}
+
+TEST_F(McpServerHttp, DeleteEndsTheSession) {
+  const std::string sid = initialize();
+  EXPECT_EQ(exchange("DELETE", "", session(sid)).status, 200);
+  EXPECT_EQ(post(rpc(1, "echo"), session(sid)).status, 404);
+  EXPECT_EQ(exchange("DELETE", "", session(sid)).status, 404);
+  EXPECT_EQ(server->sessions(), 0u);
+  std::lock_guard lock(handler->m);
+  EXPECT_EQ(handler->closed, std::vector<std::string>{sid});
+}
+
+TEST_F(McpServerHttp, TheStatelessEraChecksItsMirroredHeaders) {
+  const auto ok = post(rpc(1, "tools/call", {{"name", "add"}}), modern("tools/call", "add"));
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.headers.count("mcp-session-id"), 0u);
+  EXPECT_EQ(json::parse(ok.body)["result"]["name"], "add");
+  // OWS around the value, and the Base64 form, are the same name.
+  EXPECT_EQ(post(rpc(2, "tools/call", {{"name", "add"}}), modern("tools/call", "  add ")).status, 200);
+  EXPECT_EQ(post(rpc(3, "tools/call", {{"name", "add"}}), modern("tools/call", "=?base64?YWRk?=")).status, 200);
+  const auto wrong = post(rpc(4, "tools/call", {{"name", "add"}}), modern("tools/call", "sub"));
+  EXPECT_EQ(wrong.status, 400);
+  EXPECT_EQ(json::parse(wrong.body),
+            (json{{"jsonrpc", "2.0"},
+                  {"id", 4},
+                  {"error", {{"code", -32020}, {"message", "Header mismatch: Mcp-Name does not match the body"}}}}));
+  const auto missing = post(rpc(5, "tools/call", {{"name", "add"}}), modern("tools/call"));
+  EXPECT_EQ(json::parse(missing.body)["error"]["message"], "Header mismatch: Mcp-Name is missing");
+  const auto method = post(rpc(6, "tools/call", {{"name", "add"}}), modern("prompts/list", "add"));
+  EXPECT_EQ(method.status, 400);
+  EXPECT_EQ(json::parse(method.body)["error"]["message"],
+            "Header mismatch: Mcp-Method does not match the body's method");
+  const auto lower = post(rpc(7, "tools/call", {{"name", "add"}}), modern("TOOLS/CALL", "add"));
+  EXPECT_EQ(error_code(lower), -32020);  // values are case-sensitive
+  // A JSON-RPC error of the request's own making gets its HTTP status: -32601 is 404.
+  const auto unknown = post(rpc(8, "nope"), modern("nope"));
+  EXPECT_EQ(unknown.status, 404);
+  EXPECT_EQ(error_code(unknown), -32601);
+  // Mcp-Param-* reach the core, lower-cased, trimmed.
+  auto h = modern("params");
+  h["Mcp-Param-Region"] = " eu ";
+  EXPECT_EQ(json::parse(post(rpc(9, "params"), h).body)["result"], (json{{"region", "eu"}}));
+  // No GET stream and no DELETE without a session in this era.
+  auto g = modern("x");
+  g["Accept"] = "text/event-stream";
+  EXPECT_EQ(exchange("GET", "", g).status, 405);
+  EXPECT_EQ(exchange("DELETE", "", g).status, 405);
+  const auto v = post(rpc(10, "echo"), {{"MCP-Protocol-Version", "1999-01-01"}});
+  EXPECT_EQ(v.status, 400);
+  EXPECT_EQ(error_code(v), -32022);
+  EXPECT_EQ(json::parse(v.body)["error"]["data"]["requested"], "1999-01-01");
+}
+
+TEST_F(McpServerHttp, DnsRebindingIsRefusedOnALoopbackBind) {
+  auto with = [&](const std::string& host, const std::string& origin) {
+    raw_conn c(port);
+    std::string body = rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}}).dump();
+    std::string r = "POST /mcp HTTP/1.1\r\nHost: " + host +
+                    "\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: " + accept_both + "\r\n" +
+                    (origin.empty() ? "" : "Origin: " + origin + "\r\n") +
+                    "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    c.write(r);
+    c.read_to_close();
+    return parse(c.in);
+  };
+  const auto evil = with("evil.example.com", "http://evil.example.com");
+  EXPECT_EQ(evil.status, 403);
+  EXPECT_EQ(json::parse(evil.body)["error"]["message"],
+            "Forbidden: Host is not an allowed host (DNS rebinding protection)");
+  const auto origin = with("127.0.0.1:" + std::to_string(port), "http://evil.example.com");
+  EXPECT_EQ(origin.status, 403);
+  EXPECT_EQ(json::parse(origin.body)["error"]["message"],
+            "Forbidden: Origin is not an allowed origin (DNS rebinding protection)");
+  EXPECT_EQ(with("localhost:" + std::to_string(port), "http://localhost:" + std::to_string(port)).status, 200);
+  EXPECT_EQ(with("[::1]:1", "").status, 200);
+  EXPECT_EQ(server->sessions(), 2u);  // the refused ones made none
+}
+
+TEST_F(McpServerHttp, RebindingProtectionCanBeTurnedOff) {
+  server.reset();
+  start({.dns_rebinding_protection = false});
+  raw_conn c(port);
+  const std::string body = rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}}).dump();
+  c.write(
+      "POST /mcp HTTP/1.1\r\nHost: evil.example.com\r\nConnection: close\r\nContent-Type: "
+      "application/json\r\nAccept: " +
+      std::string(accept_both) + "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+  c.read_to_close();
+  EXPECT_EQ(parse(c.in).status, 200);
+}
+
+TEST_F(McpServerHttp, BadRequestsFailAloneWithTheirStatus) {
+  const std::string sid = initialize();
+  auto status_of = [&](const std::string& raw) {
+    raw_conn c(port);
+    c.write(raw);
+    c.read_to_close();
+    return parse(c.in);
+  };
+  const auto garbage = status_of("\x16\x03\x01 not http at all\r\n\r\n");
+  EXPECT_EQ(garbage.status, 400);
+  EXPECT_EQ(json::parse(garbage.body)["error"]["message"], "Malformed HTTP request");
+  const auto parse_error = exchange("POST", "{\"jsonrpc\":", session(sid));
+  EXPECT_EQ(parse_error.status, 400);
+  EXPECT_EQ(error_code(parse_error), -32700);
+  const auto deep = exchange("POST", std::string(100, '[') + std::string(100, ']'), session(sid));
+  EXPECT_EQ(deep.status, 400);
+  EXPECT_EQ(error_code(deep), -32700);
+  const auto batch = exchange("POST", "[" + rpc(1, "echo").dump() + "]", session(sid));
+  EXPECT_EQ(json::parse(batch.body)["error"]["message"], "Invalid Request: batches are not supported");
+  EXPECT_EQ(post({{"jsonrpc", "1.0"}, {"id", 1}, {"method", "echo"}}, session(sid)).status, 400);
+  EXPECT_EQ(post({{"jsonrpc", "2.0"}, {"id", json::array()}, {"method", "echo"}}, session(sid)).status, 400);
+  auto accept = session(sid);
+  accept["Accept"] = "application/json";
+  EXPECT_EQ(post(rpc(1, "echo"), accept).status, 406);
+  auto type = session(sid);
+  type["Content-Type"] = "text/plain";
+  EXPECT_EQ(post(rpc(1, "echo"), type).status, 415);
+  EXPECT_EQ(exchange("PUT", "", session(sid)).status, 405);
+  raw_conn wrong_path(port);
+  wrong_path.write("GET /other HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+  wrong_path.read_to_close();
+  EXPECT_EQ(parse(wrong_path.in).status, 404);
+  // Still serving, the session intact.
+  EXPECT_EQ(json::parse(post(rpc(2, "echo", {{"ok", 1}}), session(sid)).body)["result"]["ok"], 1);
+}
+
+TEST_F(McpServerHttp, OversizeHeadersAndBodiesAreRefused) {
+  server.reset();
+  start({.max_header_bytes = 2048, .max_body_bytes = 4096});
+  const std::string sid = initialize();
+  auto big_header = session(sid);
+  big_header["X-Filler"] = std::string(4096, 'a');
+  const auto h = post(rpc(1, "echo"), big_header);
+  EXPECT_EQ(h.status, 431);
+  const auto b = post(rpc(1, "echo", {{"s", std::string(8192, 'b')}}), session(sid));
+  EXPECT_EQ(b.status, 413);
+  EXPECT_EQ(json::parse(b.body)["error"]["message"], "Request body too large");
+  EXPECT_EQ(post(rpc(2, "echo"), session(sid)).status, 200);
+}
+
+TEST_F(McpServerHttp, ASlowClientIsCutAtTheReadTimeout) {
+  server.reset();
+  start({.read_timeout = 300ms});
+  raw_conn slow(port);
+  slow.write("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n");  // and never the rest
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_TRUE(slow.read_to_close(3s));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+  EXPECT_EQ(slow.in, "");
+  initialize();  // others are served meanwhile and after
+}
+
+TEST_F(McpServerHttp, SessionsPendingRequestsAndConnectionsAreBounded) {
+  server.reset();
+  start({.max_connections = 8, .max_sessions = 2, .max_pending_requests = 1});
+  const std::string a = initialize();
+  initialize();
+  const auto third = post(rpc(0, "initialize", {{"protocolVersion", "2025-11-25"}}));
+  EXPECT_EQ(third.status, 503);
+  EXPECT_EQ(json::parse(third.body)["error"]["message"], "Service Unavailable: too many sessions");
+  // One pending request: a second one while it waits is refused, and served once the first is answered.
+  raw_conn held(port);
+  held.write(request("POST", rpc(1, "hold").dump(), session(a), port));
+  for (int i = 0; i < 100 && !handler->held; ++i) std::this_thread::sleep_for(10ms);
+  const auto busy = post(rpc(2, "echo"), session(a));
+  EXPECT_EQ(busy.status, 429);
+  EXPECT_EQ(json::parse(busy.body)["error"]["message"], "Too Many Requests: too many pending requests");
+  handler->answer_held({{"released", true}});
+  held.read_to_close();
+  EXPECT_EQ(json::parse(parse(held.in).body)["result"]["released"], true);
+  EXPECT_EQ(post(rpc(3, "echo"), session(a)).status, 200);
+  // Connections past the bound are closed at once; the server serves again when they go.
+  std::vector<std::unique_ptr<raw_conn>> idle;
+  for (int i = 0; i < 8; ++i) idle.push_back(std::make_unique<raw_conn>(port));
+  for (int i = 0; i < 100 && server->connections() < 8; ++i) std::this_thread::sleep_for(10ms);
+  raw_conn extra(port);
+  EXPECT_TRUE(extra.read_to_close(2s));
+  idle.clear();
+  for (int i = 0; i < 100 && server->connections() > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(post(rpc(4, "echo"), session(a)).status, 200);
+}
+
+TEST_F(McpServerHttp, CloseEndsEverySessionAndConnection) {
+  const std::string sid = initialize();
+  auto h = session(sid);
+  h["Accept"] = "text/event-stream";
+  raw_conn g(port);
+  g.write(request("GET", "", h, port));
+  ASSERT_TRUE(g.read_until([](const std::string& s) { return s.find("retry: 500") != std::string::npos; }));
+  server->close();
+  EXPECT_TRUE(g.read_to_close(2s));
+  std::lock_guard lock(handler->m);
+  EXPECT_EQ(handler->closed, std::vector<std::string>{sid});
+}
+
+// mcp_server (mcp/server.hpp) behind listen_http, driven by our own HTTP client: the derived annotations arrive,
+// calls run through the server's coordinator (two clients, 40 increments of one account each, lose none).
+struct counter {
+  std::mutex m;
+  long value = 0;
+};
+struct accounts : te::resource<> {
+  static constexpr std::string_view resource_name = "accounts";
+};
+struct increment {
+  static constexpr std::string_view name = "increment";
+  static constexpr std::string_view target_arg = "acct";
+  using side_effects = te::effects<te::writes<accounts>>;
+  counter* c = nullptr;
+  json operator()(const json&) const {
+    long v;
+    {
+      std::lock_guard l(c->m);
+      v = c->value;
+    }
+    std::this_thread::sleep_for(100us);  // an unserialised read-modify-write loses increments
+    std::lock_guard l(c->m);
+    c->value = v + 1;
+    return json{{"value", v + 1}};
+  }
+};
+
+TEST(McpServerHttpServer, OurClientListsAndCallsOverHttp) {
+  counter c;
+  te::tool_registry<increment> reg(increment{&c});
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  std::optional<te::mcp_server<te::json_tool_host<increment>>> server;
+  server.emplace(pool, host, te::mcp_server_options{.name = "counter", .version = "1.0.0"});
+  const unsigned short port = server->listen_http("127.0.0.1", 0, "/mcp");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+  {
+    auto a = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url});
+    auto b = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url});
+    const json tools = a.list_tools();
+    ASSERT_EQ(tools["tools"].size(), 1u) << tools.dump();
+    EXPECT_EQ(
+        tools["tools"][0]["annotations"],
+        (json{
+            {"readOnlyHint", false}, {"destructiveHint", false}, {"idempotentHint", false}, {"openWorldHint", false}}));
+    std::thread ta([&] {
+      for (int i = 0; i < 40; ++i) a.call("increment", {{"acct", "x"}});
+    });
+    for (int i = 0; i < 40; ++i) b.call("increment", {{"acct", "x"}});
+    ta.join();
+    EXPECT_EQ(c.value, 80);
+    EXPECT_THROW(a.call("nope"), te::mcp_error);
+  }
+  server.reset();
+  pool.join();
+}
+
+}  // namespace
+}  // namespace mcp_server_http_test_ns
