@@ -15,8 +15,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/config.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/net/url.hpp>
 
 namespace tool_effects::etcd {
 
@@ -255,22 +257,21 @@ struct url {
   bool tls = false;
 };
 
+// An endpoint "[http[s]://]host:port[/]" read as a net::url (the library's one URL type): a port is required,
+// nothing after the authority but slashes; https only in a build with TOOL_EFFECTS_ETCD_TLS=1.
 inline url parse_endpoint(std::string_view e) {
-  bool tls = false;
-  if (e.rfind("https://", 0) == 0) {
-#if defined(TOOL_EFFECTS_ETCD_TLS) && TOOL_EFFECTS_ETCD_TLS
-    tls = true;
-    e.remove_prefix(8);
-#else
-    throw error("bad_option", detail::str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", e));
-#endif
+  const std::string text = e.find("://") == std::string_view::npos ? detail::str_cat("http://", e) : std::string(e);
+  net::url u;
+  try {
+    u = net::parse_http_url(text);
+  } catch (const net::url_error& x) {
+    throw error("bad_option", detail::str_cat("endpoint is not host:port: ", e, " (", x.why(), ")"));
   }
-  if (e.rfind("http://", 0) == 0) e.remove_prefix(7);
-  while (!e.empty() && e.back() == '/') e.remove_suffix(1);
-  const auto colon = e.rfind(':');
-  if (colon == std::string_view::npos || colon == 0 || colon + 1 == e.size())
+  if (u.port.empty() || u.path.find_first_not_of('/') != std::string::npos || u.query || u.fragment)
     throw error("bad_option", detail::str_cat("endpoint is not host:port: ", e));
-  return {std::string(e.substr(0, colon)), std::string(e.substr(colon + 1)), tls};
+  if (u.is_https() && !TOOL_EFFECTS_ETCD_HAS_TLS)
+    throw error("bad_option", detail::str_cat("TLS endpoints need a build with TOOL_EFFECTS_ETCD_TLS: ", e));
+  return {*u.host, u.port, u.is_https()};
 }
 
 // The bounds of what the gateway sends that goes into a request or an error (docs/coordination.md, "Bounds
