@@ -1052,7 +1052,8 @@ TEST(McpOauth, AuthorizationUrlsAreShellSafeAndHttps) {
 // Issue 27 point 5: a 401 on an awaited notification (notifications/initialized, its token revoked once the
 // initialize answer went out) authorizes again and sends the notification again: the client connects, with two
 // authorizations and two notifications/initialized POSTs (401, then 202). Control checked by hand: without
-// reauthorize() for notifications (the loop of post() limited to id > 0, as before), connect fails (HTTP 401).
+// reauthorize() for notifications (the loop of post() limited to id > 0, as before), connect fails
+// (protocol_error: the 401 of notifications/initialized).
 TEST(McpOauth, A401OnANotificationAuthorizesAgain) {
   oauth_server s({"--revoke-after", "initialize"});
   auto seen = std::make_shared<agent_log>();
@@ -1069,7 +1070,8 @@ TEST(McpOauth, A401OnANotificationAuthorizesAgain) {
 
 // Issue 27 point 5: a 401 on the GET stream (every token revoked once notifications/initialized was accepted)
 // authorizes again and opens the stream again: a GET answered with the event follows the GET refused. Control
-// checked by hand: without reauthorize() in get_stream, the stream is given up after the 401 (one GET only).
+// checked by hand: without reauthorize() in get_stream, the stream is given up after the 401 (one GET only:
+// gets.size() is 1).
 TEST(McpOauth, A401OnTheGetStreamAuthorizesAgain) {
   oauth_server s({"--get-stream", "--revoke-after", "notifications/initialized"});
   auto seen = std::make_shared<agent_log>();
