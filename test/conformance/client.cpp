@@ -63,8 +63,8 @@ std::string metadata_issuer(const std::string& url) {
     boost::asio::io_context io;
     std::optional<d::mcp_oauth_response> r;
     boost::asio::co_spawn(io,
-                          d::mcp_oauth_fetch(io.get_executor(), d::oauth_http::verb::get, u, {}, {},
-                                             std::chrono::seconds(10), 64 * 1024, std::string()),
+                          d::mcp_oauth_fetch(d::oauth_http::verb::get, u, {}, {}, std::chrono::seconds(10),
+                                             64 * 1024, std::string()),
                           [&](std::exception_ptr e, d::mcp_oauth_response v) {
                             if (!e) r = std::move(v);
                           });

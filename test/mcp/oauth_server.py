@@ -41,6 +41,10 @@ Usage: oauth_server.py --port-file FILE --log FILE [options]
                           token_type is its new access token), issuer_slash (the metadata's issuer has a trailing
                           slash), issuer_elsewhere (the metadata's issuer is at another origin), shell_endpoint (an authorization_endpoint with $(...) in it), http_authorize (an
                           authorization_endpoint at http://auth.example.invalid)
+  --revoke-after M        once the MCP message of method M (initialize, notifications/initialized) is answered,
+                          every access token issued so far is revoked (the next request gets a 401)
+  --get-stream            GET /mcp opens an event stream (one notifications/tools/list_changed event, then the
+                          end) for a valid token, 401 otherwise (default: 405)
   --always-403 makes each 403 name a new scope (mcp:admin-1, -2, ...), so that only the client's limit stops it
 
 Tokens, codes and secrets all start with SENTINEL-, so that a test can scan what the client says for them.
@@ -58,14 +62,14 @@ o = {"as_path": "/as", "prm_path": "/.well-known/oauth-protected-resource/mcp", 
      "as_metadata": "oauth", "auth_methods": ["none"], "registration": True, "prereg": None, "iss": "none",
      "iss_supported": False, "cimd": False, "expires_in": 3600, "refresh": False, "www_scope": None, "scopes_supported": None,
      "call_scope": None, "always_403": False, "hostile": None, "log": None, "port_file": None, "as_url": None,
-     "prm_as_file": None, "grant_only": None}
+     "prm_as_file": None, "grant_only": None, "revoke_after": None, "get_stream": False}
 a = sys.argv[1:]
 i = 0
 while i < len(a):
     k = a[i]
     if k in ("--port-file", "--log", "--as-path", "--prm-path", "--as-metadata", "--iss", "--www-scope",
              "--scopes-supported", "--call-scope", "--hostile", "--prereg", "--as-url", "--prm-as-file",
-             "--grant-only"):
+             "--grant-only", "--revoke-after"):
         o[k[2:].replace("-", "_")] = a[i + 1]
         i += 2
         continue
@@ -79,7 +83,8 @@ while i < len(a):
         continue
     flags = {"--no-prm-in-header": ("prm_in_header", False), "--no-prm": ("prm", False),
              "--no-registration": ("registration", False), "--iss-supported": ("iss_supported", True),
-             "--refresh": ("refresh", True), "--always-403": ("always_403", True), "--cimd": ("cimd", True)}
+             "--refresh": ("refresh", True), "--always-403": ("always_403", True), "--cimd": ("cimd", True),
+             "--get-stream": ("get_stream", True)}
     if k not in flags:
         sys.exit("unknown option " + k)
     o[flags[k][0]] = flags[k][1]
@@ -208,6 +213,13 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, self.metadata(ap))
             if rest == "/authorize":
                 return self.authorize(e, ap)
+        if p == "/mcp" and o["get_stream"]:
+            h = e["authorization"] or ""
+            tok = state["tokens"].get(h[7:]) if h.startswith("Bearer ") else None
+            if tok is None or tok["expires"] < time.time():
+                return self.reply(401, {"error": "invalid_token"}, headers={"WWW-Authenticate": self.challenge()})
+            event = 'data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n'
+            return self.reply(200, event, ctype="text/event-stream")
         if p == "/mcp":
             return self.reply(405)
         self.reply(404, {"error": "not_found"})
@@ -380,6 +392,7 @@ class Handler(BaseHTTPRequestHandler):
                 "WWW-Authenticate": 'Bearer error="insufficient_scope", scope="%s", resource_metadata="%s%s"' % (
                     s, self.origin(), o["prm_path"])})
         if "id" not in msg:
+            self.revoke_after(method)
             return self.reply(202)
         if method == "initialize":
             result = {"protocolVersion": msg.get("params", {}).get("protocolVersion", "2025-11-25"),
@@ -390,7 +403,16 @@ class Handler(BaseHTTPRequestHandler):
             result = {"content": [{"type": "text", "text": "called with " + " ".join(tok["scope"])}]}
         else:
             result = {}
+        self.revoke_after(method)
         self.reply(200, {"jsonrpc": "2.0", "id": msg["id"], "result": result})
+
+    def revoke_after(self, method):
+        """--revoke-after: once `method` is answered, every token issued so far is revoked (once)."""
+        with lock:
+            if o["revoke_after"] == method and not state.get("revoked"):
+                state["revoked"] = True
+                for t in state["tokens"].values():
+                    t["expires"] = 0
 
 
 class Server(ThreadingHTTPServer):

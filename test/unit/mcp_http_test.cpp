@@ -152,15 +152,15 @@ TEST(McpHttp, SseParserScansALongEventOnce) {
 
 TEST(McpHttp, EndpointUrlsAreCheckedBeforeAnyConnection) {
   const auto u = te::detail::mcp_parse_http_url("http://[::1]:8080/a/b?c=d#frag", "");
-  EXPECT_EQ(u.host, "::1");
-  EXPECT_EQ(u.port, "8080");
-  EXPECT_EQ(u.target, "/a/b?c=d");
-  EXPECT_EQ(u.authority, "[::1]:8080");
+  EXPECT_EQ(*u.host, "::1");
+  EXPECT_EQ(u.port_or_default(), "8080");
+  EXPECT_EQ(u.target(), "/a/b?c=d");
+  EXPECT_EQ(u.authority(), "[::1]:8080");
   const auto v = te::detail::mcp_parse_http_url("http://example.org?x=1", "");
-  EXPECT_EQ(v.port, "80");
-  EXPECT_EQ(v.target, "/?x=1");
+  EXPECT_EQ(v.port_or_default(), "80");
+  EXPECT_EQ(v.target(), "/?x=1");
   for (const char* bad : {"example.org/mcp", "http://", "http://user@host/", "http://h:port/", "http://[::1/",
-                          "http://h:123456/"})
+                          "http://h:123456/", "http://h/a\r\nX: 1"})
     EXPECT_EQ(mcp_test::error_kind([&] { (void)te::detail::mcp_parse_http_url(bad, "x"); }), "launch_failed") << bad;
 }
 
@@ -439,9 +439,7 @@ TEST(McpHttp, AConnectionClosedWhileIdleIsNotReused) {
 // https (TOOL_EFFECTS_MCP_TLS, OpenSSL): the server's certificate must chain to the CA given (or the system's)
 // and name the host. The control: the same server without its CA is refused at the handshake.
 TEST(McpHttp, HttpsVerifiesTheServersCertificate) {
-#if !(defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS)
-  GTEST_SKIP() << "built without TOOL_EFFECTS_MCP_TLS (OpenSSL)";
-#else
+  if (!TOOL_EFFECTS_MCP_HAS_TLS) GTEST_SKIP() << "built without TOOL_EFFECTS_MCP_TLS (OpenSSL)";
   MCP_REQUIRE_PYTHON();
   if (!mcp_test::has_program("openssl")) GTEST_SKIP() << "openssl is not installed";
   const fs::path certs = temp_dir();
@@ -458,7 +456,6 @@ TEST(McpHttp, HttpsVerifiesTheServersCertificate) {
       << what;
   EXPECT_NE(what.find("TLS handshake"), std::string::npos) << what;
   fs::remove_all(certs);
-#endif
 }
 
 // ---- 2026-07-28 over Streamable HTTP (basic/transports/streamable-http.mdx) ----

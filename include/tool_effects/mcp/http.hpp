@@ -85,8 +85,8 @@ namespace tool_effects {
 
 template <class Executor>
 mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& endpoint, mcp_client_options options) {
-  const detail::mcp_http_url url = detail::mcp_parse_http_url(endpoint.url, options.name);
-  std::string name = options.name.empty() ? url.host : options.name;
+  const net::url url = detail::mcp_parse_http_url(endpoint.url, options.name);
+  std::string name = options.name.empty() ? *url.host : options.name;
   auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
   // One authorizer for the client's life: a new session (a restart) keeps the tokens.
   auto auth = std::make_shared<std::shared_ptr<detail::mcp_oauth_authorizer>>();

@@ -12,7 +12,8 @@
 //                                               the stream to read and write; buffer(); close(); quiet()
 //   exchange                                    one request and its response: conn, parser, ec, step, connected,
 //                                               refused (every address filtered out)
-//   client_options{tls, allow, cache_resolution, max_idle, max_idle_age, header_limit, body_limit}
+//   client_options{tls, allow, cache_resolution, max_idle, max_idle_age, header_limit, body_limit,
+//                  on_connection}
 //   client(url origin, client_options)          one origin; its coroutines run on the caller's executor
 //     co_await c.start(x, request, deadline, reuse, header_by_deadline)  idle connection (reuse) or
 //                                               resolve+connect+TLS, write the request, read the header; all by
@@ -95,6 +96,9 @@ struct client_options {
   std::chrono::milliseconds max_idle_age{2000};  // well under servers' keep-alive timeouts (Node's is 5 s)
   std::size_t header_limit = 64 * 1024;          // of a response's header
   std::size_t body_limit = 1024 * 1024;          // of a response's body (read_body; streamed: the caller's)
+  // Told of every connection made, before it connects: an owner that must close connections in use (a
+  // transport's stop) keeps them this way.
+  std::function<void(const connection_ptr&)> on_connection{};
 };
 
 // Everything that makes a connection: resolution under the deadline, the filter, connecting, TLS.
@@ -344,6 +348,7 @@ inline asio::awaitable<void> connector::connect(exchange& x, const url& origin, 
                                                 std::vector<asio::ip::tcp::endpoint>* cache) {
   auto ex = co_await asio::this_coro::executor;
   x.conn = std::make_shared<connection>(ex);
+  if (o.on_connection) o.on_connection(x.conn);
   std::vector<asio::ip::tcp::endpoint> fresh;
   std::vector<asio::ip::tcp::endpoint>& endpoints = cache ? *cache : fresh;
   if (endpoints.empty()) {

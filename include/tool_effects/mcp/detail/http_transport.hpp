@@ -29,124 +29,30 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
 #include <boost/beast/core/detail/base64.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/parser.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-#include <boost/asio/ssl/context.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
-#include <boost/beast/ssl/ssl_stream.hpp>
-#endif
 #include <tool_effects/detail/pop_options.hpp>
 
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/detail/http_url.hpp>
 #include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/net/http_client.hpp>
 
 namespace tool_effects::detail {
 
 namespace beast = boost::beast;
 namespace mcp_http = boost::beast::http;
 
-// An MCP endpoint URL, split.
-struct mcp_http_url {
-  std::string host;    // without brackets
-  std::string port;    // "80" when absent
-  std::string target;  // "/" when absent; the query kept, a fragment dropped
-  std::string origin;  // "http://host:port" for messages
-  std::string authority;  // "host:port" for the Host header
-  bool tls = false;    // https
-};
-
 // The bounds of what the client sends (docs/mcp.md, "Transport bounds (issue 26)"): an endpoint URL, one request
 // header field's value, and all the fields of one request together (Node's default --max-http-header-size is
 // 16 KiB; Beast cannot hold a field over 65,533 bytes and throws std::length_error).
-inline constexpr std::size_t mcp_max_url_bytes = 8 * 1024;
+inline constexpr std::size_t mcp_max_url_bytes = net::max_url_bytes;
 inline constexpr std::size_t mcp_max_header_value_bytes = 8 * 1024;
 inline constexpr std::size_t mcp_max_request_header_bytes = 16 * 1024;
-
-// `u` as errors print it: without its query and fragment (`?api_key=...`) and without user information
-// (`user:password@`), at most 200 bytes.
-inline std::string mcp_printable_url(std::string_view u) {
-  u = u.substr(0, u.find_first_of("?#"));
-  const auto scheme = u.find("://");
-  const auto from = scheme == std::string_view::npos ? 0 : scheme + 3;
-  const auto path = u.find('/', from);
-  const auto at = u.substr(0, path).rfind('@');
-  std::string out(u.substr(0, from));
-  out += at != std::string_view::npos && at >= from ? u.substr(at + 1) : u.substr(from);
-  return mcp_preview(out, 200);
-}
-
-// Parses "http://host[:port][/path]"; throws mcp_error(launch_failed) naming what is wrong.
-inline mcp_http_url mcp_parse_http_url(std::string_view u, const std::string& name) {
-  auto bad = [&](const char* why) {
-    std::string m = "bad MCP endpoint URL \"";
-    m += mcp_printable_url(u);
-    m += "\": ";
-    m += why;
-    return mcp_error(mcp_error_kind::launch_failed, name.empty() ? std::string("mcp-http") : name, m);
-  };
-  if (u.size() > mcp_max_url_bytes) throw bad("longer than 8192 bytes");
-  std::string_view rest = u;
-  mcp_http_url out;
-  if (rest.rfind("https://", 0) == 0) {
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    out.tls = true;
-    rest.remove_prefix(8);
-#else
-    throw bad("https needs a build with TOOL_EFFECTS_MCP_TLS=1 and OpenSSL");
-#endif
-  } else if (rest.rfind("http://", 0) == 0) {
-    rest.remove_prefix(7);
-  } else {
-    throw bad("not an http:// or https:// URL");
-  }
-  if (const auto hash = rest.find('#'); hash != std::string_view::npos) rest = rest.substr(0, hash);
-  const auto slash = rest.find_first_of("/?");
-  std::string_view authority = rest.substr(0, slash);
-  out.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-  if (out.target.front() == '?') out.target.insert(out.target.begin(), '/');
-  if (authority.find('@') != std::string_view::npos) throw bad("user information in the URL is not supported");
-  std::string_view port;
-  if (!authority.empty() && authority.front() == '[') {
-    const auto close = authority.find(']');
-    if (close == std::string_view::npos) throw bad("unterminated [IPv6 address]");
-    out.host = std::string(authority.substr(1, close - 1));
-    const auto after = authority.substr(close + 1);
-    if (!after.empty()) {
-      if (after.front() != ':') throw bad("junk after the [IPv6 address]");
-      port = after.substr(1);
-    }
-  } else {
-    const auto colon = authority.rfind(':');
-    out.host = std::string(authority.substr(0, colon));
-    if (colon != std::string_view::npos) port = authority.substr(colon + 1);
-  }
-  if (out.host.empty()) throw bad("no host");
-  if (port.empty()) port = out.tls ? "443" : "80";
-  if (port.size() > 5 || !std::all_of(port.begin(), port.end(), [](char c) { return c >= '0' && c <= '9'; }) ||
-      std::stoul(std::string(port)) > 65535)
-    throw bad("the port is not a number up to 65535");
-  out.port = std::string(port);
-  const bool v6 = out.host.find(':') != std::string::npos;
-  out.authority = v6 ? "[" + out.host + "]" : out.host;
-  out.authority += ':';
-  out.authority += out.port;
-  out.origin = out.tls ? "https://" : "http://";
-  out.origin += out.authority;
-  return out;
-}
 
 // Server-sent events (WHATWG HTML, "Interpreting an event stream"): the fields MCP uses. `feed` consumes
 // the complete lines at the front of a buffer and calls on_event(data) for every dispatched event of type
@@ -330,63 +236,25 @@ namespace tool_effects::detail {
 
 // The transport (mcp_transport) of one connection over Streamable HTTP.
 class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
-  using stream_ptr = std::shared_ptr<beast::tcp_stream>;
-  // One HTTP exchange: its connection and the response being read.
-  struct exchange {
-    stream_ptr stream;
-    beast::flat_buffer buffer;
-    mcp_http::response_parser<mcp_http::string_body> parser;
-    beast::error_code ec;
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls;  // over *stream, for https
-#endif
-    const char* what = "";    // the step that failed
-    bool connected = false;   // the TCP connection was made (else the server is unreachable)
+  using client_options_t = net::client_options;
+  using stream_ptr = net::connection_ptr;
+  // One HTTP exchange on the network layer (net::exchange: its connection, the response being read, ec, the
+  // step that failed, whether the server was reached, whether the connection went back to the pool).
+  struct exchange : net::exchange {
     bool had_session = false;  // the request carried a session id
     bool modern = false;       // sent under a 2026-07-28 version (stateless)
     std::string method;        // of the message POSTed, for errors
-    bool pooled = false;       // the connection went back to the idle pool
     std::uint64_t auth_generation = 0;  // the tokens the request carried (mcp_oauth_authorizer)
   };
-  // A kept-alive connection waiting for the next POST.
-  struct idle_connection {
-    stream_ptr stream;
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    std::unique_ptr<beast::ssl_stream<beast::tcp_stream&>> tls;
-#endif
-    std::chrono::steady_clock::time_point since;
-  };
-  // Idle connections kept, and for how long one is reused: well under the
-  // keep-alive timeouts of servers (Node's is 5 s), so that a server rarely
-  // closes one just as a request is sent on it (that request would fail
-  // with server_exited: a POST is never sent twice by the transport).
-  static constexpr std::size_t max_idle = 8;
-  static constexpr std::chrono::milliseconds max_idle_age{2000};
-
  public:
   mcp_http_transport(mcp_strand strand, std::shared_ptr<mcp_shared> shared, mcp_http_endpoint endpoint,
-                     mcp_http_url url, std::shared_ptr<mcp_oauth_authorizer> auth = nullptr)
+                     net::url url, std::shared_ptr<mcp_oauth_authorizer> auth = nullptr)
       : strand_(std::move(strand)),
         shared_(std::move(shared)),
         ep_(std::move(endpoint)),
         url_(std::move(url)),
-        auth_(std::move(auth)) {
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    if (url_.tls) {
-      ssl_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
-      ssl_->set_verify_mode(asio::ssl::verify_peer);
-      boost::system::error_code ec;
-      if (!ep_.tls_ca_file.empty())
-        ssl_->load_verify_file(ep_.tls_ca_file, ec);
-      else
-        ssl_->set_default_verify_paths(ec);
-      if (ec)
-        throw mcp_error(mcp_error_kind::launch_failed, shared_->name,
-                        "TLS: cannot load the CA certificates " + mcp_preview(ep_.tls_ca_file, 200) + ": " +
-                            ec.message());
-    }
-#endif
-  }
+        auth_(std::move(auth)),
+        client_(url_, client_options(*shared_, ep_, url_)) {}
 
   void start(const std::shared_ptr<mcp_connection>& c) override { conn_ = c; }
 
@@ -432,7 +300,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     stopped_ = true;
     for (const auto& s : open_) close(s);
     open_.clear();
-    idle_.clear();
+    client_.close_all();
     by_request_.clear();
   }
 
@@ -467,62 +335,41 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     };
   }
 
-  // After a whole response: the connection goes back to the pool when both
-  // sides keep it alive and nothing unread is left.
-  void put_idle(exchange& x, std::int64_t id) {
-    if (stopped_ || x.pooled || !x.parser.is_done() || !x.parser.get().keep_alive() || x.buffer.size() != 0 ||
-        idle_.size() >= max_idle)
-      return;
-    if (id != 0) by_request_.erase(id);
-    x.stream->expires_never();
-    idle_connection e;
-    e.stream = x.stream;
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    e.tls = std::move(x.tls);
-#endif
-    e.since = std::chrono::steady_clock::now();
-    idle_.push_back(std::move(e));
-    x.pooled = true;
+  // The network layer's settings for this endpoint: its TLS (the CA file; loaded once), the idle pool (8
+  // connections, each reused for at most 2 s: well under servers' keep-alive timeouts — Node's is 5 s — so that a
+  // server rarely closes one just as a request is sent on it; a POST is never sent twice by the transport), the
+  // bounds of a response, and the open connections kept for stop().
+  client_options_t client_options(const mcp_shared& shared, const mcp_http_endpoint& ep, const net::url& url) {
+    client_options_t o;
+    if (url.is_https()) {
+      try {
+        o.tls = net::tls_context(net::tls_options{ep.tls_ca_file, {}, {}});
+      } catch (const net::net_error& e) {
+        throw mcp_error(mcp_error_kind::launch_failed, shared.name, e.what());
+      }
+    }
+    o.max_idle = 8;
+    o.max_idle_age = std::chrono::milliseconds(2000);
+    o.header_limit = 64 * 1024;
+    o.body_limit = shared.options.max_line_bytes;
+    o.on_connection = [this](const stream_ptr& c) { open_.insert(c); };
+    return o;
   }
 
-  // An idle connection for `x`, if one is young and still open (a peek sees
-  // neither data nor the end); stale ones are closed.
-  bool take_idle(exchange& x) {
-    const auto now = std::chrono::steady_clock::now();
-    while (!idle_.empty()) {
-      idle_connection e = std::move(idle_.back());
-      idle_.pop_back();
-      char byte = 0;
-      const auto n = ::recv(e.stream->socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-      const bool open = n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
-      if (!open || now - e.since > max_idle_age) {
-        forget(e.stream);
-        continue;
-      }
-      x.stream = std::move(e.stream);
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-      x.tls = std::move(e.tls);
-#endif
-      x.connected = true;
-      return true;
-    }
-    return false;
+  // After a whole response: the connection goes back to the pool when both sides keep it alive and nothing
+  // unread is left (net::client::release).
+  void put_idle(exchange& x, std::int64_t id) {
+    if (stopped_) return;
+    if (client_.release(x) && id != 0) by_request_.erase(id);
   }
 
   // Runs `op` on the stream an exchange talks through: TLS for https, else TCP.
   template <class Op>
   static decltype(auto) on_stream(exchange& x, Op&& op) {
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    if (x.tls) return op(*x.tls);
-#endif
-    return op(*x.stream);
+    return x.conn->visit(std::forward<Op>(op));
   }
 
-  static void close(const stream_ptr& s) noexcept {
-    beast::error_code ignored;
-    s->socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
-    s->socket().close(ignored);
-  }
+  static void close(const stream_ptr& s) noexcept { s->close(); }
   void forget(const stream_ptr& s) {
     open_.erase(s);
     close(s);
@@ -549,79 +396,17 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   std::string describe(const char* method, const exchange& x) const {
     std::string m = method;
     m += ' ';
-    m += mcp_printable_url(url_.origin + url_.target);
+    m += mcp_printable_url(url_.origin() + url_.target());
     m += ": ";
-    m += x.what;
+    m += x.step;
     m += ": ";
     m += x.ec == beast::error::timeout ? std::string("timed out") : x.ec.message();
     return m;
   }
 
-  // Connects, sends one request and reads the response header (x.ec and
-  // x.what say where it failed). `timeout` bounds connecting and sending, and
-  // the header too unless `header_timeout` is false (a request's response
-  // waits as long as the request may).
-  // A new connection (TLS handshake included) for `x`; x.ec says where it failed.
-  static asio::awaitable<void> connect(std::shared_ptr<mcp_http_transport> self, exchange& x,
-                                       std::chrono::milliseconds timeout) {
-    x.stream = std::make_shared<beast::tcp_stream>(self->strand_);
-    self->open_.insert(x.stream);
-    if (self->endpoints_.empty()) {
-      // Name resolution under the same deadline as connecting (issue 26): Asio resolves on a thread of its own
-      // (getaddrinfo), which a cancel cannot interrupt, so the exchange waits on a timer that the resolution
-      // ends early; a late answer finds only the shared state it keeps alive.
-      struct resolving {
-        explicit resolving(const mcp_strand& s) : resolver(s), wake(s) {}
-        asio::ip::tcp::resolver resolver;
-        asio::steady_timer wake;
-        bool done = false;
-        beast::error_code ec;
-        asio::ip::tcp::resolver::results_type results;
-      };
-      auto r = std::make_shared<resolving>(self->strand_);
-      r->wake.expires_after(timeout);
-      r->resolver.async_resolve(self->url_.host, self->url_.port,
-                                [r](const beast::error_code& ec, asio::ip::tcp::resolver::results_type results) {
-                                  r->ec = ec;
-                                  r->results = std::move(results);
-                                  r->done = true;
-                                  r->wake.cancel();
-                                });
-      (void)co_await r->wake.async_wait(asio::as_tuple(asio::use_awaitable));
-      if (self->stopped_) co_return;
-      if (!r->done || r->ec) {
-        if (!r->done) r->resolver.cancel();
-        x.ec = r->done ? r->ec : beast::error_code(beast::error::timeout);
-        x.what = "resolving";
-        co_return;
-      }
-      self->endpoints_ = std::move(r->results);
-    }
-    x.stream->expires_after(timeout);
-    auto [cec, ep] = co_await x.stream->async_connect(self->endpoints_, asio::as_tuple(asio::use_awaitable));
-    (void)ep;
-    if (cec) {
-      x.ec = cec;
-      x.what = "connecting";
-      co_return;
-    }
-    x.connected = true;
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-    if (self->ssl_) {
-      x.tls = std::make_unique<beast::ssl_stream<beast::tcp_stream&>>(*x.stream, *self->ssl_);
-      (void)SSL_set_tlsext_host_name(x.tls->native_handle(), self->url_.host.c_str());
-      x.tls->set_verify_callback(asio::ssl::host_name_verification(self->url_.host));
-      auto [hec] = co_await x.tls->async_handshake(asio::ssl::stream_base::client, asio::as_tuple(asio::use_awaitable));
-      if (hec) {
-        x.ec = hec;
-        x.what = "TLS handshake";
-        x.connected = false;  // the server is not the one wanted: as unreachable
-        co_return;
-      }
-    }
-#endif
-  }
-
+  // Connects (or takes an idle connection, for a POST), sends one request and reads the response header (x.ec
+  // and x.step say where it failed). `timeout` bounds resolving, connecting and sending, and the header too
+  // unless `header_timeout` is false (a request's response waits as long as the request may).
   static asio::awaitable<void> begin(std::shared_ptr<mcp_http_transport> self, exchange& x, mcp_http::verb verb,
                                      const std::string* body, const std::string& last_event_id,
                                      std::chrono::milliseconds timeout, bool header_timeout = true,
@@ -635,9 +420,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     // The request is built, and every header checked, before a connection is taken: one over its bound fails
     // the request at once (mcp_request_headers throws), and nothing is sent.
-    mcp_http::request<mcp_http::string_body> req{verb, self->url_.target, 11};
+    mcp_http::request<mcp_http::string_body> req{verb, self->url_.target(), 11};
     mcp_request_headers h(req, self->shared_->name);
-    h.set("Host", self->url_.authority);
+    h.set("Host", self->url_.authority());
     for (const auto& [k, v] : self->ep_.headers) h.set(k, v);
     if (!authorization.empty()) h.set("Authorization", authorization);
     if (verb == mcp_http::verb::post) {
@@ -663,34 +448,11 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if (!last_event_id.empty()) h.set("Last-Event-ID", last_event_id);
     req.keep_alive(verb == mcp_http::verb::post);  // a POST's connection may serve the next one
     req.prepare_payload();
-    if (verb == mcp_http::verb::post && self->take_idle(x)) {
-      x.stream->expires_after(timeout);
-    } else {
-      co_await connect(self, x, timeout);
-      if (x.ec || self->stopped_) co_return;
-    }
-    auto [wec, n] = co_await on_stream(x, [&](auto& st) {
-      return mcp_http::async_write(st, req, asio::as_tuple(asio::use_awaitable));
-    });
-    (void)n;
-    if (wec) {
-      x.ec = wec;
-      x.what = "sending";
-      co_return;
-    }
-    if (header_timeout)
-      x.stream->expires_after(timeout);
-    else
-      x.stream->expires_never();
-    x.parser.header_limit(64 * 1024);
-    x.parser.body_limit(self->shared_->options.max_line_bytes);
-    auto [rec, r] = co_await on_stream(x, [&](auto& st) {
-      return mcp_http::async_read_header(st, x.buffer, x.parser, asio::as_tuple(asio::use_awaitable));
-    });
-    (void)r;
-    if (rec) {
-      x.ec = rec;
-      x.what = "reading the response header";
+    co_await self->client_.start(x, req, std::chrono::steady_clock::now() + timeout, verb == mcp_http::verb::post,
+                                 header_timeout);
+    if (self->stopped_) co_return;
+    if (x.ec) {
+      if (x.step == std::string_view("TLS handshake")) x.connected = false;  // not the server wanted: unreachable
       co_return;
     }
     // The session id the server assigns with the initialize response (a
@@ -738,6 +500,49 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     return m;
   }
 
+  // After a response header: whether the server asks for (re)authorization (401, or 403 insufficient_scope) and
+  // it was done, so that the message is sent again (true). When the server does not ask: false, `x` untouched.
+  // When it asks but the authorization fails, or `tries` reached max_authorizations_per_request, or the
+  // message is no longer wanted: true with x.step "authorization" (message `id` failed, if it is awaited).
+  static asio::awaitable<bool> reauthorize(std::shared_ptr<mcp_http_transport> self, exchange& x, std::size_t tries,
+                                           std::int64_t id) {
+    const auto& h = x.parser.get();
+    const std::string www(h[mcp_http::field::www_authenticate]);
+    const unsigned status = h.result_int();
+    if (!self->auth_ || !mcp_oauth_wants(status, www)) co_return false;
+    self->forget(x.conn);
+    x.step = "authorization";
+    auto wanted = [&] {
+      auto c = self->live();
+      return c && (id == 0 || c->pending(id));
+    };
+    auto fail = [&](const std::string& m) {
+      if (auto c = self->live(); c && id != 0)
+        c->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed, self->shared_->name, m)));
+    };
+    if (!wanted()) co_return true;
+    if (tries >= self->ep_.authorization->max_authorizations_per_request) {
+      fail("HTTP " + std::to_string(status) + " after " + std::to_string(tries) +
+           " authorization(s) for this request (mcp_oauth_options::max_authorizations_per_request)");
+      co_return true;
+    }
+    try {
+      auto auth = self->auth_;
+      // A named std::function: GCC 12 destroys a temporary in a co_await expression twice.
+      std::function<bool()> alive = [w = std::weak_ptr<mcp_http_transport>(self)] {
+        auto s = w.lock();
+        return s && s->live() != nullptr;
+      };
+      co_await auth->challenge(status, www, x.auth_generation, std::move(alive));
+    } catch (const std::exception& e) {
+      fail(e.what());
+      co_return true;
+    }
+    if (!wanted()) co_return true;
+    x.step = "";
+    co_return true;
+  }
+
   // One message POSTed; its response (JSON or SSE) delivered. `id` < 0: a
   // notification whose acceptance is reported (settle or fail_request).
   static asio::awaitable<void> post(std::shared_ptr<mcp_http_transport> self, std::string body, std::int64_t id,
@@ -745,49 +550,21 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     auto x = std::make_shared<exchange>();
     const auto timeout = id > 0 ? self->ep_.connect_timeout : self->shared_->options.request_timeout;
     co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id <= 0, &meta);
-    // OAuth (mcp/oauth.hpp): a 401, or 403 insufficient_scope, authorizes and sends the request again, at most
-    // max_authorizations_per_request times.
-    for (std::size_t tries = 0; self->auth_ && id > 0 && !x->ec; ++tries) {
-      const auto& h = x->parser.get();
-      const std::string www(h[mcp_http::field::www_authenticate]);
-      if (!mcp_oauth_wants(h.result_int(), www)) break;
-      const unsigned status = h.result_int();
-      self->forget(x->stream);
-      auto c = self->live();
-      if (!c || !c->pending(id)) co_return;
-      if (tries >= self->ep_.authorization->max_authorizations_per_request) {
-        std::string m = "HTTP " + std::to_string(status) + " after " + std::to_string(tries) +
-                        " authorization(s) for this request (mcp_oauth_options::max_authorizations_per_request)";
-        c->fail_request(id, std::make_exception_ptr(
-                                mcp_error(mcp_error_kind::authorization_failed, self->shared_->name, m)));
-        co_return;
-      }
-      try {
-        auto auth = self->auth_;
-        // A named std::function: GCC 12 destroys a temporary in a co_await expression twice.
-        std::function<bool()> alive = [w = std::weak_ptr<mcp_http_transport>(self)] {
-          auto s = w.lock();
-          return s && s->live() != nullptr;
-        };
-        co_await auth->challenge(status, www, x->auth_generation, std::move(alive));
-      } catch (const std::exception& e) {
-        if (auto cc = self->live())
-          cc->fail_request(id, std::make_exception_ptr(mcp_error(mcp_error_kind::authorization_failed,
-                                                                 self->shared_->name, e.what())));
-        co_return;
-      }
-      c = self->live();
-      if (!c || !c->pending(id)) co_return;
+    // OAuth (mcp/oauth.hpp): a 401, or 403 insufficient_scope, authorizes and sends the message again, at most
+    // max_authorizations_per_request times — a request, a notification (awaited or not) or a response alike.
+    for (std::size_t tries = 0; self->auth_ && !x->ec; ++tries) {
+      if (!co_await reauthorize(self, *x, tries, id)) break;
+      if (x->step == std::string_view("authorization")) co_return;  // given up (request `id` failed)
       x = std::make_shared<exchange>();
       co_await begin(self, *x, mcp_http::verb::post, &body, {}, timeout, id <= 0, &meta);
     }
-    if (id != 0 && x->stream && !self->stopped_) self->by_request_[id] = x->stream;
+    if (id != 0 && x->conn && !self->stopped_) self->by_request_[id] = x->conn;
     co_await self->finish_post(self, x, id);
     if (id != 0) {
       const auto it = self->by_request_.find(id);
-      if (it != self->by_request_.end() && it->second == x->stream) self->by_request_.erase(it);
+      if (it != self->by_request_.end() && it->second == x->conn) self->by_request_.erase(it);
     }
-    if (!x->pooled) self->forget(x->stream);
+    if (!x->pooled) self->forget(x->conn);
   }
 
   asio::awaitable<void> finish_post(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
@@ -806,15 +583,15 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     const unsigned status = x->parser.get().result_int();
     if (status == 404 && x->had_session) {  // the session is gone: a new one on the next request
       fault(id, mcp_error_kind::server_exited,
-            "POST " + url_.origin + ": HTTP 404: the server ended the session (the next request starts a new one)",
+            "POST " + url_.origin() + ": HTTP 404: the server ended the session (the next request starts a new one)",
             true);
       co_return;
     }
     if (id < 0 && status / 100 != 2) {  // a notification the connection waits for, refused
       x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
-      x->stream->expires_after(shared_->options.request_timeout);
+      x->conn->tcp().expires_after(shared_->options.request_timeout);
       auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+        return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
       });
       (void)ec;
       (void)n;
@@ -829,7 +606,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if (status == 202) {
       if (x->modern)  // no GET stream to bring the response
         fault(id, mcp_error_kind::protocol_error,
-              "POST " + url_.origin + ": HTTP 202 to a request (2026-07-28 has no stream for a later response)", false);
+              "POST " + url_.origin() + ": HTTP 202 to a request (2026-07-28 has no stream for a later response)", false);
       co_return;  // the response comes on the GET stream
     }
     if (status / 100 == 2 && is_sse(*x)) {
@@ -848,15 +625,15 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
     if (status / 100 != 2) x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
-    x->stream->expires_never();
+    x->conn->tcp().expires_never();
     auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-      return mcp_http::async_read(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+      return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
     });
     (void)n;
     auto c = live();
     if (!c) co_return;
     if (ec && ec != mcp_http::error::body_limit && status / 100 == 2) {
-      x->what = "reading the response";
+      x->step = "reading the response";
       x->ec = ec;
       fault(id, not_http(ec) ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited, describe("POST", *x),
             false);
@@ -912,7 +689,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     std::string m = verb;
     m += ' ';
-    m += url_.origin;
+    m += url_.origin();
     if (what) {
       m += " (";
       m += what;
@@ -941,9 +718,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     sse.begin_stream(limit);
     // Beast reads at most the buffer's free capacity (at least 512 bytes): without room, a 1 MiB event took
     // 2,000 reads; with 64 KiB, about 16.
-    x->buffer.reserve(64 * 1024);
+    x->conn->buffer().reserve(64 * 1024);
     x->parser.body_limit(boost::none);
-    x->stream->expires_never();
+    x->conn->tcp().expires_never();
     for (;;) {
       auto c = self->live();
       if (!c) co_return;
@@ -965,7 +742,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       }
       if (x->parser.is_done()) co_return;
       auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read_some(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+        return mcp_http::async_read_some(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
       });
       (void)n;
       if (ec && ec != mcp_http::error::need_buffer) {
@@ -985,9 +762,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   static asio::awaitable<void> drain(std::shared_ptr<mcp_http_transport> self, std::shared_ptr<exchange> x,
                                      std::int64_t id, mcp_sse_parser& sse) {
     for (int i = 0; i < 4 && !x->parser.is_done(); ++i) {
-      x->stream->expires_after(std::chrono::milliseconds(200));
+      x->conn->tcp().expires_after(std::chrono::milliseconds(200));
       auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read_some(st, x->buffer, x->parser, asio::as_tuple(asio::use_awaitable));
+        return mcp_http::async_read_some(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
       });
       (void)n;
       if (ec || !self->live()) co_return;
@@ -1028,16 +805,16 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       if (!self->live() || !c->pending(id)) co_return;
       auto x = std::make_shared<exchange>();
       co_await begin(self, *x, mcp_http::verb::get, nullptr, sse.last_event_id(), self->ep_.connect_timeout);
-      if (!self->stopped_) self->by_request_[id] = x->stream;
+      if (!self->stopped_) self->by_request_[id] = x->conn;
       if (!x->ec && x->parser.get().result_int() == 200 && is_sse(*x)) co_await read_sse(self, x, id, sse);
       else if (!x->ec) {
         std::string m = "resuming the SSE stream of its response (GET with Last-Event-ID): HTTP ";
         m += std::to_string(x->parser.get().result_int());
         self->fault(id, mcp_error_kind::server_exited, m, false);
-        self->forget(x->stream);
+        self->forget(x->conn);
         co_return;
       }
-      self->forget(x->stream);
+      self->forget(x->conn);
       idle = sse.take_events() == 0 ? idle + 1 : 0;
     }
   }
@@ -1069,12 +846,20 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       auto x = std::make_shared<exchange>();
       co_await begin(self, *x, mcp_http::verb::get, nullptr, sse.last_event_id(), self->ep_.connect_timeout);
       if (!self->live()) break;
+      // A 401 (or 403 insufficient_scope): authorized again and the GET sent again, as a POST would be.
+      for (std::size_t tries = 0; self->auth_ && !x->ec; ++tries) {
+        if (!co_await reauthorize(self, *x, tries, 0)) break;
+        if (x->step == std::string_view("authorization") || !self->live()) co_return;
+        x = std::make_shared<exchange>();
+        co_await begin(self, *x, mcp_http::verb::get, nullptr, sse.last_event_id(), self->ep_.connect_timeout);
+      }
+      if (!self->live()) break;
       if (!x->ec && !(x->parser.get().result_int() == 200 && is_sse(*x))) {
-        self->forget(x->stream);
+        self->forget(x->conn);
         break;  // 405: the server offers no GET stream
       }
       if (!x->ec) co_await read_sse(self, x, 0, sse);
-      self->forget(x->stream);
+      self->forget(x->conn);
       idle = sse.take_events() == 0 ? idle + 1 : 0;
       if (idle > self->ep_.max_reconnects) break;
       co_await self->wait_retry(sse, idle - (idle > 0 ? 1 : 0));
@@ -1084,20 +869,16 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   mcp_strand strand_;
   std::shared_ptr<mcp_shared> shared_;
   mcp_http_endpoint ep_;
-  mcp_http_url url_;
+  net::url url_;
   std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set; the client's, across restarts
   std::weak_ptr<mcp_connection> conn_;
-  asio::ip::tcp::resolver::results_type endpoints_;
-#if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
-  std::unique_ptr<asio::ssl::context> ssl_;
-#endif
   std::string session_;  // Mcp-Session-Id, once the server gave one
   std::string version_;  // MCP-Protocol-Version, once negotiated
   bool stopped_ = false;
   bool get_started_ = false;
   std::unordered_set<stream_ptr> open_;
   std::unordered_map<std::int64_t, stream_ptr> by_request_;
-  std::vector<idle_connection> idle_;
+  net::client client_;  // the network layer: connections, TLS, the idle pool (after url_, ep_ and shared_)
 };
 
 }  // namespace tool_effects::detail
