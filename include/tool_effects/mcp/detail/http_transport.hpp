@@ -39,6 +39,7 @@
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/http_url.hpp>
+#include <tool_effects/mcp/detail/param_headers.hpp>
 #include <tool_effects/mcp/errors.hpp>
 #include <tool_effects/net/http_client.hpp>
 
@@ -234,6 +235,19 @@ class mcp_request_headers {
 
 namespace tool_effects::detail {
 
+// A JSON-RPC error that came as the body of an HTTP error status: the
+// status tells a 2026-07-28 server's "unknown method" (404) from a 200
+// (docs/mcp.md, "Era detection over HTTP").
+class mcp_http_rpc_error : public mcp_rpc_error {
+ public:
+  mcp_http_rpc_error(std::string server, int code, const std::string& message, nlohmann::json data, unsigned status)
+      : mcp_rpc_error(std::move(server), code, message, std::move(data)), status_(status) {}
+  [[nodiscard]] unsigned http_status() const noexcept { return status_; }
+
+ private:
+  unsigned status_;
+};
+
 // The transport (mcp_transport) of one connection over Streamable HTTP.
 class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
   using client_options_t = net::client_options;
@@ -256,7 +270,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         auth_(std::move(auth)),
         client_(url_, client_options(*shared_, ep_, url_)) {}
 
-  void start(const std::shared_ptr<mcp_connection>& c) override { conn_ = c; }
+  void start(const std::shared_ptr<mcp_session>& c) override { conn_ = c; }
 
   void send(std::string message, std::int64_t request_id, mcp_outgoing meta) override {
     if (stopped_) return;
@@ -375,7 +389,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     close(s);
   }
 
-  [[nodiscard]] std::shared_ptr<mcp_connection> live() const {
+  [[nodiscard]] std::shared_ptr<mcp_session> live() const {
     auto c = conn_.lock();
     if (stopped_ || !c || !c->alive()) return nullptr;
     return c;
@@ -385,6 +399,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   // OAuth tokens and client secret (mcp_oauth_authorizer::redact, the library's one redaction) and the values
   // of endpoint.headers of 8 bytes or more (an API key) — before it is cut to a preview.
   [[nodiscard]] std::string redact(std::string text) const override { return redacted(std::move(text)); }
+  // 2026-07-28 over HTTP is stateless request/response; a notification's POST is answered (202).
+  [[nodiscard]] bool modern_stateless() const noexcept override { return true; }
+  [[nodiscard]] bool acknowledges_notifications() const noexcept override { return true; }
+  [[nodiscard]] unsigned status_of(const mcp_rpc_error& e) const noexcept override {
+    const auto* h = dynamic_cast<const mcp_http_rpc_error*>(&e);
+    return h ? h->http_status() : 0;
+  }
   [[nodiscard]] std::string redacted(std::string text) const {
     if (auth_) text = auth_->redact(std::move(text));
     std::vector<std::string> keys;
@@ -871,7 +892,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   mcp_http_endpoint ep_;
   net::url url_;
   std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set; the client's, across restarts
-  std::weak_ptr<mcp_connection> conn_;
+  std::weak_ptr<mcp_session> conn_;
   std::string session_;  // Mcp-Session-Id, once the server gave one
   std::string version_;  // MCP-Protocol-Version, once negotiated
   bool stopped_ = false;
