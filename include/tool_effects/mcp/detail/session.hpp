@@ -317,7 +317,10 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
       throw mcp_transient_error(
           mcp_error_kind::timeout, self->name_,
           str_cat(method, " (request ", std::to_string(id), ") got no response within ", std::to_string(timeout.count()),
-                  notice ? " ms; cancellation sent" : " ms; its stream closed (cancellation)", self->diagnostics()));
+                  notice      ? " ms; cancellation sent"
+                  : stateless ? " ms; its stream closed (cancellation)"
+                              : " ms (initialize is not cancelled)",
+                  self->diagnostics()));
     }
     if (p->error) std::rethrow_exception(p->error);
     co_return std::move(*p->result);
@@ -414,7 +417,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     if (transport_) transport_->stop();
   }
 
-  // Clean end: every pending request fails with `why`, then the transport's shutdown.
+  // Clean end: every pending request fails with `why` (null: closed, "the session ended"), then the transport's shutdown.
   static asio::awaitable<void> shutdown(std::shared_ptr<mcp_session> self, std::exception_ptr why) {
     if (!self->mark_dead(std::move(why))) co_return;
     if (auto t = self->transport_) co_await t->shutdown();
@@ -471,6 +474,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   bool mark_dead(std::exception_ptr e) {
     if (dead_) return false;
     dead_ = true;
+    if (!e) e = std::make_exception_ptr(mcp_error(mcp_error_kind::closed, name_, "the session ended"));
     dead_error_ = std::move(e);
     for (auto& [k, j] : jobs_) {  // nothing is answered any more
       j->cancelled = true;
