@@ -152,23 +152,19 @@ class mcp_server {
     detail::tool_call_request r = detail::read_tool_call(params);
     if (!host_->registry().index_of(r.name))
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
-    auto run = [this, r = std::move(r), cancel = request.cancel]() mutable {
-      const tool_call call{r.name, "mcp", std::move(r.arguments)};
-      std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
-      auto out = host_->run(executor_, dispatch_.with(cancel), std::span<const tool_call>(&call, 1), scope);
-      return detail::call_tool_result(out.front(), r.name);
+    // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
+    auto call = std::make_shared<detail::tool_call_request>(std::move(r));
+    auto initiate = [this, call, cancel = request.cancel](auto handler) {
+      boost::asio::post(*callers_, [this, call, cancel, handler = std::move(handler)]() mutable {
+        nlohmann::json result = run_call(*call, cancel);
+        auto ex = boost::asio::get_associated_executor(handler);
+        boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
+          std::move(handler)(std::move(result));
+        });
+      });
     };
     co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
-        [this, run = std::move(run)](auto handler) mutable {
-          boost::asio::post(*callers_, [run = std::move(run), handler = std::move(handler)]() mutable {
-            nlohmann::json result = run();
-            auto ex = boost::asio::get_associated_executor(handler);
-            boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
-              std::move(handler)(std::move(result));
-            });
-          });
-        },
-        boost::asio::use_awaitable);
+        initiate, boost::asio::use_awaitable);
   }
 
   /// Serves one client over this process's stdin and stdout until stdin
@@ -184,6 +180,16 @@ class mcp_server {
   static boost::asio::any_io_executor to_any(E& e) {
     if constexpr (requires { e.get_executor(); }) return e.get_executor();
     else return boost::asio::any_io_executor(e);
+  }
+  // One tools/call on a caller thread (blocks it while the call waits for its grant and runs).
+  nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel) {
+    tool_call call;
+    call.id = "mcp";
+    call.name = r.name;
+    call.arguments = r.arguments;
+    const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
+    auto out = host_->run(executor_, dispatch_.with(cancel), std::span<const tool_call>(&call, 1), scope);
+    return detail::call_tool_result(out.front(), r.name);
   }
   // The key's own scope: calls of one key share their journal entries, calls of different keys never do.
   static std::string str_key(const std::string& key) { return detail::str_cat("mcp-idempotency-key/", key); }

@@ -102,13 +102,19 @@ template <class Tool>
 inline constexpr bool mcp_stated_hints_agree_v = detail::stated_hints_check<Tool>::value;
 
 /// The `_meta` accesses value of a tool described by `d` with identity
-/// policy `p`; `null` for an unknown (exclusive) tool, which publishes none.
-/// A policy's `target_fn`/`key_fn` cannot travel: without them the importer
-/// holds the whole resource (more conservative, never less).
+/// policy `p`. An unknown (exclusive) tool publishes `{"version": 1}`: no
+/// effects and no accesses, which reads back as unknown (exclusive), where
+/// its default hints alone would read back as a root write. A policy's
+/// `target_fn`/`key_fn` cannot travel: without them the importer holds the
+/// whole resource (more conservative, never less).
 inline nlohmann::json mcp_accesses_meta(const call_description& d, const identity_policy& p) {
-  if (d.exclusive) return nullptr;
   nlohmann::json m = nlohmann::json::object();
   m["version"] = mcp_accesses_meta_version;
+  nlohmann::json id = nlohmann::json::object();
+  if (p.operation_arg) id["operation_arg"] = *p.operation_arg;
+  if (p.target_arg && !p.target_fn) id["target_arg"] = *p.target_arg;
+  if (!id.empty()) m["identity"] = std::move(id);
+  if (d.exclusive) return m;
   m["effects"] = d.effects;
   for (const auto mode : {access_mode::read, access_mode::write, access_mode::append}) {
     nlohmann::json list = nlohmann::json::array();
@@ -117,23 +123,19 @@ inline nlohmann::json mcp_accesses_meta(const call_description& d, const identit
     if (!list.empty())
       m[mode == access_mode::read ? "reads" : mode == access_mode::write ? "writes" : "appends"] = std::move(list);
   }
-  nlohmann::json id = nlohmann::json::object();
-  if (p.operation_arg) id["operation_arg"] = *p.operation_arg;
-  if (p.target_arg && !p.target_fn) id["target_arg"] = *p.target_arg;
-  if (!id.empty()) m["identity"] = std::move(id);
   return m;
 }
 
 /// One `tools/list` entry: name, `inputSchema` (`{"type": "object"}` unless
 /// given), `annotations` with the four hints of `d` (an unknown tool: the
-/// specification's defaults) and `_meta` accesses for a known one.
+/// specification's defaults) and its `_meta` accesses.
 inline nlohmann::json mcp_tool_entry(std::string_view name, const call_description& d, const identity_policy& p,
                                      nlohmann::json input_schema = nullptr) {
   nlohmann::json e = nlohmann::json::object();
   e["name"] = std::string(name);
   e["inputSchema"] = input_schema.is_null() ? nlohmann::json{{"type", "object"}} : std::move(input_schema);
   e["annotations"] = mcp_annotations(d);
-  if (auto m = mcp_accesses_meta(d, p); !m.is_null()) e["_meta"][std::string(mcp_accesses_meta_key)] = std::move(m);
+  e["_meta"] = {{std::string(mcp_accesses_meta_key), mcp_accesses_meta(d, p)}};
   return e;
 }
 

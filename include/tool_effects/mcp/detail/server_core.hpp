@@ -59,8 +59,9 @@ struct tool_call_request {
 
 inline tool_call_request read_tool_call(const nlohmann::json& params) {
   auto bad = [](const std::string& at, std::string message, const nlohmann::json& v) -> mcp_server_error {
+    const std::string shown = v.is_null() ? std::string() : preview(v);
     return mcp_server_error(rpc_invalid_params,
-                            str_cat("Invalid params: at ", at, ": ", message, v.is_null() ? "" : ": ", preview(v)));
+                            str_cat("Invalid params: at ", at, ": ", message, shown.empty() ? "" : ": ", shown));
   };
   if (!params.is_object()) throw bad("", expected("an object", params), params);
   tool_call_request r;
