@@ -412,4 +412,53 @@ TEST(McpServer, BadRequestsFailAloneWithTheirMember) {
                                 "structuredContent": {"balance": 3}})"));
 }
 
+namespace {
+struct transfer_args {
+  std::string from;
+  std::string to;
+  long amount = 0;
+  std::optional<std::string> memo;
+};
+BOOST_DESCRIBE_STRUCT(transfer_args, (), (from, to, amount, memo))
+struct transfer {
+  static constexpr std::string_view name = "transfer";
+  using arguments = transfer_args;
+  using side_effects = te::effects<te::writes<accounts>>;
+  json operator()(const json& args) const {
+    const auto a = te::parse_arguments<transfer_args>(args);
+    return a.from + "->" + a.to + ":" + std::to_string(a.amount);
+  }
+};
+}  // namespace
+
+// A tool whose arguments are a struct described with Boost.Describe lists the struct's schema and gets its
+// arguments checked before it is dispatched: a bad call is an invalid_arguments result naming the member.
+TEST(McpServer, DescribedArgumentsGiveTheSchemaAndPointerErrors) {
+  te::tool_registry<transfer> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(1);
+  te::mcp_server server(pool, host);
+  EXPECT_EQ(server.list_tools()["tools"][0]["inputSchema"], json::parse(R"({"type": "object",
+    "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "amount": {"type": "integer"},
+                   "memo": {"type": "string"}},
+    "required": ["from", "to", "amount"], "additionalProperties": false})"));
+  boost::asio::io_context io;
+  auto call = [&](json args) {
+    auto f = boost::asio::co_spawn(io, server.handle_request("tools/call", {{"name", "transfer"}, {"arguments", args}}, {}),
+                                   boost::asio::use_future);
+    io.restart();
+    io.run();
+    return f.get();
+  };
+  EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", "5"}}),
+            json::parse(R"({"content": [{"type": "text", "text":
+              "invalid_arguments: at /amount: expected an integer, got string: \"5\""}], "isError": true})"));
+  EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", 5}, {"memo", "rent"}, {"fee", 1}})["content"][0]["text"],
+            "invalid_arguments: at /fee: unknown key (known: from to amount memo): \"fee\"");
+  EXPECT_EQ(call({{"from", "a"}, {"amount", 5}})["content"][0]["text"],
+            "invalid_arguments: at (root): missing required key: \"to\"");
+  EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", 5}}),
+            json::parse(R"({"content": [{"type": "text", "text": "a->b:5"}]})"));
+}
+
 }  // namespace mcp_server_test_ns

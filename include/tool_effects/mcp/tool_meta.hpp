@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/json.hpp>
+#include <tool_effects/json/arguments.hpp>
 
 namespace tool_effects {
 
@@ -140,13 +141,16 @@ inline nlohmann::json mcp_tool_entry(std::string_view name, const call_descripti
 }
 
 /// The entry of static tool `Tool` (its `title`, `description` and
-/// `input_schema` members when present); its hints are `mcp_tool_hints_v<Tool>`.
+/// `input_schema` members when present; else the schema of its described
+/// `arguments` struct, json/arguments.hpp); its hints are `mcp_tool_hints_v<Tool>`.
 template <class Tool>
 nlohmann::json mcp_static_tool_entry(std::string_view name, const call_description& d, const identity_policy& p) {
   static_assert(mcp_stated_hints_agree_v<Tool>);
   nlohmann::json schema = nullptr;
   if constexpr (requires { std::string_view(Tool::input_schema); })
     schema = nlohmann::json::parse(std::string_view(Tool::input_schema));
+  else if constexpr (!std::is_void_v<typename tool_arguments<Tool>::type>)
+    schema = json_schema_of<typename tool_arguments<Tool>::type>();
   nlohmann::json e = mcp_tool_entry(name, d, p, std::move(schema));
   constexpr mcp_hints h = mcp_tool_hints_v<Tool>;
   e["annotations"] = {{"readOnlyHint", h.read_only},
