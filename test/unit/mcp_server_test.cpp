@@ -8,12 +8,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -26,6 +29,7 @@
 
 #include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/server.hpp>
+#include <tool_effects/sqlite_journal.hpp>
 
 namespace mcp_server_test_ns {
 
@@ -459,6 +463,39 @@ TEST(McpServer, DescribedArgumentsGiveTheSchemaAndPointerErrors) {
             "invalid_arguments: at (root): missing required key: \"to\"");
   EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", 5}}),
             json::parse(R"({"content": [{"type": "text", "text": "a->b:5"}]})"));
+}
+
+// With a journal in the server's dispatch options, a tools/call repeated with the same client-supplied
+// idempotency key (a retry after a lost response) is answered from the journal: the increment happens once.
+// Control: the same two calls without a key run twice; with two different keys, twice.
+TEST(McpServer, AnIdempotencyKeyReplaysTheJournaledCall) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mcp_server_journal_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host, te::mcp_server_options{},
+                        te::run_options{}.with(te::local_coordinator{}).with(te::sqlite_journal((dir / "j.db").string())));
+  auto add = [&](const std::string& acct, std::optional<std::string> key) {
+    json params = {{"name", "add_to_balance"}, {"arguments", {{"acct", acct}}}};
+    if (key) params["_meta"] = {{"io.github.tool-effects/idempotency-key", *key}};
+    boost::asio::io_context io;
+    auto f = boost::asio::co_spawn(io, server.handle_request("tools/call", params, {}), boost::asio::use_future);
+    io.run();
+    return f.get();
+  };
+  EXPECT_EQ(add("a", "transfer-1")["structuredContent"], json::parse(R"({"balance": 1})"));
+  EXPECT_EQ(add("a", "transfer-1")["structuredContent"], json::parse(R"({"balance": 1})")) << "replayed";
+  EXPECT_EQ(l.read("a"), 1);
+  add("b", std::nullopt);
+  add("b", std::nullopt);
+  EXPECT_EQ(l.read("b"), 2) << "no key: two calls";
+  add("c", "k1");
+  add("c", "k2");
+  EXPECT_EQ(l.read("c"), 2) << "two keys: two calls";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace mcp_server_test_ns
