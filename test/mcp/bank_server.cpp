@@ -70,8 +70,12 @@ struct slow_report {
   static constexpr std::string_view name = "slow_report";
   static constexpr std::string_view description = "Takes `ms` milliseconds (default 2000) to read every account.";
   using side_effects = te::effects<te::reads<bank>, te::idempotent>;
-  json operator()(const json& args) const {
-    std::this_thread::sleep_for(std::chrono::milliseconds(args.value("ms", 2000)));
+  json operator()(const te::attempt_context& ctx, const json& args) const {
+    const int ms = args.value("ms", 2000);
+    for (int step = 1; step <= 4; ++step) {  // four quarters, each reported as progress
+      std::this_thread::sleep_for(std::chrono::milliseconds(ms / 4));
+      ctx.report_progress(step, 4, "quarter " + std::to_string(step));
+    }
     return load();
   }
 };

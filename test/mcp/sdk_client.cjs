@@ -3,7 +3,7 @@
 // line with what it saw; test/unit/mcp_server_sdk_test.cpp asserts the exact texts.
 //
 //   node sdk_client.cjs <node_modules dir> <scenario> <server program> [server args...]
-//   scenarios: list | increments <workers> <calls each> | cancel
+//   scenarios: list | increments <workers> <calls each> | cancel | progress
 'use strict';
 const { createRequire } = require('node:module');
 const [modules, scenario, ...afterScenario] = process.argv.slice(2);
@@ -34,6 +34,12 @@ async function main() {
     await Promise.all(Array.from({ length: workers }, worker));
     out.errors = errors;
     out.balance = (await client.callTool({ name: 'get_balance', arguments: { acct: 'shared' } })).structuredContent;
+  } else if (scenario === 'progress') {
+    const seen = [];
+    const r = await client.callTool({ name: 'slow_report', arguments: { ms: 200 } }, undefined,
+                                    { onprogress: (p) => seen.push(p) });
+    out.progress = seen;
+    out.report = r.structuredContent;
   } else if (scenario === 'cancel') {
     // slow_report reads the whole bank for 1.5 s; add_to_balance(a) waits for it (a write under bank) and is
     // cancelled while it waits: it never runs.

@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -39,6 +40,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -80,6 +83,9 @@ struct mcp_server_request {
   std::string session{};               ///< the session's id (transport-defined; "" for stdio)
   nlohmann::json id = nullptr;         ///< the JSON-RPC id
   turn_cancellation cancel{};          ///< cancelled by `notifications/cancelled` for this request
+  /// Sends notifications/progress for this request (when the client asked for
+  /// it); empty: progress goes nowhere. Thread-safe, never blocks.
+  std::function<void(double progress, double total, const std::string& message)> progress{};
 };
 
 /// An MCP server for the tools of `Host` (a `json_tool_host<...>`, which must
@@ -167,14 +173,14 @@ class mcp_server {
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
     // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
     auto call = std::make_shared<detail::tool_call_request>(std::move(r));
-    auto initiate = [this, call, cancel = request.cancel](auto handler) {
+    auto initiate = [this, call, cancel = request.cancel, progress = std::move(request.progress)](auto handler) {
       // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
       // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
       auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
-      boost::asio::post(*callers_, [this, call, cancel, work, handler = std::move(handler)]() mutable {
-        nlohmann::json result = run_call(*call, cancel);
+      boost::asio::post(*callers_, [this, call, cancel, progress, work, handler = std::move(handler)]() mutable {
+        nlohmann::json result = run_call(*call, cancel, progress);
         auto ex = boost::asio::get_associated_executor(handler);
         boost::asio::post(ex, [work, handler = std::move(handler), result = std::move(result)]() mutable {
           auto slot = boost::asio::get_associated_cancellation_slot(handler);
@@ -234,6 +240,18 @@ class mcp_server {
   boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx) {
     mcp_server_request r;
     r.id = ctx.id;
+    if (!ctx.progress_token().is_null()) {
+      detail::mcp_request_context reporter_ctx{ctx.id, ctx.method, {{"_meta", {{"progressToken", ctx.progress_token()}}}},
+                                               ctx.session};
+      r.progress = [reporter_ctx](double progress, double total, const std::string& message) {
+        auto s = reporter_ctx.session.lock();
+        if (!s) return;
+        boost::asio::co_spawn(s->strand(),
+                              reporter_ctx.progress(progress, total > 0 ? std::optional<double>(total) : std::nullopt,
+                                                    message.empty() ? std::nullopt : std::optional<std::string>(message)),
+                              boost::asio::detached);
+      };
+    }
     if (ctx.method == "initialize") {
       nlohmann::json result = initialize_result(
           ctx.params.is_object() ? ctx.params.value("protocolVersion", std::string()) : std::string());
@@ -247,7 +265,18 @@ class mcp_server {
   }
 
   // One tools/call on a caller thread (blocks it while the call waits for its grant and runs).
-  nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel) {
+  // Forwards a tool's progress to the request's client (its log messages: not yet, no logging capability).
+  struct request_reporter final : attempt_reporter {
+    const std::function<void(double, double, const std::string&)>* send;
+    explicit request_reporter(const std::function<void(double, double, const std::string&)>* f) : send(f) {}
+    void progress(double p, double total, const std::string& message) const override {
+      if (*send) (*send)(p, total, message);
+    }
+    void log(const std::string&, const std::string&) const override {}
+  };
+
+  nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
+                          const std::function<void(double, double, const std::string&)>& progress) {
     if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
       return {{"content", nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
               {"isError", true}};
@@ -256,7 +285,9 @@ class mcp_server {
     call.name = r.name;
     call.arguments = r.arguments;
     const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
-    auto out = host_->run(executor_, dispatch_.with(cancel), std::span<const tool_call>(&call, 1), scope);
+    const request_reporter reporter(&progress);
+    auto out = host_->run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::span<const tool_call>(&call, 1),
+                          scope);
     return detail::call_tool_result(out.front(), r.name);
   }
   // The key's own scope: calls of one key share their journal entries, calls of different keys never do.
