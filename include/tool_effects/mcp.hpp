@@ -1,6 +1,7 @@
 // tool_effects/mcp.hpp — the optional MCP component (CMake target
 // tool_effects::mcp: nlohmann::json, Boost.Asio, Boost.Process v2): a client
-// of MCP servers over stdio and the bridge that registers a server's tools
+// of MCP servers over stdio (the child process's transport:
+// mcp/detail/stdio_child_transport.hpp) and the bridge that registers a server's tools
 // with a `json_tool_host`. See docs/mcp.md ("The client").
 //
 //   boost::asio::thread_pool pool(2);  // docs/mcp.md, "Pool size"
@@ -14,6 +15,7 @@
 
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/detail/stdio_child_transport.hpp>
 #include <tool_effects/mcp/errors.hpp>
 #include <tool_effects/mcp/host.hpp>
 

@@ -243,14 +243,17 @@ TEST(McpHttp, ConnectReturnsOnceInitializedWasAccepted) {
   const auto log = s.log();
   EXPECT_TRUE(std::any_of(log.begin(), log.end(), [](const json& e) { return is(e, "202", "notifications/initialized"); }));
   EXPECT_EQ(te::mcp_text(c.call("echo", {{"text", "after"}})), "after");
-  // Not accepted within initialize_timeout: connect() fails with timeout.
+  // Not accepted within initialize_timeout: connect() fails with timeout. The handshake has one deadline
+  // (issue 27): the notification gets what is left of the 1000 ms after server/discover and initialize.
   http_server slow({"--no-get", "--initialized-delay-ms", "3000"});
   te::mcp_client_options o;
   o.initialize_timeout = 1000ms;
   std::string what;
+  const auto t1 = std::chrono::steady_clock::now();
   EXPECT_EQ(mcp_test::error_kind([&] { (void)te::mcp_client::connect(pool, endpoint(slow), o); }, &what), "timeout")
       << what;
-  EXPECT_NE(what.find("notifications/initialized was not accepted within 1000 ms"), std::string::npos) << what;
+  EXPECT_LT(std::chrono::steady_clock::now() - t1, 2500ms) << what;
+  EXPECT_NE(what.find("notifications/initialized was not accepted within "), std::string::npos) << what;
 }
 
 TEST(McpHttp, AServerRequiringTheVersionHeaderIsServed) {

@@ -306,6 +306,27 @@ TEST(McpVersions, AnUnansweredProbeFallsBackAfterItsTimeoutAndTheEraIsRemembered
   EXPECT_EQ(log.count("initialize"), 2U);
 }
 
+// One deadline for the whole handshake (issue 27): a server that answers
+// nothing (sleep(1) reads no request) fails launch with timeout once
+// initialize_timeout has passed since the handshake began: the probe's wait
+// counts against it. Before, the probe waited discover_timeout and then
+// initialize waited initialize_timeout afresh: 4 s here.
+TEST(McpVersions, AServerThatAnswersNothingFailsTheHandshakeAtItsOneDeadline) {
+  boost::asio::thread_pool pool(2);
+  auto o = fast_options();
+  o.discover_timeout = milliseconds(3000);
+  o.initialize_timeout = milliseconds(1000);
+  o.restart_on_exit = false;
+  std::string what;
+  const auto t = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_kind([&] { (void)te::mcp_client::launch(pool, {"sleep", "30"}, o); }, &what), "timeout");
+  const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - t);
+  EXPECT_GE(took, milliseconds(1000));
+  EXPECT_LT(took, milliseconds(2500)) << "the handshake took " << took.count() << " ms: " << what;
+  EXPECT_NE(what.find("the handshake did not complete within 1000 ms (options.initialize_timeout)"), std::string::npos)
+      << what;
+}
+
 // A client that speaks only the modern version, against a legacy server:
 // a deterministic unsupported_protocol_version, not an initialize.
 TEST(McpVersions, AModernOnlyClientRefusesALegacyServer) {

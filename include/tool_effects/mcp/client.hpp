@@ -12,9 +12,11 @@
 // JSON-RPC 2.0 on its stdin/stdout; its stderr is kept apart, the last lines
 // in a ring buffer quoted by errors. Every exchange runs on one strand of the
 // given executor; any number of requests may be in flight. The public
-// declarations come first; the machinery (one child process and its pipes,
+// declarations come first; the machinery (the role-neutral JSON-RPC session,
+// `detail::mcp_session`; the client's connection on it,
 // `detail::mcp_connection`; the state every copy of a client shares,
-// `detail::mcp_client_state`) is in mcp/detail/, included at the end.
+// `detail::mcp_client_state`) is in mcp/detail/, included at the end; the
+// child process's transport comes with <tool_effects/mcp.hpp>.
 #ifndef TOOL_EFFECTS_MCP_CLIENT_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_HPP
 
@@ -43,6 +45,7 @@
 
 #include <tool_effects/mcp/capabilities.hpp>
 #include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/mcp/versions.hpp>
 #include <tool_effects/version.hpp>
 
 namespace tool_effects {
@@ -53,24 +56,6 @@ struct mcp_shared;
 }  // namespace detail
 
 struct mcp_http_endpoint;  // <tool_effects/mcp/http.hpp>
-
-/// Protocol versions this client speaks, newest first: 2026-07-28 (modern,
-/// stateless: `server/discover` and per-request `_meta`) and every version the
-/// official TypeScript SDK client accepts (legacy: the `initialize`
-/// handshake). The one place they are stated; what differs between them and
-/// what the client does about it: docs/mcp.md ("Protocol versions").
-inline const std::vector<std::string>& mcp_protocol_versions() {
-  static const std::vector<std::string> v{"2026-07-28", "2025-11-25", "2025-06-18",
-                                          "2025-03-26", "2024-11-05", "2024-10-07"};
-  return v;
-}
-
-/// Whether `version` is of the modern era (2026-07-28 and later: no
-/// `initialize`, per-request `_meta`); the dated versions compare as strings.
-/// Any other string, including every earlier date, is legacy.
-inline bool mcp_version_is_modern(const std::string& version) {
-  return version.size() == 10 && version >= "2026-07-28";
-}
 
 /// The log levels of MCP (RFC 5424's severities, lowest first); `none` asks for no log messages.
 enum class mcp_log_level { none, debug, info, notice, warning, error, critical, alert, emergency };
@@ -107,7 +92,9 @@ struct mcp_client_options {
   std::optional<std::filesystem::path> working_directory{};
   /// Default time limit of a request (a call may give its own).
   std::chrono::milliseconds request_timeout = std::chrono::seconds(30);
-  /// Time limit of the initialize handshake.
+  /// Time limit of the whole handshake, one deadline from its start: the
+  /// `server/discover` probe (at most `discover_timeout` of it), `initialize`
+  /// and, over HTTP, the acceptance of `notifications/initialized`.
   std::chrono::milliseconds initialize_timeout = std::chrono::seconds(20);
   /// Shutdown: after closing stdin, how long to wait for the exit before
   /// SIGTERM, and again before SIGKILL.
@@ -139,6 +126,8 @@ struct mcp_client_options {
   /// How long the `server/discover` probe may go unanswered before the
   /// server is taken for a legacy one (the specification's "reasonable
   /// timeout"; a legacy server usually answers it at once with an error).
+  /// It counts against `initialize_timeout`: keep it well below that, so that
+  /// a legacy server that ignores the probe has time left for `initialize`.
   std::chrono::milliseconds discover_timeout = std::chrono::seconds(5);
   /// `clientInfo` of initialize, and `io.modelcontextprotocol/clientInfo` of
   /// every modern request (the version is the library's, version.hpp).

@@ -1,6 +1,7 @@
 // tool_effects/mcp/http.hpp — the Streamable HTTP transport of the MCP client
 // (specification 2026-07-28 and 2025-11-25, basic/transports): `mcp_client::connect`. Its
-// own header, so that stdio users do not compile Boost.Beast. See docs/mcp.md
+// own header, so that stdio users do not compile Boost.Beast, and HTTP users
+// no Boost.Process (`mcp_client::launch` needs <tool_effects/mcp.hpp>). See docs/mcp.md
 // ("The HTTP transport").
 //
 //   boost::asio::thread_pool pool(2);
@@ -37,7 +38,10 @@
 #include <utility>
 #include <vector>
 
-#include <tool_effects/mcp.hpp>
+#include <tool_effects/json.hpp>
+#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/oauth.hpp>
 
 namespace tool_effects {
@@ -80,6 +84,7 @@ struct mcp_http_endpoint {
 }  // namespace tool_effects
 
 #include <tool_effects/mcp/detail/http_transport.hpp>
+#include <tool_effects/mcp/detail/param_headers.hpp>
 
 namespace tool_effects {
 
@@ -88,6 +93,7 @@ mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& end
   const detail::mcp_http_url url = detail::mcp_parse_http_url(endpoint.url, options.name);
   std::string name = options.name.empty() ? url.host : options.name;
   auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
+  shared->tool_params = std::make_shared<detail::mcp_tool_param_headers>();
   // One authorizer for the client's life: a new session (a restart) keeps the tokens.
   auto auth = std::make_shared<std::shared_ptr<detail::mcp_oauth_authorizer>>();
   shared->make_transport = [endpoint, url, auth](const detail::mcp_strand& strand,

@@ -1,6 +1,7 @@
 // tool_effects/mcp/detail/client_impl.hpp — internal to <tool_effects/mcp/client.hpp>
 // (included at its end): the definitions of `mcp_client`'s members and of the
-// free helpers declared there.
+// free helpers declared there, but for those that start a child process
+// (mcp/detail/stdio_child_transport.hpp, included by <tool_effects/mcp.hpp>).
 #ifndef TOOL_EFFECTS_MCP_DETAIL_CLIENT_IMPL_HPP
 #define TOOL_EFFECTS_MCP_DETAIL_CLIENT_IMPL_HPP
 
@@ -29,29 +30,13 @@
 
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/mcp/detail/client_state.hpp>
-#include <tool_effects/mcp/detail/connection.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects {
 
-template <class Executor>
-mcp_client::mcp_client(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
-  std::string name = options.name.empty() ? detail::mcp_default_name(argv) : options.name;
-  auto shared = std::make_shared<detail::mcp_shared>(std::move(argv), std::move(options), std::move(name));
-  state_ = make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
-                      std::move(shared));
-}
-
 inline mcp_client::state_ptr mcp_client::make_state(boost::asio::any_io_executor ex,
                                                     std::shared_ptr<detail::mcp_shared> shared) {
   return state_ptr(new detail::mcp_client_state(std::move(ex), std::move(shared)), closer{});
-}
-
-template <class Executor>
-mcp_client mcp_client::launch(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
-  mcp_client c(std::forward<Executor>(executor), std::move(argv), std::move(options));
-  c.start();
-  return c;
 }
 
 inline void mcp_client::start() { blocking(async_restart()); }
@@ -126,10 +111,10 @@ inline const std::string& mcp_client::name() const noexcept { return state_->sha
 inline int mcp_client::pid() const noexcept { return state_->shared->pid.load(); }
 inline std::vector<std::string> mcp_client::stderr_tail() const { return state_->shared->stderr_ring.lines(); }
 inline std::uint64_t mcp_client::unknown_responses() const noexcept {
-  return state_->shared->unknown_responses.load();
+  return state_->shared->counters->unknown_responses.load();
 }
-inline std::uint64_t mcp_client::timeouts() const noexcept { return state_->shared->timeouts.load(); }
-inline std::uint64_t mcp_client::ignored_messages() const noexcept { return state_->shared->ignored_messages.load(); }
+inline std::uint64_t mcp_client::timeouts() const noexcept { return state_->shared->counters->timeouts.load(); }
+inline std::uint64_t mcp_client::ignored_messages() const noexcept { return state_->shared->counters->ignored_messages.load(); }
 inline nlohmann::json mcp_client::server_info() const { return state_->shared->info.server_info(); }
 inline std::string mcp_client::protocol_version() const { return state_->shared->info.protocol_version(); }
 inline std::size_t mcp_client::restarts() const { return state_->shared->info.restarts(); }
@@ -231,10 +216,6 @@ T mcp_client::blocking(boost::asio::awaitable<T> op) {
   detail::check_not_inside(state_->strand, "mcp_client",
                            "use the async_* members on the client's own strand");
   return boost::asio::co_spawn(state_->strand.get_inner_executor(), std::move(op), boost::asio::use_future).get();
-}
-
-inline std::filesystem::path mcp_find_program(const std::string& program) {
-  return boost::process::v2::environment::find_executable(program);
 }
 
 inline std::string mcp_text(const nlohmann::json& result) {

@@ -25,7 +25,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
-#include <tool_effects/mcp/detail/connection.hpp>
+#include <tool_effects/mcp/detail/client_connection.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects::detail {
@@ -101,10 +102,16 @@ class mcp_client_state {
   // with a modern version wanted, the server/discover probe of the
   // specification's stdio binding; a legacy answer (or a legacy server
   // remembered from an earlier process of this client) leads to initialize.
-  // Returns the info snapshot's object and the selected version.
+  // The whole handshake has one deadline, options.initialize_timeout from
+  // its start: the probe waits at most discover_timeout of it, initialize
+  // (and the notification that ends it) what is left; a server that answers
+  // nothing fails it with timeout then, not after discover_timeout plus
+  // initialize_timeout. Returns the info snapshot's object and the selected version.
   static asio::awaitable<std::pair<nlohmann::json, std::string>> handshake(std::shared_ptr<mcp_client_state> self,
                                                                           std::shared_ptr<mcp_connection> c) {
     const auto& o = self->shared->options;
+    const handshake_deadline deadline{std::chrono::steady_clock::now() + o.initialize_timeout, o.initialize_timeout,
+                                      self->shared->name};
     const std::vector<std::string>& versions = o.protocol_versions.empty() ? mcp_protocol_versions() : o.protocol_versions;
     std::vector<std::string> modern;
     std::vector<std::string> legacy;
@@ -113,7 +120,7 @@ class mcp_client_state {
     bool probe_timed_out = false;
     const bool skip_probe = self->legacy_server_ && !legacy.empty();
     if (!modern.empty() && !skip_probe) {
-      probe_result r = co_await probe(self, c, modern, versions, o.discover_timeout);
+      probe_result r = co_await probe(self, c, modern, versions, deadline.left(o.discover_timeout));
       if (r.modern) co_return std::pair{std::move(r.info), std::move(r.version)};
       c->set_modern({});
       if (!r.version.empty()) legacy.insert(legacy.begin(), r.version);  // the server named a legacy version of ours
@@ -130,7 +137,7 @@ class mcp_client_state {
     std::optional<nlohmann::json> result;
     std::exception_ptr init_error;
     try {
-      result = co_await initialize(self, c, legacy, versions);
+      result = co_await initialize(self, c, legacy, versions, deadline);
     } catch (const mcp_rpc_error&) {
       if (skip_probe) self->legacy_server_ = false;  // re-probe on the next start
       if (!probe_timed_out) throw;
@@ -138,8 +145,8 @@ class mcp_client_state {
     }
     if (init_error) {
       // The probe went unanswered but initialize was refused: a modern server
-      // that was slow to start? Probe once more, as long as initialize may take.
-      probe_result r = co_await probe(self, c, modern, versions, o.initialize_timeout);
+      // that was slow to start? Probe once more, in what is left of the deadline.
+      probe_result r = co_await probe(self, c, modern, versions, deadline.left());
       if (!r.modern) std::rethrow_exception(init_error);
       co_return std::pair{std::move(r.info), std::move(r.version)};
     }
@@ -147,6 +154,24 @@ class mcp_client_state {
     std::string version = (*result)["protocolVersion"].get<std::string>();
     co_return std::pair{std::move(*result), std::move(version)};
   }
+
+  // The one deadline of a handshake: what is left of it (at most `cap`), or
+  // its timeout when nothing is.
+  struct handshake_deadline {
+    std::chrono::steady_clock::time_point at;
+    std::chrono::milliseconds limit;
+    const std::string& name;
+    [[nodiscard]] std::chrono::milliseconds left(
+        std::chrono::milliseconds cap = std::chrono::milliseconds::max()) const {
+      const auto rest =
+          std::chrono::ceil<std::chrono::milliseconds>(at - std::chrono::steady_clock::now());
+      if (rest <= std::chrono::milliseconds::zero())
+        throw mcp_transient_error(mcp_error_kind::timeout, name,
+                                  str_cat("the handshake did not complete within ", std::to_string(limit.count()),
+                                          " ms (options.initialize_timeout)"));
+      return std::min(rest, cap);
+    }
+  };
 
   struct probe_result {
     bool modern = false;
@@ -171,7 +196,7 @@ class mcp_client_state {
       r = co_await mcp_connection::request(c, "server/discover", nlohmann::json::object(), timeout);
     } catch (const mcp_rpc_error& e) {
       if (e.code() == -32020 || e.code() == -32021) throw;  // modern errors, nothing to fall back to
-      if (e.code() == -32601 && mcp_http_status_of(e) == 404) {
+      if (e.code() == -32601 && c->http_status_of(e) == 404) {
         // Over HTTP, 404 with "Method not found" is how a 2026-07-28 server
         // answers a method it lacks (a legacy one answers 404 without that
         // body): modern, though without server/discover. Requests go on
@@ -252,12 +277,13 @@ class mcp_client_state {
   static asio::awaitable<nlohmann::json> initialize(std::shared_ptr<mcp_client_state> self,
                                                     std::shared_ptr<mcp_connection> c,
                                                     const std::vector<std::string>& legacy,
-                                                    const std::vector<std::string>& versions) {
+                                                    const std::vector<std::string>& versions,
+                                                    const handshake_deadline& deadline) {
     const auto& o = self->shared->options;
     nlohmann::json params = {{"protocolVersion", legacy.front()},
                              {"capabilities", mcp_client_capabilities(o)},
                              {"clientInfo", o.client_info}};
-    nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), o.initialize_timeout);
+    nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), deadline.left());
     const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
                                     ? r["protocolVersion"].get<std::string>()
                                     : std::string();
@@ -274,7 +300,7 @@ class mcp_client_state {
     }
     // Over HTTP, initialize is done only once the server accepted the
     // notification (its 202): a request sent after connect() cannot overtake it.
-    co_await mcp_connection::notify_accepted(c, "notifications/initialized", nullptr, version, o.initialize_timeout);
+    co_await mcp_connection::notify_accepted(c, "notifications/initialized", nullptr, version, deadline.left());
     c->set_protocol_version(version);
     co_return r;
   }
@@ -282,7 +308,7 @@ class mcp_client_state {
   static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_client_state> self, std::string method,
                                                  nlohmann::json params, std::chrono::milliseconds timeout) {
     auto c = co_await connection(self);
-    if (!c->modern_version().empty() && mcp_serves_input(self->shared->options))  // MRTR (client_requests.hpp)
+    if (!c->modern_version().empty() && mcp_serves_input(self->shared->options))  // MRTR (client_handlers.hpp)
       co_return co_await mcp_request_with_input(std::move(c), self->strand, self->shared->options, self->shared->name,
                                                 std::move(method), std::move(params), timeout);
     co_return co_await mcp_connection::request(std::move(c), std::move(method), std::move(params), timeout);
@@ -325,8 +351,10 @@ class mcp_client_state {
     const auto si = info.is_object() ? info.find("serverInfo") : info.end();
     if (si == info.end() || !si->is_object()) return;
     const auto n = si->find("name");
-    if (n != si->end() && n->is_string() && mcp_server_name_ok(n->get_ref<const std::string&>()))
+    if (n != si->end() && n->is_string() && mcp_server_name_ok(n->get_ref<const std::string&>())) {
       shared->name = n->get<std::string>();
+      if (conn_) conn_->session()->set_name(shared->name);
+    }
   }
   // A name a server may give itself: 1-64 bytes of [A-Za-z0-9._/@+-].
   static bool mcp_server_name_ok(const std::string& n) {

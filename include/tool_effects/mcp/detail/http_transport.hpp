@@ -51,6 +51,7 @@
 
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/detail/param_headers.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects::detail {
@@ -328,6 +329,19 @@ class mcp_request_headers {
 
 namespace tool_effects::detail {
 
+// A JSON-RPC error that came as the body of an HTTP error status: the
+// status tells a 2026-07-28 server's "unknown method" (404) from a 200
+// (docs/mcp.md, "Era detection over HTTP").
+class mcp_http_rpc_error : public mcp_rpc_error {
+ public:
+  mcp_http_rpc_error(std::string server, int code, const std::string& message, nlohmann::json data, unsigned status)
+      : mcp_rpc_error(std::move(server), code, message, std::move(data)), status_(status) {}
+  [[nodiscard]] unsigned http_status() const noexcept { return status_; }
+
+ private:
+  unsigned status_;
+};
+
 // The transport (mcp_transport) of one connection over Streamable HTTP.
 class mcp_http_transport final : public mcp_transport, public std::enable_shared_from_this<mcp_http_transport> {
   using stream_ptr = std::shared_ptr<beast::tcp_stream>;
@@ -388,7 +402,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
 #endif
   }
 
-  void start(const std::shared_ptr<mcp_connection>& c) override { conn_ = c; }
+  void start(const std::shared_ptr<mcp_session>& c) override { conn_ = c; }
 
   void send(std::string message, std::int64_t request_id, mcp_outgoing meta) override {
     if (stopped_) return;
@@ -528,7 +542,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     close(s);
   }
 
-  [[nodiscard]] std::shared_ptr<mcp_connection> live() const {
+  [[nodiscard]] std::shared_ptr<mcp_session> live() const {
     auto c = conn_.lock();
     if (stopped_ || !c || !c->alive()) return nullptr;
     return c;
@@ -538,6 +552,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   // OAuth tokens and client secret (mcp_oauth_authorizer::redact, the library's one redaction) and the values
   // of endpoint.headers of 8 bytes or more (an API key) — before it is cut to a preview.
   [[nodiscard]] std::string redact(std::string text) const override { return redacted(std::move(text)); }
+  // 2026-07-28 over HTTP is stateless request/response; a notification's POST is answered (202).
+  [[nodiscard]] bool modern_stateless() const noexcept override { return true; }
+  [[nodiscard]] bool acknowledges_notifications() const noexcept override { return true; }
+  [[nodiscard]] unsigned status_of(const mcp_rpc_error& e) const noexcept override {
+    const auto* h = dynamic_cast<const mcp_http_rpc_error*>(&e);
+    return h ? h->http_status() : 0;
+  }
   [[nodiscard]] std::string redacted(std::string text) const {
     if (auth_) text = auth_->redact(std::move(text));
     std::vector<std::string> keys;
@@ -1086,7 +1107,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   mcp_http_endpoint ep_;
   mcp_http_url url_;
   std::shared_ptr<mcp_oauth_authorizer> auth_;  // when ep_.authorization is set; the client's, across restarts
-  std::weak_ptr<mcp_connection> conn_;
+  std::weak_ptr<mcp_session> conn_;
   asio::ip::tcp::resolver::results_type endpoints_;
 #if defined(TOOL_EFFECTS_MCP_TLS) && TOOL_EFFECTS_MCP_TLS
   std::unique_ptr<asio::ssl::context> ssl_;

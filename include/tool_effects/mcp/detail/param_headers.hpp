@@ -1,7 +1,7 @@
-// tool_effects/mcp/detail/param_headers.hpp — internal to <tool_effects/mcp/client.hpp> (included by
-// detail/connection.hpp): the `x-mcp-header` annotations of a tool's inputSchema (2026-07-28, Streamable HTTP
+// tool_effects/mcp/detail/param_headers.hpp — internal to <tool_effects/mcp/http.hpp> (stdio builds do not
+// parse it): the `x-mcp-header` annotations of a tool's inputSchema (2026-07-28, Streamable HTTP
 // "Custom Headers from Tool Parameters"): their constraints, and the values a call mirrors into
-// `Mcp-Param-{name}` headers. See docs/mcp.md ("The 2026-07-28 binding").
+// `Mcp-Param-{name}` headers, and the client's bookkeeping of them (`mcp_tool_param_headers`). See docs/mcp.md ("The 2026-07-28 binding").
 #ifndef TOOL_EFFECTS_MCP_DETAIL_PARAM_HEADERS_HPP
 #define TOOL_EFFECTS_MCP_DETAIL_PARAM_HEADERS_HPP
 
@@ -9,9 +9,15 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/detail/wire.hpp>
 
 namespace tool_effects::detail {
 
@@ -104,6 +110,62 @@ inline std::optional<std::string> mcp_param_value(const nlohmann::json& argument
   if (v->is_boolean()) return v->get<bool>() ? "true" : "false";
   return std::nullopt;
 }
+
+// The x-mcp-header annotations of the tools the last listing gave (its
+// pages), by tool name: what mcp_client::connect installs as the client's
+// mcp_tool_param_screen (on the client's strand only).
+class mcp_tool_param_headers final : public mcp_tool_param_screen {
+ public:
+  void screen(nlohmann::json& r, bool first, const mcp_client_options& o) override {
+    if (first) by_tool_.clear();
+    const auto tools = r.is_object() ? r.find("tools") : r.end();
+    if (tools == r.end() || !tools->is_array()) return;
+    nlohmann::json kept = nlohmann::json::array();
+    for (auto& t : *tools) {
+      const auto n = t.is_object() ? t.find("name") : t.end();
+      const auto schema = t.is_object() ? t.find("inputSchema") : t.end();
+      if (n == t.end() || !n->is_string() || schema == t.end()) {
+        kept.push_back(std::move(t));
+        continue;
+      }
+      std::vector<mcp_param_header> headers;
+      const std::string why = mcp_param_headers(*schema, headers);
+      const std::string name = n->get<std::string>();
+      if (why.empty()) {
+        if (headers.empty())
+          by_tool_.erase(name);
+        else
+          by_tool_[name] = std::move(headers);
+        kept.push_back(std::move(t));
+        continue;
+      }
+      by_tool_.erase(name);
+      if (o.on_log) {
+        try {
+          o.on_log({{"level", "warning"},
+                    {"logger", "tool_effects/mcp"},
+                    {"data", str_cat("tools/list: tool \"", mcp_preview(name, 100), "\" left out: its inputSchema's ",
+                                     mcp_preview(why, 400))}});
+        } catch (...) {  // a handler's failure is not the connection's
+        }
+      }
+    }
+    *tools = std::move(kept);
+  }
+
+  [[nodiscard]] std::vector<std::pair<std::string, std::string>> values(const std::string& tool,
+                                                                      const nlohmann::json& arguments) const override {
+    std::vector<std::pair<std::string, std::string>> out;
+    const auto h = by_tool_.find(tool);
+    if (h == by_tool_.end()) return out;
+    for (const auto& ph : h->second)
+      if (auto v = mcp_param_value(arguments, ph.path)) out.emplace_back(ph.name, std::move(*v));
+    return out;
+  }
+
+ private:
+  std::unordered_map<std::string, std::vector<mcp_param_header>> by_tool_;
+};
 
 }  // namespace tool_effects::detail
 

@@ -1,0 +1,61 @@
+# ctest mcp.include_split (issue 27): include cost follows the split of the MCP headers. Runs
+# `${CXX} -H -fsyntax-only` on two tiny translation units and checks the headers each parses:
+#   stdio_only.cpp (<tool_effects/mcp.hpp>):      no boost/beast, no HTTP-only header of ours;
+#   http_only.cpp  (<tool_effects/mcp/http.hpp>): no boost/process, no stdio transport.
+# Both must parse the session (mcp/detail/session.hpp): a list without it means -H printed nothing useful,
+# and the test fails rather than passing on an empty list.
+# Usage: cmake -DCXX=<compiler> -DSOURCE_DIR=<repo> [-DINCLUDE_DIR=<headers, default <repo>/include>]
+#              [-DFLAGS="<extra flags;...>"] -P check.cmake
+foreach(_v CXX SOURCE_DIR)
+  if(NOT DEFINED ${_v})
+    message(FATAL_ERROR "check.cmake: -D${_v}=... is required")
+  endif()
+endforeach()
+set(_dir "${SOURCE_DIR}/test/mcp/include_split")
+if(NOT DEFINED INCLUDE_DIR)
+  set(INCLUDE_DIR "${SOURCE_DIR}/include")
+endif()
+set(_failed FALSE)
+
+function(_headers_of tu out_var)
+  execute_process(COMMAND "${CXX}" -std=c++20 -H -fsyntax-only -DBOOST_PROCESS_USE_STD_FS=1
+                          "-I${INCLUDE_DIR}" ${FLAGS} "${_dir}/${tu}"
+                  RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
+  if(NOT _rc EQUAL 0)
+    message(FATAL_ERROR "${tu} does not compile (${_rc}):\n${_err}")
+  endif()
+  set(${out_var} "${_err}" PARENT_SCOPE)  # -H writes the include tree to stderr
+endfunction()
+
+function(_expect tu list what regex present)
+  string(REGEX MATCHALL "[^\n]*${regex}[^\n]*" _hits "${list}")
+  list(LENGTH _hits _n)
+  if(present AND _n EQUAL 0)
+    message(SEND_ERROR "${tu}: does not parse ${what} (expected; else the list is not what -H prints)")
+    set(_failed TRUE PARENT_SCOPE)
+  elseif(NOT present AND _n GREATER 0)
+    list(GET _hits 0 _first)
+    string(STRIP "${_first}" _first)
+    message(SEND_ERROR "${tu}: parses ${_n} header(s) of ${what}, e.g. ${_first}")
+    set(_failed TRUE PARENT_SCOPE)
+  else()
+    message(STATUS "${tu}: ${what}: ${_n} header(s), as expected")
+  endif()
+endfunction()
+
+_headers_of(stdio_only.cpp _stdio)
+_expect(stdio_only.cpp "${_stdio}" "the session" "tool_effects/mcp/detail/session\\.hpp" TRUE)
+_expect(stdio_only.cpp "${_stdio}" "the stdio transport" "tool_effects/mcp/detail/stdio_child_transport\\.hpp" TRUE)
+_expect(stdio_only.cpp "${_stdio}" "Boost.Beast" "boost/beast/" FALSE)
+_expect(stdio_only.cpp "${_stdio}" "the HTTP transport" "tool_effects/mcp/detail/(http_transport|oauth_flow)\\.hpp" FALSE)
+_expect(stdio_only.cpp "${_stdio}" "HTTP-only x-mcp-header code" "tool_effects/mcp/detail/param_headers\\.hpp" FALSE)
+
+_headers_of(http_only.cpp _http)
+_expect(http_only.cpp "${_http}" "the session" "tool_effects/mcp/detail/session\\.hpp" TRUE)
+_expect(http_only.cpp "${_http}" "the HTTP transport" "tool_effects/mcp/detail/http_transport\\.hpp" TRUE)
+_expect(http_only.cpp "${_http}" "Boost.Process" "boost/process/" FALSE)
+_expect(http_only.cpp "${_http}" "the stdio transport" "tool_effects/mcp/detail/stdio_child_transport\\.hpp" FALSE)
+
+if(_failed)
+  message(FATAL_ERROR "mcp.include_split: the include lists above break the split")
+endif()
