@@ -65,6 +65,18 @@ inline std::uint64_t& current_fencing_token() noexcept {
 }
 }  // namespace detail
 
+/// Where a tool reports progress and log messages while it runs (an MCP
+/// server forwards them to its client as notifications/progress and
+/// notifications/message). Thread-safe; never blocks.
+class attempt_reporter {
+ public:
+  virtual ~attempt_reporter() = default;
+  /// Progress so far (`total` <= 0: unknown), with an optional message.
+  virtual void progress(double progress, double total, const std::string& message) const = 0;
+  /// A log message at `level` ("debug" ... "emergency").
+  virtual void log(const std::string& level, const std::string& message) const = 0;
+};
+
 /// What a tool learns about the attempt it is running, when it is invocable
 /// as `tool(const attempt_context&, args...)`.
 struct attempt_context {
@@ -75,6 +87,25 @@ struct attempt_context {
   /// greater than every token granted before by the same coordinator; 0
   /// when the call runs without a coordinator.
   std::uint64_t fencing_token = detail::current_fencing_token();
+  /// Where to report progress and log messages; null when no one listens
+  /// (set for calls an MCP server runs: `json_tool_host::run` with a `reporting` option).
+  const attempt_reporter* reporter = nullptr;
+
+  /// Reports progress, if someone listens.
+  void report_progress(double progress, double total = 0, const std::string& message = {}) const {
+    if (reporter) reporter->progress(progress, total, message);
+  }
+  /// Reports a log message, if someone listens.
+  void report_log(const std::string& level, const std::string& message) const {
+    if (reporter) reporter->log(level, message);
+  }
+};
+
+/// A run option of `json_tool_host::run` (`options.with(reporting{&r})`): every
+/// attempt of the turn's calls gets `r` (not owned; must outlive the run) as
+/// its context's `reporter`.
+struct reporting {
+  const attempt_reporter* reporter = nullptr;
 };
 
 /// Whether `Tool` is given the attempt context (first parameter).

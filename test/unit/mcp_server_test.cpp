@@ -4,15 +4,19 @@
 // conservative than the declaration; our client's import planning a turn with exactly the in-process edges;
 // tools/call through the server's one coordinator (four sessions of 100 increments lose none; the control
 // without coordination loses some); bad requests fail alone with errors naming the member.
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <filesystem>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -25,6 +29,7 @@
 
 #include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/server.hpp>
+#include <tool_effects/sqlite_journal.hpp>
 
 namespace mcp_server_test_ns {
 
@@ -85,7 +90,10 @@ struct send_statement {
   static constexpr std::string_view name = "send_statement";
   static constexpr std::string_view operation_arg = "channel";
   using side_effects = te::effects<te::reads<accounts>, te::external, te::network>;
-  json operator()(const json&) const { return "sent"; }
+  json operator()(const json& args) const {
+    if (args.value("channel", "") == "fax") throw std::runtime_error("no fax machine");
+    return "sent";
+  }
 };
 struct close_account {
   static constexpr std::string_view name = "close_account";
@@ -144,9 +152,350 @@ TEST(McpServer, ListsTheDerivedAnnotationsAndTheScopedAccesses) {
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["write", "idempotent", "destructive"],
                                                    "writes": ["bank/accounts"], "identity": {"target_arg": "acct"}}}},
     {"name": "mystery", "inputSchema": {"type": "object"},
-     "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true}}
+     "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true},
+     "_meta": {"io.github.tool-effects/accesses": {"version": 1}}}
   ]})");
   EXPECT_EQ(list, expected) << list.dump(1);
+}
+
+namespace {
+// What our client makes of one exported entry, from a trusted server (add_mcp_server's import).
+te::dynamic_tool imported(const json& entry, te::server_trust t = te::server_trust::trusted) {
+  return te::mcp_server_tools(json{{"tools", json::array({entry})}}, t).at(0);
+}
+// Accesses as sorted text ("mode resource"): the export groups them by mode.
+std::vector<std::string> sorted(const std::vector<te::runtime_access>& accesses) {
+  std::vector<std::string> out;
+  for (const auto& a : accesses) out.push_back(std::string(te::to_string(a.mode)) + " " + a.resource + (a.target ? " @" + *a.target : ""));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+// A probe for conflicts: one access of mode m to `resource`, with or without a target.
+te::call_description probe(std::string resource, te::access_mode m, std::optional<std::string> target = std::nullopt) {
+  auto d = te::describe_runtime("probe", {}, {{std::move(resource), m, std::nullopt}});
+  if (target)
+    for (auto& a : d.accesses) a.target = target;
+  return d;
+}
+}  // namespace
+
+// For every declared effect set (all 128) and every scoped access mode (none, read, write, append) on "bank/
+// accounts", with a target argument or without: what our client imports from the server's entry (trusted)
+// conflicts with every probe the declaration conflicts with, needs confirmation when the declaration does, is
+// retried and run in parallel only when the declaration is. With the _meta accesses it is the declaration
+// itself (its accesses exactly, its flags with those its accesses imply); with the hints alone (a client that ignores _meta) the flag rules still hold.
+TEST(McpServer, ImportingWhatTheServerExportsIsNeverLessConservative) {
+  std::vector<te::call_description> probes;
+  for (const auto m : {te::access_mode::read, te::access_mode::write, te::access_mode::append}) {
+    for (const char* r : {"", "bank", "bank/accounts", "bank/accounts/x", "bank/audit", "other"}) {
+      probes.push_back(probe(r, m));
+      probes.push_back(probe(r, m, "a"));
+      probes.push_back(probe(r, m, "b"));
+    }
+  }
+  probes.push_back(te::call_description{});  // unknown
+  probes.push_back(te::describe_runtime("flags only", te::effect_set{te::effect::expensive}, {}));
+  const json args = {{"acct", "a"}};
+  std::size_t checked = 0;
+  for (unsigned bits = 0; bits < (1u << te::effect_count); ++bits) {
+    te::effect_set flags;
+    for (const auto e : te::all_effects)
+      if (bits & (1u << static_cast<unsigned>(e))) flags.insert(e);
+    for (int mode = -1; mode < 3; ++mode) {
+      std::vector<te::runtime_access> scoped;
+      if (mode >= 0) scoped.push_back({"bank/accounts", static_cast<te::access_mode>(mode), std::nullopt});
+      for (const bool targeted : {false, true}) {
+        SCOPED_TRACE(::testing::Message() << "flags " << json(flags).dump() << " mode " << mode << " target "
+                                          << targeted);
+        const te::call_description declared = te::describe_runtime("t", flags, scoped);
+        te::identity_policy policy;
+        if (targeted) policy.target_arg = "acct";
+        const json entry = te::mcp_tool_entry("t", declared, policy);
+        json hints_only = entry;
+        hints_only.erase("_meta");
+        const te::dynamic_tool with_meta = imported(entry);
+        // The same flags, plus those its accesses imply (a destructive tool without scoped writes writes the
+        // root: `write` comes back with it).
+        EXPECT_EQ(with_meta.description.effects.bits() & declared.effects.bits(), declared.effects.bits());
+        EXPECT_EQ(sorted(with_meta.description.accesses), sorted(declared.accesses));
+        EXPECT_EQ(with_meta.description.exclusive, declared.exclusive);
+        EXPECT_EQ(with_meta.identity.target_arg, policy.target_arg);
+        const auto d_call = te::describe_call(declared, policy, args);
+        const te::dynamic_tool without_meta = imported(hints_only);
+        for (const bool meta : {true, false}) {
+          const te::dynamic_tool& got = meta ? with_meta : without_meta;
+          const te::effect_set e = got.description.effects;
+          const auto g_call = te::describe_call(got.description, got.identity, args);
+          if (te::needs_confirmation(declared.effects) || declared.exclusive) {
+            EXPECT_TRUE(te::needs_confirmation(e) || got.description.exclusive) << meta;
+          }
+          if (te::may_retry(e) && !got.description.exclusive) {
+            EXPECT_TRUE(te::may_retry(declared.effects) && !declared.exclusive) << meta;
+          }
+          if (te::is_parallel_safe(e) && !got.description.exclusive) {
+            EXPECT_TRUE(te::is_parallel_safe(declared.effects)) << meta;
+          }
+          if (!meta) continue;
+          for (const auto& p : probes)
+            if (te::conflicts(d_call, p)) {
+              EXPECT_TRUE(te::conflicts(g_call, p)) << p.accesses.size();
+            }
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(checked, 128u * 4u * 2u);
+}
+
+// An untrusted server's _meta is ignored as its hints are: every tool is unknown.
+TEST(McpServer, AnUntrustedServersAccessesAreIgnored) {
+  const te::call_description declared =
+      te::describe_runtime("t", {}, {{"bank/accounts", te::access_mode::read, std::nullopt}});
+  const te::dynamic_tool got = imported(te::mcp_tool_entry("t", declared, {}), te::server_trust::untrusted);
+  EXPECT_TRUE(got.description.exclusive);
+  EXPECT_TRUE(got.description.effects.empty());
+}
+
+// A malformed _meta from a trusted server is refused with the pointer into the list, naming the server.
+TEST(McpServer, AMalformedAccessesEntryNamesTheMember) {
+  json entry = te::mcp_tool_entry("t", te::describe_runtime("t", {}, {{"a", te::access_mode::read, std::nullopt}}), {});
+  entry["_meta"]["io.github.tool-effects/accesses"]["reads"][0] = "/bad/";
+  try {
+    (void)imported(entry);
+    ADD_FAILURE() << "accepted";
+  } catch (const te::json_error& e) {
+    EXPECT_EQ(e.pointer(), "/tools/0/_meta/io.github.tool-effects~1accesses/reads/0");
+    EXPECT_NE(std::string(e.what()).find("invalid resource path"), std::string::npos) << e.what();
+  }
+  entry["_meta"]["io.github.tool-effects/accesses"] = {{"version", 2}};
+  try {
+    (void)imported(entry);
+    ADD_FAILURE() << "accepted";
+  } catch (const te::json_error& e) {
+    EXPECT_EQ(e.pointer(), "/tools/0/_meta/io.github.tool-effects~1accesses/version");
+  }
+}
+
+// Our client's host, given what the server lists (trusted), plans a turn with exactly the edges (and
+// reasons) the same tools give in-process.
+TEST(McpServer, TheClientPlansTheEdgesTheToolsGiveInProcess) {
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(1);
+  te::mcp_server server(pool, host, te::mcp_server_options{.name = "bank"});
+  te::tool_registry<> client_reg;
+  te::json_tool_host<> client(client_reg);
+  for (auto& t : te::mcp_server_tools(server.list_tools(), te::server_trust::trusted))
+    client.add(std::move(t), [](const te::attempt_context&, const json&) { return json(); });
+  const auto calls = te::parse_tool_calls(R"([
+    {"id": "1", "name": "get_balance", "arguments": {"acct": "a"}},
+    {"id": "2", "name": "add_to_balance", "arguments": {"acct": "a", "amount": 5}},
+    {"id": "3", "name": "add_to_balance", "arguments": {"acct": "b", "amount": 5}},
+    {"id": "4", "name": "send_statement", "arguments": {"channel": "mail"}},
+    {"id": "5", "name": "get_balance", "arguments": {"acct": "b"}},
+    {"id": "6", "name": "close_account", "arguments": {"acct": "a"}},
+    {"id": "7", "name": "add_to_balance", "arguments": {"acct": "c"}}])");
+  auto text = [](const std::vector<te::plan_edge>& edges) {
+    std::vector<std::string> out;
+    for (const auto& e : edges) out.push_back(std::to_string(e.from) + "->" + std::to_string(e.to) + " " + e.reason);
+    return out;
+  };
+  const auto in_process = text(host.plan(calls).edges);
+  const auto over_mcp = text(client.plan(calls).edges);
+  EXPECT_EQ(over_mcp, in_process);
+  EXPECT_GE(in_process.size(), 4u);  // the turn has edges to compare: 1->2, 2->6, 3->4/5, ...
+  // Control: the hints alone (no _meta) order far more (every write is a root write).
+  te::tool_registry<> hints_reg;
+  te::json_tool_host<> hints_host(hints_reg);
+  json list = server.list_tools();
+  for (auto& t : list["tools"]) t.erase("_meta");
+  for (auto& t : te::mcp_server_tools(list, te::server_trust::trusted))
+    hints_host.add(std::move(t), [](const te::attempt_context&, const json&) { return json(); });
+  EXPECT_NE(text(hints_host.plan(calls).edges), in_process);
+}
+
+namespace {
+// A coordinator that grants every request at once: the control "without the server's coordination".
+struct no_coordination {
+  struct grant_type {
+    std::uint64_t fencing_token() const { return 0; }
+    bool held() const { return false; }
+    void release() {}
+  };
+  template <class Handler>
+  void async_acquire(const te::call_description&, te::acquire_options, Handler&& h) const {
+    auto ex = boost::asio::get_associated_executor(h);
+    boost::asio::post(ex, [h = std::forward<Handler>(h)]() mutable { std::move(h)(boost::system::error_code{}, grant_type{}); });
+  }
+  grant_type acquire(const te::call_description&, te::acquire_options) const { return {}; }
+  te::acquire_options default_acquire_options() const { return {}; }
+};
+static_assert(te::Coordinator<no_coordination>);
+
+// Four "sessions" (threads, each with its own io_context, as each transport session has) making 100
+// add_to_balance(acct) calls each; returns the final balance.
+template <class Server>
+long four_sessions_of_100_increments(Server& server, ledger& l) {
+  std::vector<std::thread> sessions;
+  std::atomic<int> errors{0};
+  for (int s = 0; s < 4; ++s)
+    sessions.emplace_back([&server, &errors] {
+      boost::asio::io_context io;
+      for (int i = 0; i < 100; ++i)
+        boost::asio::co_spawn(io,
+                              server.handle_request("tools/call", json{{"name", "add_to_balance"}, {"arguments", {{"acct", "shared"}}}}, {}),
+                              [&errors](std::exception_ptr e, json r) {
+                                if (e || r.value("isError", false)) ++errors;
+                              });
+      io.run();
+    });
+  for (auto& t : sessions) t.join();
+  EXPECT_EQ(errors.load(), 0);
+  return l.read("shared");
+}
+}  // namespace
+
+// The seeds' bug fixed where the record lives: 400 concurrent increments of one account from four sessions
+// lose none under the server's one coordinator. Control: with a coordinator that grants everything, the same
+// load loses some (checked: 400 expected, fewer observed).
+TEST(McpServer, FourSessionsOfIncrementsLoseNone) {
+  {
+    ledger l;
+    registry reg = make_registry(l);
+    te::json_tool_host host(reg);
+    boost::asio::thread_pool pool(8);
+    te::mcp_server server(pool, host, te::mcp_server_options{.max_concurrent_calls = 8});
+    EXPECT_EQ(four_sessions_of_100_increments(server, l), 400);
+  }
+  {
+    ledger l;
+    registry reg = make_registry(l);
+    te::json_tool_host host(reg);
+    boost::asio::thread_pool pool(8);
+    te::mcp_server server(pool, host, te::mcp_server_options{.max_concurrent_calls = 8},
+                          te::run_options{}.with(no_coordination{}));
+    EXPECT_LT(four_sessions_of_100_increments(server, l), 400) << "the control loses increments";
+  }
+}
+
+// A bad request fails alone, with an error naming the member; a tool's failure is a result with isError.
+TEST(McpServer, BadRequestsFailAloneWithTheirMember) {
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host);
+  auto error_of = [&](std::string method, json params) -> std::string {
+    try {
+      (void)run_request(server, std::move(method), std::move(params));
+    } catch (const te::mcp_server_error& e) {
+      return std::to_string(e.code()) + " " + e.what();
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("tools/call", json::array()), "-32602 Invalid params: at : expected an object, got array: []");
+  EXPECT_EQ(error_of("tools/call", json::object()), "-32602 Invalid params: missing required key \"name\"");
+  EXPECT_EQ(error_of("tools/call", {{"name", 7}}), "-32602 Invalid params: at /name: expected a string, got number: 7");
+  EXPECT_EQ(error_of("tools/call", {{"name", "get_balance"}, {"arguments", "acct=a"}}),
+            "-32602 Invalid params: at /arguments: expected an object, got string: acct=a");
+  EXPECT_EQ(error_of("tools/call", {{"name", "nope"}}), "-32602 Unknown tool: \"nope\"");
+  EXPECT_EQ(error_of("tools/call", {{"name", "get_balance"}, {"_meta", {{"io.github.tool-effects/idempotency-key", ""}}}}),
+            "-32602 Invalid params: at /_meta/io.github.tool-effects~1idempotency-key: expected a non-empty string of at "
+            "most 256 bytes");
+  EXPECT_EQ(error_of("resources/read", json::object()), "-32601 Method not found: \"resources/read\"");
+  const json failed = run_request(server, "tools/call", {{"name", "send_statement"}, {"arguments", {{"channel", "fax"}}}});
+  EXPECT_EQ(failed, json::parse(R"({"content": [{"type": "text", "text":
+      "tool_error: no fax machine"}], "isError": true})"));
+  // A destructive tool runs only with an approver in the server's dispatch options (conservative default).
+  const json denied = run_request(server, "tools/call", {{"name", "close_account"}, {"arguments", {{"acct", "a"}}}});
+  EXPECT_EQ(denied, json::parse(R"x({"content": [{"type": "text", "text": "confirmation_denied: close_account was not run because the user did not approve it (no approver was given for a destructive call)"}], "isError": true})x"));
+  const json ok = run_request(server, "tools/call", {{"name", "add_to_balance"}, {"arguments", {{"acct", "a"}, {"amount", 3}}}});
+  EXPECT_EQ(ok, json::parse(R"({"content": [{"type": "text", "text": "{\"balance\":3}"}],
+                                "structuredContent": {"balance": 3}})"));
+}
+
+namespace {
+struct transfer_args {
+  std::string from;
+  std::string to;
+  long amount = 0;
+  std::optional<std::string> memo;
+};
+BOOST_DESCRIBE_STRUCT(transfer_args, (), (from, to, amount, memo))
+struct transfer {
+  static constexpr std::string_view name = "transfer";
+  using arguments = transfer_args;
+  using side_effects = te::effects<te::writes<accounts>>;
+  json operator()(const json& args) const {
+    const auto a = te::parse_arguments<transfer_args>(args);
+    return a.from + "->" + a.to + ":" + std::to_string(a.amount);
+  }
+};
+}  // namespace
+
+// A tool whose arguments are a struct described with Boost.Describe lists the struct's schema and gets its
+// arguments checked before it is dispatched: a bad call is an invalid_arguments result naming the member.
+TEST(McpServer, DescribedArgumentsGiveTheSchemaAndPointerErrors) {
+  te::tool_registry<transfer> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(1);
+  te::mcp_server server(pool, host);
+  EXPECT_EQ(server.list_tools()["tools"][0]["inputSchema"], json::parse(R"({"type": "object",
+    "properties": {"from": {"type": "string"}, "to": {"type": "string"}, "amount": {"type": "integer"},
+                   "memo": {"type": "string"}},
+    "required": ["from", "to", "amount"], "additionalProperties": false})"));
+  boost::asio::io_context io;
+  auto call = [&](json args) {
+    auto f = boost::asio::co_spawn(io, server.handle_request("tools/call", {{"name", "transfer"}, {"arguments", args}}, {}),
+                                   boost::asio::use_future);
+    io.restart();
+    io.run();
+    return f.get();
+  };
+  EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", "5"}}),
+            json::parse(R"({"content": [{"type": "text", "text":
+              "invalid_arguments: at /amount: expected an integer, got string: \"5\""}], "isError": true})"));
+  EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", 5}, {"memo", "rent"}, {"fee", 1}})["content"][0]["text"],
+            "invalid_arguments: at /fee: unknown key (known: from to amount memo): \"fee\"");
+  EXPECT_EQ(call({{"from", "a"}, {"amount", 5}})["content"][0]["text"],
+            "invalid_arguments: at (root): missing required key: \"to\"");
+  EXPECT_EQ(call({{"from", "a"}, {"to", "b"}, {"amount", 5}}),
+            json::parse(R"({"content": [{"type": "text", "text": "a->b:5"}]})"));
+}
+
+// With a journal in the server's dispatch options, a tools/call repeated with the same client-supplied
+// idempotency key (a retry after a lost response) is answered from the journal: the increment happens once.
+// Control: the same two calls without a key run twice; with two different keys, twice.
+TEST(McpServer, AnIdempotencyKeyReplaysTheJournaledCall) {
+  const auto dir = std::filesystem::temp_directory_path() / ("mcp_server_journal_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host, te::mcp_server_options{},
+                        te::run_options{}.with(te::local_coordinator{}).with(te::sqlite_journal((dir / "j.db").string())));
+  auto add = [&](const std::string& acct, std::optional<std::string> key) {
+    json params = {{"name", "add_to_balance"}, {"arguments", {{"acct", acct}}}};
+    if (key) params["_meta"] = {{"io.github.tool-effects/idempotency-key", *key}};
+    boost::asio::io_context io;
+    auto f = boost::asio::co_spawn(io, server.handle_request("tools/call", params, {}), boost::asio::use_future);
+    io.run();
+    return f.get();
+  };
+  EXPECT_EQ(add("a", "transfer-1")["structuredContent"], json::parse(R"({"balance": 1})"));
+  EXPECT_EQ(add("a", "transfer-1")["structuredContent"], json::parse(R"({"balance": 1})")) << "replayed";
+  EXPECT_EQ(l.read("a"), 1);
+  add("b", std::nullopt);
+  add("b", std::nullopt);
+  EXPECT_EQ(l.read("b"), 2) << "no key: two calls";
+  add("c", "k1");
+  add("c", "k2");
+  EXPECT_EQ(l.read("c"), 2) << "two keys: two calls";
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace mcp_server_test_ns

@@ -272,7 +272,7 @@ class json_tool_host {
       }
       runnable.push_back(k);
       descriptions.push_back(std::move(p.calls[k]));
-      tasks.push_back(task{this, p.tools[k], &calls[k], scope, guarded ? &p.identities[k] : nullptr, {}});
+      tasks.push_back(task{this, p.tools[k], &calls[k], scope, guarded ? &p.identities[k] : nullptr, {}, reporter_of(options)});
     }
     if (tasks.empty()) return out;
     // The one plan of the turn: the calls that cannot run have no effects, so
@@ -363,12 +363,14 @@ class json_tool_host {
     std::string_view scope;          // the turn's, alive until `run` returns
     const call_identity* identity;   // the loop guard's, else nullptr
     mutable std::optional<std::string> key;
+    const attempt_reporter* reporter = nullptr;  // the options' `reporting`, else nullptr
 
     // A coroutine that owns the context for the whole call (the tool's
     // awaitable may hold references to it and to the arguments, which live
     // in the caller's span until `run` returns).
     boost::asio::awaitable<nlohmann::json> operator()(attempt_context ctx) const {
       attempt_context c = ctx;
+      if (reporter) c.reporter = reporter;
       if (host->reads_key(tool)) {
         c.idempotency_key = idempotency_key();
         // A repaired attempt keeps the recovery layer's ".r<k>" suffix.
@@ -420,6 +422,16 @@ class json_tool_host {
     if constexpr (registry_type::static_size > 0)
       if (registry_type::is_static(i)) return true;
     return dynamic_.at(i - registry_type::static_size).key_use == idempotency_key_use::used;
+  }
+
+  // The reporter of the options' `reporting`, else nullptr.
+  template <class Options>
+  static const attempt_reporter* reporter_of(const Options& options) {
+    if constexpr (requires { requires Options::template has<reporting>; }) return options.template get<reporting>().reporter;
+    else {
+      (void)options;
+      return nullptr;
+    }
   }
 
   // The loop guard: observes the calls that can run; refuses flagged ones if asked.

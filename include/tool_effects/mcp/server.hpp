@@ -24,7 +24,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,8 +34,15 @@
 #include <utility>
 #include <vector>
 
+#include <unistd.h>
+
 #include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -47,6 +56,8 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/server_core.hpp>
+#include <tool_effects/mcp/detail/session.hpp>
+#include <tool_effects/mcp/detail/stdio_server_transport.hpp>
 #include <tool_effects/mcp/tool_meta.hpp>
 #include <tool_effects/version.hpp>
 
@@ -61,6 +72,11 @@ struct mcp_server_options {
   /// tools/call requests dispatched at once over every session (running, or
   /// waiting for their coordinator grant); further ones wait their turn.
   std::size_t max_concurrent_calls = 16;
+  /// Requests of one session being answered at once (past it: error -32000 at once).
+  std::size_t max_pending_requests = 64;
+  /// The longest message (line on stdio) read or answered; longer: error -32600
+  /// for that message alone. The client side's bound (mcp_client_options::max_line_bytes).
+  std::size_t max_message_bytes = std::size_t{16} << 20;
 };
 
 /// What a transport tells the server about one incoming request.
@@ -68,6 +84,9 @@ struct mcp_server_request {
   std::string session{};               ///< the session's id (transport-defined; "" for stdio)
   nlohmann::json id = nullptr;         ///< the JSON-RPC id
   turn_cancellation cancel{};          ///< cancelled by `notifications/cancelled` for this request
+  /// Sends notifications/progress for this request (when the client asked for
+  /// it); empty: progress goes nowhere. Thread-safe, never blocks.
+  std::function<void(double progress, double total, const std::string& message)> progress{};
 };
 
 /// An MCP server for the tools of `Host` (a `json_tool_host<...>`, which must
@@ -156,29 +175,61 @@ class mcp_server {
     detail::tool_call_request r = detail::read_tool_call(params);
     if (!host_->registry().index_of(r.name))
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
-    auto run = [this, r = std::move(r), cancel = request.cancel]() mutable {
-      const tool_call call{"mcp", r.name, std::move(r.arguments)};
-      std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
-      auto out = host_->run(executor_, dispatch_.with(cancel), std::span<const tool_call>(&call, 1), scope);
-      return detail::call_tool_result(out.front(), r.name);
-    };
-    // A named initiation: g++ 12 destroys a lambda temporary of a co_await expression twice (GCC bug 99576).
-    auto initiation = [this, run = std::move(run)](auto handler) mutable {
-      boost::asio::post(*callers_, [run = std::move(run), handler = std::move(handler)]() mutable {
-        nlohmann::json result = run();
+    // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
+    auto call = std::make_shared<detail::tool_call_request>(std::move(r));
+    auto initiate = [this, call, cancel = request.cancel, progress = std::move(request.progress)](auto handler) {
+      // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
+      // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+      auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
+      boost::asio::post(*callers_, [this, call, cancel, progress, work, handler = std::move(handler)]() mutable {
+        nlohmann::json result = run_call(*call, cancel, progress);
         auto ex = boost::asio::get_associated_executor(handler);
-        boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
+        boost::asio::post(ex, [work, handler = std::move(handler), result = std::move(result)]() mutable {
+          auto slot = boost::asio::get_associated_cancellation_slot(handler);
+          if (slot.is_connected()) slot.clear();
           std::move(handler)(std::move(result));
         });
       });
     };
     co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
-        std::move(initiation), boost::asio::use_awaitable);
+        initiate, boost::asio::use_awaitable);
   }
 
   /// Serves one client over this process's stdin and stdout until stdin
-  /// closes (<tool_effects/mcp/server_stdio.hpp> defines it).
-  void serve_stdio();
+  /// closes (blocking; the calls under way are answered first).
+  void serve_stdio() { serve_fds(STDIN_FILENO, STDOUT_FILENO); }
+
+  /// As `serve_stdio`, over the descriptors `in` and `out` (e.g. a pipe pair).
+  void serve_fds(int in, int out) {
+    boost::asio::io_context io;
+    detail::mcp_strand strand(io.get_executor());
+    auto session = std::make_shared<detail::mcp_session>(strand, session_settings("stdio client"));
+    bind(*session);
+    auto transport = std::make_shared<detail::mcp_stdio_server_transport>(strand, in, out, options_.max_message_bytes,
+                                                                          [] {});
+    boost::asio::post(strand, [session, transport] { session->start(transport); });
+    io.run();
+    session.reset();
+  }
+
+  /// Registers this server's request handlers on a session (any transport:
+  /// stdio here, Streamable HTTP in <tool_effects/mcp/server_http.hpp>).
+  void bind(detail::mcp_session& s) {
+    for (const char* m : {"initialize", "ping", "tools/list", "tools/call"})
+      s.on_request(m, [this](detail::mcp_request_context ctx) { return serve_request(std::move(ctx)); });
+    s.on_other_notification([](const std::string&, const nlohmann::json&) {});
+  }
+
+  /// The settings of one session of this server (its bounds: docs/mcp.md).
+  [[nodiscard]] detail::mcp_session_settings session_settings(std::string peer) const {
+    detail::mcp_session_settings st;
+    st.name = std::move(peer);
+    st.max_handler_requests = options_.max_pending_requests;
+    st.max_message_bytes = options_.max_message_bytes;
+    return st;
+  }
 
   /// Listens for Streamable HTTP on `address`:`port` (0: a free port) at
   /// `path`; returns the port (<tool_effects/mcp/server_http.hpp> defines it).
@@ -190,8 +241,90 @@ class mcp_server {
     if constexpr (requires { e.get_executor(); }) return e.get_executor();
     else return boost::asio::any_io_executor(e);
   }
+  boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx) {
+    mcp_server_request r;
+    r.id = ctx.id;
+    if (!ctx.progress_token().is_null()) {
+      detail::mcp_request_context reporter_ctx{ctx.id, ctx.method, {{"_meta", {{"progressToken", ctx.progress_token()}}}},
+                                               ctx.session};
+      r.progress = [reporter_ctx](double progress, double total, const std::string& message) {
+        auto s = reporter_ctx.session.lock();
+        if (!s) return;
+        boost::asio::co_spawn(s->strand(),
+                              reporter_ctx.progress(progress, total > 0 ? std::optional<double>(total) : std::nullopt,
+                                                    message.empty() ? std::nullopt : std::optional<std::string>(message)),
+                              boost::asio::detached);
+      };
+    }
+    if (ctx.method == "initialize") {
+      nlohmann::json result = initialize_result(
+          ctx.params.is_object() ? ctx.params.value("protocolVersion", std::string()) : std::string());
+      if (auto s = ctx.session.lock()) {
+        const std::string v = result.at("protocolVersion");
+        boost::asio::post(s->strand(), [s, v] { s->set_protocol_version(v); });
+      }
+      co_return result;
+    }
+    co_return co_await handle_request(std::move(ctx.method), std::move(ctx.params), std::move(r));
+  }
+
+  // One tools/call on a caller thread (blocks it while the call waits for its grant and runs).
+  // Forwards a tool's progress to the request's client (its log messages: not yet, no logging capability).
+  struct request_reporter final : attempt_reporter {
+    const std::function<void(double, double, const std::string&)>* send;
+    explicit request_reporter(const std::function<void(double, double, const std::string&)>* f) : send(f) {}
+    void progress(double p, double total, const std::string& message) const override {
+      if (*send) (*send)(p, total, message);
+    }
+    void log(const std::string&, const std::string&) const override {}
+  };
+
+  nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
+                          const std::function<void(double, double, const std::string&)>& progress) {
+    if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
+      return {{"content", nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
+              {"isError", true}};
+    tool_call call;
+    call.id = "mcp";
+    call.name = r.name;
+    call.arguments = r.arguments;
+    const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
+    const request_reporter reporter(&progress);
+    auto out = host_->run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::span<const tool_call>(&call, 1),
+                          scope);
+    return detail::call_tool_result(out.front(), r.name);
+  }
   // The key's own scope: calls of one key share their journal entries, calls of different keys never do.
   static std::string str_key(const std::string& key) { return detail::str_cat("mcp-idempotency-key/", key); }
+
+  // Why the arguments of a call of tool `i` do not fit its described `arguments` struct, if it has one.
+  [[nodiscard]] std::optional<std::string> argument_error(std::size_t i, const nlohmann::json& args) const {
+    if constexpr (Host::registry_type::static_size > 0)
+      if (Host::registry_type::is_static(i))
+        return static_argument_error(i, args, std::make_index_sequence<Host::registry_type::static_size>{});
+    return std::nullopt;
+  }
+  template <std::size_t... I>
+  [[nodiscard]] static std::optional<std::string> static_argument_error(std::size_t i, const nlohmann::json& args,
+                                                                        std::index_sequence<I...>) {
+    std::optional<std::string> out;
+    ((i == I ? (out = argument_error_of<typename Host::registry_type::template tool_type<I>>(args), 0) : 0), ...);
+    return out;
+  }
+  template <class Tool>
+  static std::optional<std::string> argument_error_of(const nlohmann::json& args) {
+    if constexpr (std::is_void_v<typename tool_arguments<Tool>::type>) {
+      (void)args;
+      return std::nullopt;
+    } else {
+      try {
+        (void)parse_arguments<typename tool_arguments<Tool>::type>(args);
+      } catch (const json_error& e) {
+        return std::string(e.what());
+      }
+      return std::nullopt;
+    }
+  }
 
   [[nodiscard]] nlohmann::json entry(std::size_t i) const {
     const auto& reg = host_->registry();

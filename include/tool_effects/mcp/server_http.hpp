@@ -215,6 +215,17 @@ class mcp_server_http_bridge final : public mcp_http_handler,
       request.session = peer->session_id();
       request.id = id;
       request.cancel = cancel;
+      if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
+          params["_meta"].contains("progressToken")) {  // progress goes on the request's own stream
+        request.progress = [peer, id, token = params["_meta"]["progressToken"]](double progress, double total,
+                                                                                const std::string& message) {
+          nlohmann::json p{{"progressToken", token}, {"progress", progress}};
+          if (total > 0) p["total"] = total;
+          if (!message.empty()) p["message"] = message;
+          peer->send(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", std::move(p)}},
+                     id);
+        };
+      }
       reply["result"] = co_await b->server_->handle_request(std::move(method), std::move(params), std::move(request));
     } catch (const mcp_server_error& e) {
       reply["error"] = {{"code", e.code()}, {"message", e.what()}};

@@ -23,6 +23,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/json.hpp>
+#include <tool_effects/json/arguments.hpp>
 
 namespace tool_effects {
 
@@ -102,13 +103,19 @@ template <class Tool>
 inline constexpr bool mcp_stated_hints_agree_v = detail::stated_hints_check<Tool>::value;
 
 /// The `_meta` accesses value of a tool described by `d` with identity
-/// policy `p`; `null` for an unknown (exclusive) tool, which publishes none.
-/// A policy's `target_fn`/`key_fn` cannot travel: without them the importer
-/// holds the whole resource (more conservative, never less).
+/// policy `p`. An unknown (exclusive) tool publishes `{"version": 1}`: no
+/// effects and no accesses, which reads back as unknown (exclusive), where
+/// its default hints alone would read back as a root write. A policy's
+/// `target_fn`/`key_fn` cannot travel: without them the importer holds the
+/// whole resource (more conservative, never less).
 inline nlohmann::json mcp_accesses_meta(const call_description& d, const identity_policy& p) {
-  if (d.exclusive) return nullptr;
   nlohmann::json m = nlohmann::json::object();
   m["version"] = mcp_accesses_meta_version;
+  nlohmann::json id = nlohmann::json::object();
+  if (p.operation_arg) id["operation_arg"] = *p.operation_arg;
+  if (p.target_arg && !p.target_fn) id["target_arg"] = *p.target_arg;
+  if (!id.empty()) m["identity"] = std::move(id);
+  if (d.exclusive) return m;
   m["effects"] = d.effects;
   for (const auto mode : {access_mode::read, access_mode::write, access_mode::append}) {
     nlohmann::json list = nlohmann::json::array();
@@ -117,34 +124,33 @@ inline nlohmann::json mcp_accesses_meta(const call_description& d, const identit
     if (!list.empty())
       m[mode == access_mode::read ? "reads" : mode == access_mode::write ? "writes" : "appends"] = std::move(list);
   }
-  nlohmann::json id = nlohmann::json::object();
-  if (p.operation_arg) id["operation_arg"] = *p.operation_arg;
-  if (p.target_arg && !p.target_fn) id["target_arg"] = *p.target_arg;
-  if (!id.empty()) m["identity"] = std::move(id);
   return m;
 }
 
 /// One `tools/list` entry: name, `inputSchema` (`{"type": "object"}` unless
 /// given), `annotations` with the four hints of `d` (an unknown tool: the
-/// specification's defaults) and `_meta` accesses for a known one.
+/// specification's defaults) and its `_meta` accesses.
 inline nlohmann::json mcp_tool_entry(std::string_view name, const call_description& d, const identity_policy& p,
                                      nlohmann::json input_schema = nullptr) {
   nlohmann::json e = nlohmann::json::object();
   e["name"] = std::string(name);
   e["inputSchema"] = input_schema.is_null() ? nlohmann::json{{"type", "object"}} : std::move(input_schema);
   e["annotations"] = mcp_annotations(d);
-  if (auto m = mcp_accesses_meta(d, p); !m.is_null()) e["_meta"][std::string(mcp_accesses_meta_key)] = std::move(m);
+  e["_meta"] = {{std::string(mcp_accesses_meta_key), mcp_accesses_meta(d, p)}};
   return e;
 }
 
 /// The entry of static tool `Tool` (its `title`, `description` and
-/// `input_schema` members when present); its hints are `mcp_tool_hints_v<Tool>`.
+/// `input_schema` members when present; else the schema of its described
+/// `arguments` struct, json/arguments.hpp); its hints are `mcp_tool_hints_v<Tool>`.
 template <class Tool>
 nlohmann::json mcp_static_tool_entry(std::string_view name, const call_description& d, const identity_policy& p) {
   static_assert(mcp_stated_hints_agree_v<Tool>);
   nlohmann::json schema = nullptr;
   if constexpr (requires { std::string_view(Tool::input_schema); })
     schema = nlohmann::json::parse(std::string_view(Tool::input_schema));
+  else if constexpr (!std::is_void_v<typename tool_arguments<Tool>::type>)
+    schema = json_schema_of<typename tool_arguments<Tool>::type>();
   nlohmann::json e = mcp_tool_entry(name, d, p, std::move(schema));
   constexpr mcp_hints h = mcp_tool_hints_v<Tool>;
   e["annotations"] = {{"readOnlyHint", h.read_only},

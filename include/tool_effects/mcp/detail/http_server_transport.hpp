@@ -240,12 +240,14 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
       job();
       return;
     }
-    std::promise<void> done;
-    hs_asio::dispatch(strand_, [&] {
+    auto done = std::make_shared<std::promise<void>>();
+    auto finished = done->get_future();
+    hs_asio::dispatch(strand_, [job, done] {
       job();
-      done.set_value();
+      done->set_value();
     });
-    done.get_future().wait();
+    // Bounded: an executor that no longer runs (its pool stopped) runs the job when it runs again, if ever.
+    finished.wait_for(std::chrono::seconds(2));
   }
   [[nodiscard]] std::size_t count_sessions() const { return n_sessions_.load(); }
   [[nodiscard]] std::size_t count_connections() const { return n_connections_.load(); }

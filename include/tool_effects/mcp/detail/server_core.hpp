@@ -14,25 +14,15 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/json.hpp>
+#include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects {
 
 /// A JSON-RPC error the server answers a request with (code, message, data):
-/// thrown by a request handler, sent by the session as the error response.
-class mcp_server_error : public std::runtime_error {
- public:
-  mcp_server_error(int code, const std::string& message, nlohmann::json data = nullptr)
-      : std::runtime_error(message), code_(code), data_(std::move(data)) {}
-  /// The JSON-RPC error code (-32602 invalid params, -32601 method not found, ...).
-  [[nodiscard]] int code() const noexcept { return code_; }
-  /// The error's `data` (null: none).
-  [[nodiscard]] const nlohmann::json& data() const noexcept { return data_; }
-
- private:
-  int code_;
-  nlohmann::json data_;
-};
+/// thrown by a request handler, sent by the session as the error response
+/// (the session's one error type for handlers, mcp/detail/session.hpp).
+using mcp_server_error = detail::mcp_handler_error;
 
 /// The `_meta` key of a client-supplied idempotency key on `tools/call`: a
 /// non-empty string of at most 256 bytes naming the logical call. A call
@@ -59,8 +49,9 @@ struct tool_call_request {
 
 inline tool_call_request read_tool_call(const nlohmann::json& params) {
   auto bad = [](const std::string& at, std::string message, const nlohmann::json& v) -> mcp_server_error {
+    const std::string shown = v.is_null() ? std::string() : preview(v);
     return mcp_server_error(rpc_invalid_params,
-                            str_cat("Invalid params: at ", at, ": ", message, v.is_null() ? "" : ": ", preview(v)));
+                            str_cat("Invalid params: at ", at, ": ", message, shown.empty() ? "" : ": ", shown));
   };
   if (!params.is_object()) throw bad("", expected("an object", params), params);
   tool_call_request r;

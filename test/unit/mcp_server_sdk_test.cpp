@@ -1,0 +1,101 @@
+// The server under a client no one here wrote: the official TypeScript SDK's Client (pinned in
+// test/mcp/package-lock.json, installed by the mcp_servers fixture) drives test/mcp/bank_server.cpp over stdio
+// through test/mcp/sdk_client.cjs. It lists the tools with their derived annotations and _meta accesses (exact
+// texts), makes 4 x 100 concurrent increments of one account (none lost; the control without coordination
+// loses some), and cancels a call waiting for its grant (it never runs).
+#include <cstdio>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "mcp_test_support.hpp"
+
+namespace mcp_server_sdk_test_ns {
+
+using nlohmann::json;
+
+namespace {
+// Runs the SDK client on `scenario` against the bank server (with `server_args`); its one JSON line.
+json sdk_client(const std::string& scenario, const std::string& server_args = "") {
+  const std::string cmd = "node " TOOL_EFFECTS_MCP_TEST_DIR "/sdk_client.cjs " + mcp_test::servers_dir() +
+                          "/node_modules " + scenario + " " TOOL_EFFECTS_MCP_BANK_SERVER " " + server_args;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return json{{"failed", "popen"}};
+  std::string out;
+  char buf[4096];
+  while (const std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+  const int status = ::pclose(p);
+  try {
+    json j = json::parse(out);
+    if (status != 0) j["exit_status"] = status;
+    return j;
+  } catch (const std::exception&) {
+    return json{{"failed", out}, {"exit_status", status}};
+  }
+}
+}  // namespace
+
+TEST(McpServerSdk, TheTypeScriptClientListsTheDerivedAnnotationsAndAccesses) {
+  MCP_REQUIRE_NODE_SERVERS();
+  const json got = sdk_client("list");
+  ASSERT_FALSE(got.contains("failed")) << got.dump();
+  EXPECT_EQ(got.at("server"), json::parse(R"({"name": "bank", "version": "1.0.0"})"));
+  const json expected = json::parse(R"([
+    {"name": "get_balance", "title": "Balance", "description": "The balance of one account.",
+     "inputSchema": {"type": "object", "properties": {"acct": {"type": "string"}}, "required": ["acct"]},
+     "annotations": {"title": "Balance", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true,
+                     "openWorldHint": false},
+     "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["read"], "reads": ["bank/accounts"],
+                                                   "identity": {"target_arg": "acct"}}}},
+    {"name": "add_to_balance", "description": "Adds `amount` (default 1) to one account.",
+     "inputSchema": {"type": "object"},
+     "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
+     "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["write"], "writes": ["bank/accounts"],
+                                                   "identity": {"target_arg": "acct"}}}},
+    {"name": "slow_report", "description": "Takes `ms` milliseconds (default 2000) to read every account.",
+     "inputSchema": {"type": "object"},
+     "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+     "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["read", "idempotent"], "reads": ["bank"]}}}
+  ])");
+  EXPECT_EQ(got.at("tools"), expected) << got.at("tools").dump(1);
+}
+
+// Four concurrent callers of the SDK client, each making 100 add_to_balance(shared) one after the other (four
+// clients of one server; over stdio one client process stands for them): the server's coordinator serialises
+// them, none is lost (400). Control: the same server with a coordinator that grants everything loses some.
+TEST(McpServerSdk, ConcurrentIncrementsFromTheTypeScriptClientLoseNone) {
+  MCP_REQUIRE_NODE_SERVERS();
+  const json got = sdk_client("increments 4 100");
+  ASSERT_FALSE(got.contains("failed")) << got.dump();
+  EXPECT_EQ(got.at("errors"), 0);
+  EXPECT_EQ(got.at("balance"), json::parse(R"({"balance": 400})"));
+  const json control = sdk_client("increments 4 100", "--uncoordinated");
+  ASSERT_FALSE(control.contains("failed")) << control.dump();
+  EXPECT_LT(control.at("balance").at("balance").get<int>(), 400) << "the control loses increments";
+}
+
+// The SDK client cancels (AbortSignal: notifications/cancelled) an add_to_balance waiting behind slow_report
+// (which reads the whole bank): the call never runs, the balance stays 0.
+TEST(McpServerSdk, ACancelledWaitingCallNeverRuns) {
+  MCP_REQUIRE_NODE_SERVERS();
+  const json got = sdk_client("cancel");
+  ASSERT_FALSE(got.contains("failed")) << got.dump();
+  EXPECT_EQ(got.at("add"), "cancelled");
+  EXPECT_EQ(got.at("balance"), json::parse(R"({"balance": 0})"));
+  EXPECT_EQ(got.at("report"), json::object());
+}
+
+// The SDK client asks for progress (onprogress: a progressToken in _meta); slow_report reports four quarters
+// through its attempt_context, which reach the client as notifications/progress, in order.
+TEST(McpServerSdk, TheTypeScriptClientFollowsProgress) {
+  MCP_REQUIRE_NODE_SERVERS();
+  const json got = sdk_client("progress");
+  ASSERT_FALSE(got.contains("failed")) << got.dump();
+  EXPECT_EQ(got.at("progress"), json::parse(R"([
+    {"progress": 1, "total": 4, "message": "quarter 1"}, {"progress": 2, "total": 4, "message": "quarter 2"},
+    {"progress": 3, "total": 4, "message": "quarter 3"}, {"progress": 4, "total": 4, "message": "quarter 4"}])"));
+  EXPECT_EQ(got.at("report"), json::object());
+}
+
+}  // namespace mcp_server_sdk_test_ns
