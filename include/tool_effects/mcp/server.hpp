@@ -41,8 +41,6 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/async_result.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -244,16 +242,21 @@ class mcp_server {
   boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx) {
     mcp_server_request r;
     r.id = ctx.id;
-    if (!ctx.progress_token().is_null()) {
-      detail::mcp_request_context reporter_ctx{ctx.id, ctx.method, {{"_meta", {{"progressToken", ctx.progress_token()}}}},
-                                               ctx.session};
-      r.progress = [reporter_ctx](double progress, double total, const std::string& message) {
-        auto s = reporter_ctx.session.lock();
+    if (nlohmann::json token = ctx.progress_token(); !token.is_null()) {
+      // One post onto the session's strand, made before the tool returns: the strand runs it before the
+      // response, which reaches the strand later (a co_spawn would add a hop and let the response overtake it).
+      r.progress = [token = std::move(token), id = ctx.id, weak = ctx.session](double progress, double total,
+                                                                                const std::string& message) {
+        auto s = weak.lock();
         if (!s) return;
-        boost::asio::co_spawn(s->strand(),
-                              reporter_ctx.progress(progress, total > 0 ? std::optional<double>(total) : std::nullopt,
-                                                    message.empty() ? std::nullopt : std::optional<std::string>(message)),
-                              boost::asio::detached);
+        nlohmann::json p = {{"progressToken", token}, {"progress", progress}};
+        if (total > 0) p["total"] = total;
+        if (!message.empty()) p["message"] = message;
+        detail::mcp_outgoing meta;
+        meta.related_id = id;
+        boost::asio::post(s->strand(), [s, p = std::move(p), meta = std::move(meta)]() mutable {
+          s->notify("notifications/progress", std::move(p), std::move(meta));
+        });
       };
     }
     if (ctx.method == "initialize") {
