@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/json/error.hpp>
@@ -44,10 +45,7 @@ inline std::string generated_call_id(std::size_t position, std::string_view name
 // `s` quoted for a message the model reads: cut after `limit` bytes at a
 // UTF-8 character boundary (then "..."), so the message stays valid UTF-8.
 inline std::string quote_input(std::string_view s, std::size_t limit = 60) {
-  if (s.size() <= limit) return parse_error::quote(valid_utf8(s));
-  std::string out = valid_utf8(utf8_prefix(s, limit));
-  out += "...";
-  return parse_error::quote(out);
+  return parse_error::quote(utf8_excerpt(s, limit));
 }
 
 inline bool blank(std::string_view s) noexcept {
