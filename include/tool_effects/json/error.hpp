@@ -76,13 +76,8 @@ class json_error : public parse_error {
 
  private:
   static std::string compose(std::string_view context, const std::string& pointer, const std::string& message) {
-    std::string out(context);
-    if (!out.empty()) out += ' ';
-    out += "at ";
-    out += pointer.empty() ? std::string("(root)") : pointer;
-    out += ": ";
-    out += message;
-    return out;
+    const std::string_view where = pointer.empty() ? std::string_view("(root)") : std::string_view(pointer);
+    return detail::str_cat(context, context.empty() ? "" : " ", "at ", where, ": ", message);
   }
   std::string pointer_;
   std::string message_;

@@ -68,37 +68,22 @@ inline std::string set_arguments(tool_call& out, const nlohmann::json* value) {
     try {
       parsed = parse_json(text, {});
     } catch (const json_error& e) {
-      std::string msg = "arguments of ";
-      msg += out.name;
-      msg += " are not valid JSON (";
-      msg += e.message();
-      msg += "): ";
-      msg += quote_input(text);
-      out.arguments_error = std::move(msg);
+      out.arguments_error = str_cat("arguments of ", out.name, " are not valid JSON (", e.message(), "): ",
+                                    quote_input(text));
       return text;
     }
     if (!parsed.is_object()) {
-      std::string msg = "arguments of ";
-      msg += out.name;
-      msg += " must be a JSON object, got ";
-      msg += parsed.type_name();
-      msg += ": ";
-      msg += quote_input(text);
-      out.arguments_error = std::move(msg);
+      out.arguments_error =
+          str_cat("arguments of ", out.name, " must be a JSON object, got ", parsed.type_name(), ": ", quote_input(text));
       return text;
     }
     out.arguments = std::move(parsed);
     return text;
   }
   if (!value->is_object()) {
-    std::string msg = "arguments of ";
-    msg += out.name;
-    msg += " must be a JSON object, got ";
-    msg += value->type_name();
-    msg += ": ";
     const std::string material = tool_effects::canonical_json(*value);
-    msg += quote_input(material);
-    out.arguments_error = std::move(msg);
+    out.arguments_error =
+        str_cat("arguments of ", out.name, " must be a JSON object, got ", value->type_name(), ": ", quote_input(material));
     return material;
   }
   out.arguments = *value;
