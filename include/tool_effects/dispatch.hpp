@@ -35,7 +35,7 @@
 //
 // The public declarations are below; the machinery that joins them to the
 // plan engine (the execution of one call, the engines, the drivers) is in
-// detail/dispatch_engine_glue.hpp.
+// detail/execute_calls.hpp.
 #ifndef TOOL_EFFECTS_DISPATCH_HPP
 #define TOOL_EFFECTS_DISPATCH_HPP
 
@@ -62,7 +62,7 @@
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/conflict.hpp>
 #include <tool_effects/detail/awaitable.hpp>
-#include <tool_effects/detail/dispatch_engine_glue.hpp>
+#include <tool_effects/detail/execute_calls.hpp>
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/outcome.hpp>

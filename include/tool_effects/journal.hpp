@@ -301,7 +301,7 @@ void commit_queued_records(const J& journal) {
 }
 
 // A call of a journaled turn was launched (posted to its executor) and will soon record *started*; or the
-// engine launches the first calls of a turn (detail/dispatch_engine_glue.hpp). A scheduled commit of a batch
+// engine launches the first calls of a turn (detail/execute_calls.hpp). A scheduled commit of a batch
 // journal waits for the holds to end, within its bound (gather_then_commit).
 template <class J, class Executor>
 void hold_journal(const J& journal, const Executor& ex) {

@@ -22,6 +22,7 @@
 #include <tool_effects/json/calls.hpp>
 #include <tool_effects/json/canonical.hpp>
 #include <tool_effects/json/effects.hpp>
+#include <tool_effects/json/bounded_parse.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/json/identity.hpp>
 #include <tool_effects/json/manifest.hpp>

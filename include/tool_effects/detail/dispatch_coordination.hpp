@@ -1,4 +1,4 @@
-// tool_effects/detail/dispatch_coordination.hpp — internal to the dispatcher (detail/dispatch_engine_glue.hpp):
+// tool_effects/detail/dispatch_coordination.hpp — internal to the dispatcher (detail/execute_calls.hpp):
 // the coordinated start of a dispatched call. The coordinator among the dispatch options' extras, the
 // static tools' descriptions, the fencing token of the synchronous start, and `coordinate_call`, which
 // acquires a grant (coordination.hpp) before the call runs and releases it before its outcome is delivered.

@@ -13,6 +13,8 @@
 
 #include <boost/asio/execution_context.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
+
 namespace tool_effects::detail {
 
 // The executor of an execution context (thread_pool, io_context: its
@@ -33,11 +35,9 @@ template <class Ex>
 void check_not_inside(const Ex& ex, std::string_view what, std::string_view advice) {
   if constexpr (requires { ex.running_in_this_thread(); }) {
     if (ex.running_in_this_thread()) {
-      std::string m = "tool_effects::";
-      m += what;
-      m += ": blocking call from a thread that runs its executor (it could deadlock); ";
-      m += advice;
-      throw std::logic_error(m);
+      throw std::logic_error(
+          str_cat("tool_effects::", what, ": blocking call from a thread that runs its executor (it could deadlock); ",
+                  advice));
     }
   }
 }

@@ -25,7 +25,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/etcd/error.hpp>
 #include <tool_effects/etcd/types.hpp>
-#include <tool_effects/json/error.hpp>
+#include <tool_effects/json/bounded_parse.hpp>
 
 #include <tool_effects/etcd/detail/connection.hpp>
 #include <tool_effects/etcd/detail/gateway_json.hpp>

@@ -444,12 +444,9 @@ class json_tool_host {
       if (!v.repeated) continue;
       if (g.on_repeat) g.on_repeat(calls[k], v);
       if (!g.refuse) continue;
-      std::string msg = calls[k].name;
-      msg += " was not run: the same call was made ";
-      msg += std::to_string(v.count);
-      msg += " times in a row of recent calls (identity ";
-      msg += p.identities[k].key;
-      msg += "); change the arguments or do something else";
+      std::string msg = detail::str_cat(calls[k].name, " was not run: the same call was made ", std::to_string(v.count),
+                                        " times in a row of recent calls (identity ", p.identities[k].key,
+                                        "); change the arguments or do something else");
       failure_record r = make_failure_record(calls[k].name, 0, classify(p.calls[k].effects), failure_reason::repeated_call,
                                              std::make_exception_ptr(std::runtime_error(msg)));
       p.failures[k] = std::move(r);

@@ -16,10 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/config.hpp>
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/etcd/error.hpp>
 #include <tool_effects/etcd/types.hpp>
-#include <tool_effects/json/error.hpp>
+#include <tool_effects/json/bounded_parse.hpp>
 #include <tool_effects/net/url.hpp>
 
 namespace tool_effects::etcd {
@@ -326,24 +327,10 @@ inline std::string checked_token(std::string token) {
   return token;
 }
 
-// A gateway's text as an error quotes it: at most 300 bytes, cut at a character boundary ("..." when cut),
-// every invalid UTF-8 byte replaced by U+FFFD, a control character (CR, LF, ...) written as \xNN.
+// A gateway's text as an error quotes it: detail::quote_text (at most 300 bytes, cut at a character boundary
+// with "..." when cut, invalid UTF-8 as U+FFFD, a control character such as CR or LF written as \xNN).
 inline std::string quoted_message(std::string_view m) {
-  const std::string valid =
-      tool_effects::detail::valid_utf8(tool_effects::detail::utf8_prefix(m, max_quoted_message_bytes));
-  std::string out;
-  for (const char c : valid) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7F) {
-      constexpr char hex[] = "0123456789abcdef";
-      out += "\\x";
-      out += hex[(static_cast<unsigned char>(c) >> 4) & 0xF];
-      out += hex[static_cast<unsigned char>(c) & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  if (m.size() > max_quoted_message_bytes) out += "...";
-  return out;
+  return tool_effects::detail::quote_text(m, max_quoted_message_bytes);
 }
 
 // A gateway error body ({"error", "message", "code"}) as an `error` with a stable reason; the reason is read

@@ -28,7 +28,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/json/detail/fast_parse.hpp>
-#include <tool_effects/json/error.hpp>
+#include <tool_effects/json/bounded_parse.hpp>
 
 namespace tool_effects::detail {
 

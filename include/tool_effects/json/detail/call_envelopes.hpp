@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/identity.hpp>
 #include <tool_effects/json/error.hpp>
@@ -44,10 +45,7 @@ inline std::string generated_call_id(std::size_t position, std::string_view name
 // `s` quoted for a message the model reads: cut after `limit` bytes at a
 // UTF-8 character boundary (then "..."), so the message stays valid UTF-8.
 inline std::string quote_input(std::string_view s, std::size_t limit = 60) {
-  if (s.size() <= limit) return parse_error::quote(valid_utf8(s));
-  std::string out = valid_utf8(utf8_prefix(s, limit));
-  out += "...";
-  return parse_error::quote(out);
+  return parse_error::quote(utf8_excerpt(s, limit));
 }
 
 inline bool blank(std::string_view s) noexcept {
@@ -70,37 +68,22 @@ inline std::string set_arguments(tool_call& out, const nlohmann::json* value) {
     try {
       parsed = parse_json(text, {});
     } catch (const json_error& e) {
-      std::string msg = "arguments of ";
-      msg += out.name;
-      msg += " are not valid JSON (";
-      msg += e.message();
-      msg += "): ";
-      msg += quote_input(text);
-      out.arguments_error = std::move(msg);
+      out.arguments_error = str_cat("arguments of ", out.name, " are not valid JSON (", e.message(), "): ",
+                                    quote_input(text));
       return text;
     }
     if (!parsed.is_object()) {
-      std::string msg = "arguments of ";
-      msg += out.name;
-      msg += " must be a JSON object, got ";
-      msg += parsed.type_name();
-      msg += ": ";
-      msg += quote_input(text);
-      out.arguments_error = std::move(msg);
+      out.arguments_error =
+          str_cat("arguments of ", out.name, " must be a JSON object, got ", parsed.type_name(), ": ", quote_input(text));
       return text;
     }
     out.arguments = std::move(parsed);
     return text;
   }
   if (!value->is_object()) {
-    std::string msg = "arguments of ";
-    msg += out.name;
-    msg += " must be a JSON object, got ";
-    msg += value->type_name();
-    msg += ": ";
     const std::string material = tool_effects::canonical_json(*value);
-    msg += quote_input(material);
-    out.arguments_error = std::move(msg);
+    out.arguments_error =
+        str_cat("arguments of ", out.name, " must be a JSON object, got ", value->type_name(), ": ", quote_input(material));
     return material;
   }
   out.arguments = *value;

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/json/calls.hpp>
@@ -43,12 +44,7 @@ failure_record unknown_tool_failure(const tool_call& c, const Registry& registry
     const std::size_t d = k.size() > c.name.size() ? k.size() - c.name.size() : c.name.size() - k.size();
     if (d <= 2 || k.starts_with(c.name) || std::string_view(c.name).starts_with(k)) near.push_back(k);
   }
-  const auto append_cut = [](std::string& m, std::string_view k) {  // at most 60 bytes, cut at a character
-    std::size_t cut = std::min<std::size_t>(k.size(), 60);
-    while (cut < k.size() && cut > 0 && (static_cast<unsigned char>(k[cut]) & 0xC0) == 0x80) --cut;
-    m += k.substr(0, cut);
-    if (cut < k.size()) m += "...";
-  };
+  const auto append_cut = [](std::string& m, std::string_view k) { m += utf8_excerpt(k, 60); };
   std::string msg = "unknown tool ";
   msg += quote_input(c.name);
   if (const std::string_view best = closest_name(c.name, near); !best.empty()) {

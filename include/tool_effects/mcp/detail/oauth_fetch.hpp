@@ -19,6 +19,7 @@
 #include <tool_effects/mcp/detail/oauth_encoding.hpp>
 #include <tool_effects/mcp/detail/oauth_urls.hpp>
 #include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/net/http_client.hpp>
 
@@ -106,7 +107,7 @@ inline asio::awaitable<mcp_oauth_response> mcp_oauth_fetch(oauth_http::verb verb
                                                            std::function<bool(const asio::ip::address&)> allow = {}) {
   auto fail = [&](std::string_view why) {
     return mcp_oauth_failure(
-        tool_effects::detail::str_cat(oauth_http::to_string(verb), " ", mcp_preview(url.substr(0, url.find('?')), 300),
+        tool_effects::detail::str_cat(oauth_http::to_string(verb), " ", quote_text(url.substr(0, url.find('?')), 300),
                                       ": ", why));
   };
   if (!mcp_oauth_url_ok(url)) throw fail("not an http(s) URL");

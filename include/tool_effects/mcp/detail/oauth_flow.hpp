@@ -36,6 +36,7 @@
 #include <tool_effects/mcp/detail/oauth_encoding.hpp>
 #include <tool_effects/mcp/detail/oauth_fetch.hpp>
 #include <tool_effects/mcp/detail/oauth_urls.hpp>
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/errors.hpp>
 #include <tool_effects/mcp/oauth.hpp>
@@ -291,10 +292,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       };
       for (const auto& w : wanted) {
         if (o_.scopes && !has(*o_.scopes, w))
-          throw mcp_oauth_failure("HTTP 403 insufficient_scope: the server asks for scope \"" + mcp_preview(w, 64) +
+          throw mcp_oauth_failure("HTTP 403 insufficient_scope: the server asks for scope \"" + quote_text(w, 64) +
                                   "\", beyond the scopes the application fixed (mcp_oauth_options::scopes)");
         if (has(denied_, w))
-          throw mcp_oauth_failure("HTTP 403 insufficient_scope: scope \"" + mcp_preview(w, 64) +
+          throw mcp_oauth_failure("HTTP 403 insufficient_scope: scope \"" + quote_text(w, 64) +
                                   "\" was requested before and not granted");
       }
       bool more = false;
@@ -307,7 +308,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       if (!more && !wanted.empty() && tokens_) {
         for (const auto& w : wanted)
           if (!has(denied_, w) && denied_.size() < 256) denied_.push_back(w);
-        throw mcp_oauth_failure("HTTP 403 insufficient_scope for scope \"" + mcp_preview(*challenge_scope, 200) +
+        throw mcp_oauth_failure("HTTP 403 insufficient_scope for scope \"" + quote_text(*challenge_scope, 200) +
                                 "\", which the token was issued for");
       }
       if (!o_.scopes && !wider.empty()) scopes = std::move(wider);
@@ -330,13 +331,13 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       auto r = co_await fetch(oauth_http::verb::get, u);
       if (r.status == 200) {
         prm_url = u;
-        prm = json_object(r, "protected resource metadata " + mcp_preview(u, 300));
+        prm = json_object(r, "protected resource metadata " + quote_text(u, 300));
         break;
       }
     }
     mcp_oauth_server as;
     if (prm) {
-      const std::string what = "protected resource metadata " + mcp_preview(prm_url, 300);
+      const std::string what = "protected resource metadata " + quote_text(prm_url, 300);
       const auto resource = str(*prm, "resource", what);
       if (!resource) throw mcp_oauth_failure(what + ": /resource: missing");
       // The resource must be this server, or a prefix of it (same origin, path boundary).
@@ -345,8 +346,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
           rp.origin == server.origin && (rp.path.empty() || server.path == rp.path ||
                                          (server.path.rfind(rp.path, 0) == 0 && server.path[rp.path.size()] == '/'));
       if (!same || !mcp_oauth_url_ok(*resource))
-        throw mcp_oauth_failure(what + ": /resource: \"" + mcp_preview(*resource, 300) + "\" is not this MCP server (" +
-                                mcp_preview(server_url_, 300) + ")");
+        throw mcp_oauth_failure(what + ": /resource: \"" + quote_text(*resource, 300) + "\" is not this MCP server (" +
+                                quote_text(server_url_, 300) + ")");
       resource_ = *resource;
       const auto servers = strings(*prm, "authorization_servers", what);
       if (servers.empty()) throw mcp_oauth_failure(what + ": /authorization_servers: missing or empty");
@@ -357,7 +358,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     } else {
       if (!o_.legacy_discovery) {
         std::string m = "no protected resource metadata (tried";
-        for (const auto& u : prm_urls) m += " " + mcp_preview(u, 300);
+        for (const auto& u : prm_urls) m += " " + quote_text(u, 300);
         m += "), and the 2025-03-26 fallback is off (mcp_oauth_options::legacy_discovery)";
         throw mcp_oauth_failure(m);
       }
@@ -368,8 +369,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       const std::string u = server.origin + "/.well-known/oauth-authorization-server";
       auto r = co_await fetch(oauth_http::verb::get, u);
       if (r.status == 200) {
-        as = read_server(json_object(r, "authorization server metadata " + mcp_preview(u, 300)),
-                         "authorization server metadata " + mcp_preview(u, 300), server.origin, true);
+        as = read_server(json_object(r, "authorization server metadata " + quote_text(u, 300)),
+                         "authorization server metadata " + quote_text(u, 300), server.origin, true);
       } else {
         as.issuer = server.origin;
         as.authorization_endpoint = server.origin + "/authorize";
@@ -395,11 +396,11 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     for (const auto& u : urls) {
       auto r = co_await fetch(oauth_http::verb::get, u);
       if (r.status != 200) continue;
-      const std::string what = "authorization server metadata " + mcp_preview(u, 300);
+      const std::string what = "authorization server metadata " + quote_text(u, 300);
       co_return read_server(json_object(r, what), what, issuer);
     }
-    std::string m = "no authorization server metadata for " + mcp_preview(issuer, 300) + " (tried";
-    for (const auto& u : urls) m += " " + mcp_preview(u, 300);
+    std::string m = "no authorization server metadata for " + quote_text(issuer, 300) + " (tried";
+    for (const auto& u : urls) m += " " + quote_text(u, 300);
     m += ")";
     throw mcp_oauth_failure(m);
   }
@@ -413,8 +414,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     const auto iss = str(j, "issuer", what);
     if (!iss) throw mcp_oauth_failure(what + ": /issuer: missing");
     if (legacy ? !mcp_oauth_url_ok(*iss) || mcp_oauth_split(*iss).origin != issuer : *iss != issuer)
-      throw mcp_oauth_failure(what + ": /issuer: \"" + mcp_preview(*iss, 300) +
-                              "\" is not the authorization server \"" + mcp_preview(issuer, 300) +
+      throw mcp_oauth_failure(what + ": /issuer: \"" + quote_text(*iss, 300) +
+                              "\" is not the authorization server \"" + quote_text(issuer, 300) +
                               "\" (RFC 8414 section 3.3)");
     s.issuer = *iss;
     s.authorization_endpoint = url_member(j, "authorization_endpoint", what, true);
@@ -458,7 +459,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       const auto p = mcp_oauth_split(o_.client_metadata_url);
       if (o_.client_metadata_url.rfind("https://", 0) != 0 || p.path.empty() ||
           !mcp_oauth_url_ok(o_.client_metadata_url))
-        throw mcp_oauth_failure("mcp_oauth_options::client_metadata_url \"" + mcp_preview(o_.client_metadata_url, 300) +
+        throw mcp_oauth_failure("mcp_oauth_options::client_metadata_url \"" + quote_text(o_.client_metadata_url, 300) +
                                 "\" is not an https URL with a path (a Client ID Metadata Document URL)");
       co_return mcp_oauth_client{o_.client_metadata_url, "", "none", server_->issuer};
     }
@@ -483,7 +484,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     std::vector<std::pair<std::string, std::string>> headers;
     headers.emplace_back("Content-Type", "application/json");
     auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), request);
-    const std::string what = "client registration " + mcp_preview(url, 300);
+    const std::string what = "client registration " + quote_text(url, 300);
     if (r.status != 200 && r.status != 201) throw mcp_oauth_failure(what + ": " + refusal(r));
     const auto j = json_object(r, what, false);
     mcp_oauth_client c;
@@ -497,7 +498,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     if (m && (*m == "none" || *m == "client_secret_basic" || *m == "client_secret_post"))
       c.method = *m;
     else if (m)
-      throw mcp_oauth_failure(what + ": /token_endpoint_auth_method: \"" + mcp_preview(*m, 64) + "\" is not supported");
+      throw mcp_oauth_failure(what + ": /token_endpoint_auth_method: \"" + quote_text(*m, 64) + "\" is not supported");
     else
       c.method = c.secret.empty() ? "none" : method == "none" ? "client_secret_basic" : method;
     if (c.method != "none" && c.secret.empty())
@@ -541,10 +542,10 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       if (j.is_object() && j.contains("error") && j["error"].is_string()) {
         const auto& e = j["error"].get_ref<const std::string&>();
         m += ": error=";
-        m += mcp_preview(redact(e), 64);  // redacted before it is cut (no part of a secret left)
+        m += quote_text(redact(e), 64);  // redacted before it is cut (no part of a secret left)
         if (j.contains("error_description") && j["error_description"].is_string()) {
           m += " (";
-          m += mcp_preview(redact(j["error_description"].get_ref<const std::string&>()), 200);
+          m += quote_text(redact(j["error_description"].get_ref<const std::string&>()), 200);
           m += ')';
         }
       }
@@ -596,14 +597,14 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     // send it.
     const auto* iss = mcp_auth_param(ps, "iss");
     if (iss && *iss != server_->issuer)
-      throw mcp_oauth_failure("the redirect's iss \"" + mcp_preview(*iss, 300) +
-                              "\" is not the authorization server \"" + mcp_preview(server_->issuer, 300) +
+      throw mcp_oauth_failure("the redirect's iss \"" + quote_text(*iss, 300) +
+                              "\" is not the authorization server \"" + quote_text(server_->issuer, 300) +
                               "\" (RFC 9207: a mix-up)");
     if (!iss && server_->iss_supported)
       throw mcp_oauth_failure("the redirect has no iss, though the authorization server promises one (RFC 9207)");
     if (const auto* e = mcp_auth_param(ps, "error")) {
-      std::string m = "the authorization server refused: error=" + mcp_preview(redact(*e), 64);
-      if (const auto* d = mcp_auth_param(ps, "error_description")) m += " (" + mcp_preview(redact(*d), 200) + ")";
+      std::string m = "the authorization server refused: error=" + quote_text(redact(*e), 64);
+      if (const auto* d = mcp_auth_param(ps, "error_description")) m += " (" + quote_text(redact(*d), 200) + ")";
       throw mcp_oauth_failure(m);
     }
     const auto* code = mcp_auth_param(ps, "code");
@@ -640,7 +641,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     for (const auto& [k, v] : headers)
       if (k == "Authorization" && v.size() > 6) secret(v.substr(6));  // the Basic credentials as sent
     const std::string url = server_->token_endpoint;
-    const std::string what = "token endpoint " + mcp_preview(url, 300);
+    const std::string what = "token endpoint " + quote_text(url, 300);
     std::string body = mcp_form(form);
     auto r = co_await fetch(oauth_http::verb::post, url, std::move(headers), std::move(body));
     // The new secrets of the answer are known to the redaction before anything of it is quoted.
@@ -659,7 +660,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     const auto type = str(j, "token_type", what, 64);
     if (!type || !boost::beast::iequals(*type, "bearer"))
       throw mcp_oauth_failure(what + ": /token_type: " +
-                              (type ? "\"" + mcp_preview(*type, 64) + "\" is not Bearer" : std::string("missing")));
+                              (type ? "\"" + quote_text(*type, 64) + "\" is not Bearer" : std::string("missing")));
     t.access_token = *access;
     secret(t.access_token);
     if (const auto rt = str(j, "refresh_token", what, 16384)) {
@@ -726,7 +727,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       t.expires_after(std::chrono::milliseconds(5));
       (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
     }
-    if (!j->error.empty()) throw mcp_oauth_failure("the user agent failed: " + mcp_preview(j->error, 300));
+    if (!j->error.empty()) throw mcp_oauth_failure("the user agent failed: " + quote_text(j->error, 300));
     if (j->result.size() > 16384) throw mcp_oauth_failure("the redirect URL is longer than 16384 bytes");
     co_return j->result;
   }

@@ -1,10 +1,10 @@
-// tool_effects/detail/dispatch_engine_glue.hpp — internal to <tool_effects/dispatch.hpp>: what joins the
-// dispatcher's entry points to the plan engine (detail/engine.hpp). `execute_call`, the one function every
-// dispatched call runs through (coordination, turn journal, recovery layer, then the call itself);
-// `run_one`, which runs a call unless the turn is aborting; the engines for a static list of calls and for
-// calls known at runtime; and the blocking drivers of both.
-#ifndef TOOL_EFFECTS_DETAIL_DISPATCH_ENGINE_GLUE_HPP
-#define TOOL_EFFECTS_DETAIL_DISPATCH_ENGINE_GLUE_HPP
+// tool_effects/detail/execute_calls.hpp — internal to <tool_effects/dispatch.hpp>: running the dispatched
+// calls, joining the dispatcher's entry points to the plan engine (detail/engine.hpp). `execute_call`, the one
+// function every dispatched call runs through (coordination, turn journal, recovery layer, then the call
+// itself); `run_one`, which runs a call unless the turn is aborting; the engines for a static list of calls and
+// for calls known at runtime; and the blocking drivers of both.
+#ifndef TOOL_EFFECTS_DETAIL_EXECUTE_CALLS_HPP
+#define TOOL_EFFECTS_DETAIL_EXECUTE_CALLS_HPP
 
 #include <array>
 #include <cstddef>
@@ -464,4 +464,4 @@ std::vector<outcome<R>> run_runtime(const Ex& ex, const Options& options, std::s
 }  // namespace detail
 }  // namespace tool_effects
 
-#endif  // TOOL_EFFECTS_DETAIL_DISPATCH_ENGINE_GLUE_HPP
+#endif  // TOOL_EFFECTS_DETAIL_EXECUTE_CALLS_HPP
