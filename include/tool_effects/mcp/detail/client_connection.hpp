@@ -62,7 +62,7 @@ class mcp_stderr_ring {
     std::string out = "; last stderr lines:";
     for (std::size_t i = all.size() > n ? all.size() - n : 0; i < all.size(); ++i) {
       out += " | ";
-      out += mcp_preview(all[i], 200);
+      out += quote_text(all[i], 200);
     }
     return out;
   }
@@ -393,14 +393,14 @@ class mcp_connection {
       if (const auto r = result.find("inputRequests"); r != result.end() && r->is_object())
         for (const auto& [k, v] : r->items()) {
           m += ", ";
-          m += mcp_preview(k, 60);
+          m += quote_text(k, 60);
           m += ": ";
-          m += v.is_object() && v.contains("method") ? mcp_preview(mcp_dump(v["method"]), 60) : std::string("?");
+          m += v.is_object() && v.contains("method") ? quote_text(mcp_dump(v["method"]), 60) : std::string("?");
         }
       m += "); it declares no client capabilities (elicitation, sampling, roots)";
     } else {
       m = "at /result/resultType: unknown result type ";
-      m += mcp_preview(mcp_dump(*t), 100);
+      m += quote_text(mcp_dump(*t), 100);
       m += " (known: \"complete\", \"input_required\")";
     }
     throw mcp_error(mcp_error_kind::protocol_error, shared_->name, m);

@@ -153,7 +153,7 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::list_tools_op(state_pt
     nlohmann::json r = co_await request_op(s, "tools/list", std::move(params), std::nullopt);
     if (!r.is_object() || !r.contains("tools") || !r["tools"].is_array()) {
       std::string m = "tools/list result has no \"tools\" array: ";
-      m += detail::mcp_preview(detail::mcp_dump(r));
+      m += detail::quote_text(detail::mcp_dump(r));
       throw mcp_error(mcp_error_kind::protocol_error, name, m);
     }
     bytes += detail::mcp_dump(r["tools"]).size();
@@ -188,7 +188,7 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::call_op(state_ptr s, s
   nlohmann::json r = co_await request_op(s, "tools/call", std::move(params), timeout);
   if (!r.is_object()) {
     std::string m = "tools/call result is not an object: ";
-    m += detail::mcp_preview(detail::mcp_dump(r));
+    m += detail::quote_text(detail::mcp_dump(r));
     throw mcp_error(mcp_error_kind::protocol_error, s->shared->name, m);
   }
   if (const auto e = r.find("isError"); e != r.end() && e->is_boolean() && e->get<bool>()) {

@@ -216,13 +216,13 @@ class mcp_client_state {
         auto pick = mcp_pick_version(supported, versions, false);
         if (!pick || mcp_version_is_modern(*pick)) {
           std::string m = "server/discover refused every version offered (UnsupportedProtocolVersionError, it supports ";
-          m += mcp_preview(mcp_dump(supported), 200);
+          m += quote_text(mcp_dump(supported), 200);
           m += "); this client speaks";
           for (const auto& v : versions) m += ' ' + v;
           throw mcp_error(mcp_error_kind::unsupported_protocol_version, name, m);
         }
         out.version = std::move(*pick);
-        out.why = "it supports only " + mcp_preview(mcp_dump(supported), 200);
+        out.why = "it supports only " + quote_text(mcp_dump(supported), 200);
         co_return out;
       }
       out.why = "server/discover: ";
@@ -244,20 +244,20 @@ class mcp_client_state {
         !std::all_of(sv->begin(), sv->end(), [](const nlohmann::json& v) { return v.is_string(); })) {
       out.why = "server/discover answered a result that is not a DiscoverResult (at /result/supportedVersions: no "
                 "array of strings): ";
-      out.why += mcp_preview(mcp_dump(*r), 200);
+      out.why += quote_text(mcp_dump(*r), 200);
       co_return out;
     }
     auto pick = mcp_pick_version(*sv, versions, false);
     if (!pick) {
       std::string m = "server/discover lists the versions ";
-      m += mcp_preview(mcp_dump(*sv), 200);
+      m += quote_text(mcp_dump(*sv), 200);
       m += "; this client speaks";
       for (const auto& v : versions) m += ' ' + v;
       throw mcp_error(mcp_error_kind::unsupported_protocol_version, name, m);
     }
     if (!mcp_version_is_modern(*pick)) {  // a dual-era server whose modern versions are not ours
       out.version = std::move(*pick);
-      out.why = "it lists only " + mcp_preview(mcp_dump(*sv), 200) + " of ours";
+      out.why = "it lists only " + quote_text(mcp_dump(*sv), 200) + " of ours";
       co_return out;
     }
     c->set_modern(*pick);
@@ -289,7 +289,7 @@ class mcp_client_state {
                                     : std::string();
     if (std::find(legacy.begin(), legacy.end(), version) == legacy.end()) {
       std::string m = "the server answered initialize with protocol version \"";
-      m += mcp_preview(version.empty() && r.is_object() && r.contains("protocolVersion") ? mcp_dump(r["protocolVersion"])
+      m += quote_text(version.empty() && r.is_object() && r.contains("protocolVersion") ? mcp_dump(r["protocolVersion"])
                                                                                          : version);
       m += "\"; this client speaks";
       for (const auto& v : versions) {

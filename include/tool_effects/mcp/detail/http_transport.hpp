@@ -219,7 +219,7 @@ class mcp_request_headers {
  private:
   [[noreturn]] void fail(std::string_view name, const std::string& why) const {
     std::string m = "the request header ";
-    m += mcp_preview(name, 80);
+    m += quote_text(name, 80);
     m += ' ';
     m += why;
     m += " (the request was not sent)";
@@ -336,7 +336,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         why = x.what();
       } catch (const std::exception& x) {
         why += ": ";
-        why += mcp_preview(x.what());
+        why += quote_text(x.what());
         e = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, self->shared_->name, why));
       } catch (...) {
         e = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, self->shared_->name, why));
@@ -670,9 +670,9 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         std::string m = "POST: HTTP ";
         m += std::to_string(status);
         m += " with content type \"";
-        m += mcp_preview(std::string(x->parser.get()[mcp_http::field::content_type]), 100);
+        m += quote_text(std::string(x->parser.get()[mcp_http::field::content_type]), 100);
         m += "\" (neither application/json nor text/event-stream): \"";
-        m += mcp_preview(redacted(text));
+        m += quote_text(redacted(text));
         m += '"';
         fault(id, mcp_error_kind::protocol_error, m, false);
         co_return;
@@ -697,7 +697,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         const int code = e.contains("code") && e["code"].is_number_integer() ? e["code"].get<int>() : 0;
         std::string message = e.contains("message") && e["message"].is_string() ? e["message"].get<std::string>()
                                                                                 : std::string("(no message)");
-        message = "HTTP " + std::to_string(status) + ": " + mcp_preview(redacted(std::move(message)), 2000);
+        message = "HTTP " + std::to_string(status) + ": " + quote_text(redacted(std::move(message)), 2000);
         if (what) message = std::string(what) + ": " + message;
         nlohmann::json data = e.contains("data") ? e["data"] : nlohmann::json();
         if (!data.is_null()) {  // data that quotes a secret is kept as its redacted text
@@ -723,7 +723,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     if ((status == 401 || status == 403) && !auth_) m += " (no mcp_http_endpoint::authorization is set)";
     if (!text.empty()) {
       m += ": \"";
-      m += mcp_preview(redacted(text));
+      m += quote_text(redacted(text));
       m += '"';
     }
     return std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m));

@@ -144,8 +144,8 @@ class mcp_tool_param_headers final : public mcp_tool_param_screen {
         try {
           o.on_log({{"level", "warning"},
                     {"logger", "tool_effects/mcp"},
-                    {"data", str_cat("tools/list: tool \"", mcp_preview(name, 100), "\" left out: its inputSchema's ",
-                                     mcp_preview(why, 400))}});
+                    {"data", str_cat("tools/list: tool \"", quote_text(name, 100), "\" left out: its inputSchema's ",
+                                     quote_text(why, 400))}});
         } catch (...) {  // a handler's failure is not the connection's
         }
       }

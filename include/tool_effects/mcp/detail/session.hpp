@@ -488,7 +488,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
 
   void protocol_error(const std::string& what, std::string_view line) {
     fail(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, name_,
-                                                     str_cat(what, ": \"", mcp_preview(line), "\"", diagnostics()))));
+                                                     str_cat(what, ": \"", quote_text(line), "\"", diagnostics()))));
   }
 
   // A text that is JSON but was refused by the bounded parse (`why`).
@@ -624,7 +624,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
         return;
       }
       // a flood of 1 MB names must not become 1 MB replies
-      reply_error(id, -32601, str_cat("Method not found: ", mcp_preview(method, 200)));
+      reply_error(id, -32601, str_cat("Method not found: ", quote_text(method, 200)));
       return;
     }
     const auto& busy = settings_.busy;

@@ -1,7 +1,8 @@
 // tool_effects/mcp/detail/wire.hpp — internal: what every part of the MCP
 // code uses to quote and write JSON-RPC text (the session, the transports,
-// the client): a bounded preview of a peer's text, the compact dump of a
-// message, and the envelope scan of a message the bounded parse refused.
+// the client): the compact dump of a message, and the envelope scan of a
+// message the bounded parse refused. A peer's text is quoted with
+// detail::quote_text (detail/quote.hpp), the library's one quoting helper.
 #ifndef TOOL_EFFECTS_MCP_DETAIL_WIRE_HPP
 #define TOOL_EFFECTS_MCP_DETAIL_WIRE_HPP
 
@@ -12,24 +13,9 @@
 
 #include <nlohmann/json.hpp>
 
-namespace tool_effects::detail {
+#include <tool_effects/detail/quote.hpp>
 
-// A line for an error message: at most 300 bytes, control characters escaped.
-inline std::string mcp_preview(std::string_view s, std::size_t max = 300) {
-  std::string out;
-  for (const char ch : s.substr(0, max)) {
-    if (static_cast<unsigned char>(ch) < 0x20) {
-      out += "\\x";
-      constexpr char hex[] = "0123456789abcdef";
-      out += hex[(static_cast<unsigned char>(ch) >> 4) & 0xF];
-      out += hex[static_cast<unsigned char>(ch) & 0xF];
-    } else {
-      out += ch;
-    }
-  }
-  if (s.size() > max) out += "...";
-  return out;
-}
+namespace tool_effects::detail {
 
 inline std::string mcp_dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
 
