@@ -6,12 +6,6 @@
 // What the suite also asks for and mcp_server does not serve yet (prompts, resources, logging, progress,
 // completion, sampling, elicitation, the SSE polling tool): see docs/mcp.md ("The conformance suite, server
 // side").
-// g++ 12 -O1 reports a false -Wmaybe-uninitialized in json_tool_host::policy (json/turn.hpp, inlined into run()
-// for a host of static tools only, since the server branch's progress reporting): silenced for this program
-// only, until the library's header is fixed (reported to the lead).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>

@@ -301,11 +301,13 @@ class json_tool_host {
         too_large ? std::vector<std::string>(calls.size()) : detail::call_entry_errors(calls);  // duplicate ids, depth
     for (std::size_t k = 0; k < calls.size(); ++k) {
       const tool_call& c = calls[k];
-      const std::optional<std::size_t> i = too_large ? std::nullopt : registry_->index_of(c.name);
+      // The tool's index, npos when unknown (a plain index, not an optional: g++ 12 cannot see that the
+      // optional is engaged in the last branch below and warns -Wmaybe-uninitialized at -O1).
+      const std::size_t i = too_large ? turn_plan::npos : registry_->index_of(c.name).value_or(turn_plan::npos);
       std::optional<failure_record> failure;
       if (too_large) failure = detail::turn_too_large_failure(c, calls.size(), limits.max_calls);
-      else if (!i) failure = detail::unknown_tool_failure(c, *registry_, max_suggested_tools);
-      else if (!entry_errors[k].empty()) failure = invalid_arguments_failure(c, *i, entry_errors[k]);
+      else if (i == turn_plan::npos) failure = detail::unknown_tool_failure(c, *registry_, max_suggested_tools);
+      else if (!entry_errors[k].empty()) failure = invalid_arguments_failure(c, i, entry_errors[k]);
       if (failure) {
         p.tools.push_back(turn_plan::npos);
         p.identities.push_back(call_identity{c.name, "default", std::nullopt, {}});
@@ -314,9 +316,9 @@ class json_tool_host {
         d.exclusive = false;  // no effects: conflicts with nothing
         p.calls.push_back(std::move(d));
       } else {
-        p.tools.push_back(*i);
-        p.identities.push_back(identify ? tool_effects::identify(c.name, policy(*i), c.arguments) : call_identity{});
-        auto d = describe_call(registry_->description(*i), policy(*i), c.arguments);
+        p.tools.push_back(i);
+        p.identities.push_back(identify ? tool_effects::identify(c.name, policy(i), c.arguments) : call_identity{});
+        auto d = describe_call(registry_->description(i), policy(i), c.arguments);
         d.name = c.name + "#" + c.id;
         p.calls.push_back(std::move(d));
       }

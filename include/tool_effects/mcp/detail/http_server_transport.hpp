@@ -37,6 +37,8 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+// Pushed for Beast in C++23 and the coroutines of this header and http_server_handle.hpp; popped at the end.
+#include <tool_effects/detail/push_options.hpp>
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -45,8 +47,6 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
-#include <tool_effects/detail/pop_options.hpp>
-#include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
@@ -607,5 +607,7 @@ inline void mcp_http_session::close_stream(nlohmann::json request_id) {
 }  // namespace tool_effects::detail
 
 #include <tool_effects/mcp/detail/http_server_handle.hpp>
+
+#include <tool_effects/detail/pop_options.hpp>
 
 #endif  // TOOL_EFFECTS_MCP_DETAIL_HTTP_SERVER_TRANSPORT_HPP
