@@ -46,6 +46,11 @@ struct test_handler final : te::mcp_http_handler {
   std::vector<json> got;
   std::vector<std::string> closed;
   std::shared_ptr<te::mcp_http_peer> held;
+  // Whether a request is held (read under the mutex: on_message writes `held` on the server's thread).
+  bool holding() {
+    std::lock_guard lock(m);
+    return held != nullptr;
+  }
   json held_id;
   void on_message(const std::shared_ptr<te::mcp_http_peer>& peer, json msg,
                   const te::mcp_http_request_info& info) override {
@@ -454,7 +459,7 @@ TEST_F(McpServerHttp, SessionsPendingRequestsAndConnectionsAreBounded) {
   // One pending request: a second one while it waits is refused, and served once the first is answered.
   raw_conn held(port);
   held.write(request("POST", rpc(1, "hold").dump(), session(a), port));
-  for (int i = 0; i < 100 && !handler->held; ++i) std::this_thread::sleep_for(10ms);
+  for (int i = 0; i < 100 && !handler->holding(); ++i) std::this_thread::sleep_for(10ms);
   const auto busy = post(rpc(2, "echo"), session(a));
   EXPECT_EQ(busy.status, 429);
   EXPECT_EQ(json::parse(busy.body)["error"]["message"], "Too Many Requests: too many pending requests");

@@ -389,7 +389,8 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     }
   }
 
-  void end_session(const std::shared_ptr<mcp_http_session>& s) {
+  // By value: a caller may pass the map's own element (close_on_strand), which the erase below destroys.
+  void end_session(std::shared_ptr<mcp_http_session> s) {
     if (s->closed) return;
     s->closed = true;
     for (auto& [id, st] : s->streams)
