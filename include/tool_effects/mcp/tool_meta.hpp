@@ -153,11 +153,12 @@ nlohmann::json mcp_static_tool_entry(std::string_view name, const call_descripti
     schema = json_schema_of<typename tool_arguments<Tool>::type>();
   nlohmann::json e = mcp_tool_entry(name, d, p, std::move(schema));
   constexpr mcp_hints h = mcp_tool_hints_v<Tool>;
-  e["annotations"] = {{"readOnlyHint", h.read_only},
-                      {"destructiveHint", h.destructive},
-                      {"idempotentHint", h.idempotent},
-                      {"openWorldHint", h.open_world}};
-  detail::put_static_texts<Tool>(e, e["annotations"]);
+  nlohmann::json& a = e["annotations"];  // (set in place: clang 14 -O0 leaked the old object on reassignment)
+  a["readOnlyHint"] = h.read_only;
+  a["destructiveHint"] = h.destructive;
+  a["idempotentHint"] = h.idempotent;
+  a["openWorldHint"] = h.open_world;
+  detail::put_static_texts<Tool>(e, a);
   return e;
 }
 
