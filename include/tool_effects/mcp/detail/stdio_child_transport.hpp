@@ -55,6 +55,7 @@
 #include <boost/process/v2/stdio.hpp>
 
 #include <tool_effects/detail/executor.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/client_connection.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
@@ -144,10 +145,8 @@ class mcp_stdio_child_transport : public mcp_transport,
     if (argv[0].find('/') == std::string::npos) {
       exe = bp::environment::find_executable(argv[0]);
       if (exe.empty()) {
-        std::string m = "program \"";
-        m += argv[0];
-        m += "\" not found in PATH";
-        throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
+        throw mcp_error(mcp_error_kind::launch_failed, shared_->name,
+                        str_cat("program \"", argv[0], "\" not found in PATH"));
       }
     }
     std::vector<std::string> env;
@@ -173,11 +172,7 @@ class mcp_stdio_child_transport : public mcp_transport,
       pid_ = mcp_spawn(exe, std::vector<std::string>(argv.begin() + 1, argv.end()), bp::process_stdio{in_, out_, err_},
                        bp::process_start_dir{cwd}, mcp_environment_init{envp.data()}, mcp_process_group_init{});
     } catch (const std::exception& e) {
-      std::string m = "cannot start ";
-      m += exe.string();
-      m += ": ";
-      m += e.what();
-      throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
+      throw mcp_error(mcp_error_kind::launch_failed, shared_->name, str_cat("cannot start ", exe.string(), ": ", e.what()));
     }
     ::setpgid(pid_, pid_);  // also from this side (no race with a kill); EACCES once it exec'd: already set
     shared_->pid.store(pid_);
@@ -192,14 +187,10 @@ class mcp_stdio_child_transport : public mcp_transport,
     const std::size_t queued = out_buf_.size() + in_flight_bytes_;
     const std::size_t limit = shared_->options.max_write_queue_bytes;
     if (queued > 0 && queued + line.size() + 1 > limit) {
-      std::string m = "it stopped reading its stdin: ";
-      m += std::to_string(queued);
-      m += " bytes are waiting to be written and ";
-      m += std::to_string(line.size() + 1);
-      m += " more would pass the limit of ";
-      m += std::to_string(limit);
-      m += " bytes (options.max_write_queue_bytes)";
-      m += shared_->stderr_ring.quote();
+      const std::string m = str_cat("it stopped reading its stdin: ", std::to_string(queued),
+                                    " bytes are waiting to be written and ", std::to_string(line.size() + 1),
+                                    " more would pass the limit of ", std::to_string(limit),
+                                    " bytes (options.max_write_queue_bytes)", shared_->stderr_ring.quote());
       fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));
       return;
     }
@@ -323,9 +314,7 @@ class mcp_stdio_child_transport : public mcp_transport,
       self->in_flight_bytes_ = 0;
       if (ec) {
         if (!self->done_) {
-          std::string m = "writing to its stdin failed: ";
-          m += ec.message();
-          m += self->shared_->stderr_ring.quote();
+          const std::string m = str_cat("writing to its stdin failed: ", ec.message(), self->shared_->stderr_ring.quote());
           self->fail_session(std::make_exception_ptr(
               mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
         }
@@ -350,10 +339,8 @@ class mcp_stdio_child_transport : public mcp_transport,
         const auto nl = data.find('\n');
         const auto part = data.substr(0, nl);
         if (line.size() + part.size() > limit) {
-          std::string m = "a line of its output exceeds the limit of ";
-          m += std::to_string(limit);
-          m += " bytes";
-          m += self->shared_->stderr_ring.quote();
+          const std::string m = str_cat("a line of its output exceeds the limit of ", std::to_string(limit), " bytes",
+                                        self->shared_->stderr_ring.quote());
           self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, self->shared_->name, m)));
           co_return;
         }
@@ -375,11 +362,9 @@ class mcp_stdio_child_transport : public mcp_transport,
     if (!exited) {
       m = "closed its stdout";
     } else if (WIFEXITED(status_)) {
-      m = "exited with status ";
-      m += std::to_string(WEXITSTATUS(status_));
+      m = str_cat("exited with status ", std::to_string(WEXITSTATUS(status_)));
     } else if (WIFSIGNALED(status_)) {
-      m = "was killed by signal ";
-      m += std::to_string(WTERMSIG(status_));
+      m = str_cat("was killed by signal ", std::to_string(WTERMSIG(status_)));
     } else {
       m = "exited";
     }
@@ -414,9 +399,9 @@ class mcp_stdio_child_transport : public mcp_transport,
       (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (self->done_) co_return;
-    std::string m = self->exit_message(true);
-    m += " (its stdout is still open: a process it started outside its process group holds it)";
-    m += self->shared_->stderr_ring.quote();
+    const std::string m =
+        str_cat(self->exit_message(true), " (its stdout is still open: a process it started outside its process group holds it)",
+                self->shared_->stderr_ring.quote());
     self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
   }
 
@@ -432,8 +417,7 @@ class mcp_stdio_child_transport : public mcp_transport,
     if (done_) co_return;
     const bool exited = co_await wait_exit(std::chrono::milliseconds(2000));
     if (done_) co_return;
-    std::string m = exit_message(exited);
-    m += shared_->stderr_ring.quote();
+    const std::string m = str_cat(exit_message(exited), shared_->stderr_ring.quote());
     fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, shared_->name, m)));
   }
 
