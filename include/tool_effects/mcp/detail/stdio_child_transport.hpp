@@ -58,6 +58,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/client_connection.hpp>
+#include <tool_effects/mcp/detail/line_pipe.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/detail/transport.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -129,7 +130,8 @@ class mcp_stdio_child_transport : public mcp_transport,
         shared_(std::move(shared)),
         in_(asio::any_io_executor(strand_)),
         out_(asio::any_io_executor(strand_)),
-        err_(asio::any_io_executor(strand_)) {}
+        err_(asio::any_io_executor(strand_)),
+        out_queue_(shared_->options.max_write_queue_bytes) {}
   mcp_stdio_child_transport(const mcp_stdio_child_transport&) = delete;
   mcp_stdio_child_transport& operator=(const mcp_stdio_child_transport&) = delete;
   // The child and its process group do not outlive the transport.
@@ -184,22 +186,15 @@ class mcp_stdio_child_transport : public mcp_transport,
 
   void send(std::string line, std::int64_t, mcp_outgoing) override {
     if (done_) return;
-    const std::size_t queued = out_buf_.size() + in_flight_bytes_;
-    const std::size_t limit = shared_->options.max_write_queue_bytes;
-    if (queued > 0 && queued + line.size() + 1 > limit) {
-      const std::string m = str_cat("it stopped reading its stdin: ", std::to_string(queued),
+    if (!out_queue_.push(line)) {
+      const std::string m = str_cat("it stopped reading its stdin: ", std::to_string(out_queue_.waiting()),
                                     " bytes are waiting to be written and ", std::to_string(line.size() + 1),
-                                    " more would pass the limit of ", std::to_string(limit),
+                                    " more would pass the limit of ", std::to_string(out_queue_.max_bytes()),
                                     " bytes (options.max_write_queue_bytes)", shared_->stderr_ring.quote());
       fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));
       return;
     }
-    line += '\n';
-    out_buf_ += line;
-    if (!writing_) {
-      writing_ = true;
-      asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
-    }
+    if (out_queue_.claim_writer()) asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
   }
 
   void abandon(std::int64_t) override {}
@@ -304,53 +299,31 @@ class mcp_stdio_child_transport : public mcp_transport,
   // write (e.g. replies to its own flood of requests) ends the connection
   // with protocol_error; a single line is always accepted into an empty queue.
   static asio::awaitable<void> write_loop(std::shared_ptr<mcp_stdio_child_transport> self) {
-    std::string buf;
-    while (!self->out_buf_.empty() && !self->done_) {
-      buf.clear();
-      buf.swap(self->out_buf_);
-      self->in_flight_bytes_ = buf.size();
-      auto [ec, n] = co_await asio::async_write(self->in_, asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
-      (void)n;
-      self->in_flight_bytes_ = 0;
-      if (ec) {
-        if (!self->done_) {
-          const std::string m = str_cat("writing to its stdin failed: ", ec.message(), self->shared_->stderr_ring.quote());
-          self->fail_session(std::make_exception_ptr(
-              mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
-        }
-        break;
-      }
+    const auto ec = co_await self->out_queue_.drain(self->in_, [&self] { return self->done_; });
+    if (ec && !self->done_) {
+      const std::string m = str_cat("writing to its stdin failed: ", ec.message(), self->shared_->stderr_ring.quote());
+      self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
     }
-    self->out_buf_.clear();
-    self->in_flight_bytes_ = 0;
-    self->writing_ = false;
   }
 
   static asio::awaitable<void> read_stdout(std::shared_ptr<mcp_stdio_child_transport> self) {
     std::array<char, 65536> chunk{};
-    std::string line;
-    const std::size_t limit = self->shared_->options.max_line_bytes;
+    line_splitter lines(self->shared_->options.max_line_bytes);
+    const auto deliver = [&self](std::string& line) {
+      if (auto s = self->session_.lock()) s->deliver(line);
+      return !self->done_;
+    };
+    const auto oversized = [&self, &lines] {
+      const std::string m = str_cat("a line of its output exceeds the limit of ", std::to_string(lines.max_line()), " bytes",
+                                    self->shared_->stderr_ring.quote());
+      self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, self->shared_->name, m)));
+      return false;
+    };
     for (;;) {
       auto [ec, n] = co_await self->out_.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
       if (ec == asio::error::eof) self->stdout_eof_ = true;  // a sign of exiting (shutdown)
       if (self->done_) co_return;
-      std::string_view data(chunk.data(), n);
-      while (!data.empty()) {
-        const auto nl = data.find('\n');
-        const auto part = data.substr(0, nl);
-        if (line.size() + part.size() > limit) {
-          const std::string m = str_cat("a line of its output exceeds the limit of ", std::to_string(limit), " bytes",
-                                        self->shared_->stderr_ring.quote());
-          self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, self->shared_->name, m)));
-          co_return;
-        }
-        line.append(part);
-        if (nl == std::string_view::npos) break;
-        data.remove_prefix(nl + 1);
-        if (auto s = self->session_.lock()) s->deliver(line);
-        line.clear();
-        if (self->done_) co_return;
-      }
+      if (!lines.feed(std::string_view(chunk.data(), n), false, deliver, oversized)) co_return;
       if (ec) break;
     }
     co_await self->on_stdout_closed();
@@ -453,10 +426,8 @@ class mcp_stdio_child_transport : public mcp_transport,
   bool stdout_eof_ = false;
   int status_ = 0;
   bool done_ = false;  // stopped, shut down, or its session ended
-  bool writing_ = false;
   bool stderr_closed_ = false;
-  std::string out_buf_;
-  std::size_t in_flight_bytes_ = 0;
+  line_queue out_queue_;  // lines for the server's stdin
 };
 
 }  // namespace detail
