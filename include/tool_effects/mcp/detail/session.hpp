@@ -731,9 +731,12 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
   // The handler is called here, on the strand (a function that is not a
   // coroutine may read the role's strand-bound state and make the coroutine);
   // the coroutine it returns runs on a strand of its own.
+  // The handler object lives until its coroutine ends (a coroutine lambda reads its captures through it),
+  // not only as long as this coroutine: a cancelled or late handler runs on after the request was answered.
+  auto h = std::make_shared<const mcp_request_handler>(std::move(handler));
   auto made = std::make_shared<std::optional<asio::awaitable<nlohmann::json>>>();
   try {
-    made->emplace(handler(mcp_request_context{id, method, std::move(params), self}));
+    made->emplace((*h)(mcp_request_context{id, method, std::move(params), self}));
   } catch (...) {
     made->emplace([](std::exception_ptr e) -> asio::awaitable<nlohmann::json> {
       std::rethrow_exception(e);
@@ -741,8 +744,8 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
     }(std::current_exception()));
   }
   mcp_handler_work_fn work = [made]() { return std::move(**made); };
-  j->running = mcp_start_handler(self->strand_, work, [j, busy = self->settings_.busy](std::exception_ptr e,
-                                                                                        nlohmann::json r) {
+  j->running = mcp_start_handler(self->strand_, work, [j, busy = self->settings_.busy, h](std::exception_ptr e,
+                                                                                           nlohmann::json r) {
     busy->fetch_sub(1);
     if (j->done) return;
     if (e) {
