@@ -43,7 +43,8 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
                        version (as the conformance suite's request-metadata scenario does)
   --listen MODE        modern: server/discover declares tools.listChanged, and subscriptions/listen (2026-07-28,
                        basic/patterns/subscriptions) is served: ok (an SSE stream: notifications/subscriptions/
-                       acknowledged, then notifications/tools/list_changed whenever the tool add_tool was called, each
+                       acknowledged, then notifications/tools/list_changed whenever the tool add_tool (listed with
+                       --listen only) was called, each
                        with _meta io.modelcontextprotocol/subscriptionId; open until the client leaves), fail (HTTP 500
                        every time), end (acknowledged, then the stream closes at once without a response)
   --probe-reply MODE   legacy: how server/discover (the probe of a dual-era client) is answered: session (default:
@@ -185,8 +186,7 @@ MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me",
     for n, d, p in [("\u00e9cho", "echo under a name that is not ASCII", {"text": {"type": "string"}}),
                     ("progress", "a progress notification, then the text", {"text": {"type": "string"}}),
                     ("ask", "asks the user for a name (MRTR)", {}),
-                    ("strict", "always refused with HeaderMismatch", {}),
-                    ("add_tool", "adds the tool added (a list change)", {})]] + [
+                    ("strict", "always refused with HeaderMismatch", {})]] + [
     # x-mcp-header (streamable-http "Custom Headers from Tool Parameters"): one valid tool, four invalid ones
     {"name": "regional", "description": "echoes its region", "inputSchema": {"type": "object", "properties": {
         "region": {"type": "string", "x-mcp-header": "Region"},
@@ -205,13 +205,15 @@ MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me",
         "properties": {"a": {"type": "string", "x-mcp-header": "Re gion"}}}}]
 
 
+ADD_TOOL = {"name": "add_tool", "description": "adds the tool added (a list change; with --listen)",
+            "inputSchema": {"type": "object", "properties": {}}}
 ADDED_TOOL = {"name": "added", "description": "listed once add_tool was called",
               "inputSchema": {"type": "object", "properties": {}}}
 
 
 def listed_tools():
-    if tools_version[0] > 0:
-        return MODERN_TOOLS + [ADDED_TOOL]
+    if opts["listen"]:
+        return MODERN_TOOLS + [ADD_TOOL] + ([ADDED_TOOL] if tools_version[0] > 0 else [])
     if opts["unlist_regional"] and lists_served[0] >= 2:
         return [t for t in MODERN_TOOLS if t["name"] != "regional"]
     return MODERN_TOOLS
@@ -614,7 +616,7 @@ class Handler(BaseHTTPRequestHandler):
                 "level": "info", "logger": "http_server", "data": "echo asked at " + level}}] \
                 if level in levels and levels.index(level) <= levels.index("info") else []
             return self.modern_result(rid, text(a.get("text", "")), before=before)
-        if name == "add_tool":
+        if name == "add_tool" and opts["listen"]:
             with tools_changed:
                 tools_version[0] += 1
                 tools_changed.notify_all()

@@ -2,7 +2,8 @@
 // notifications reach the client on the stream of a long-lived subscriptions/listen request, which the client
 // opens when the server's discover result declares a list change it has a handler for, reopens with the
 // transport's backoff (bounded), and drops on close. Against test/mcp/http_server.py --era modern --listen MODE,
-// started here and stopped by pid; it logs every request, so the tests read what the client sent.
+// started here and stopped by pid (it logs every request, so the tests read what the client sent), and over
+// stdio against test/mcp/fake_server.py --era modern --listen.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include <tool_effects/mcp.hpp>
 #include <tool_effects/mcp/http.hpp>
 
 #include "mcp_test_support.hpp"
@@ -116,6 +118,30 @@ TEST(McpListen, AModernServersToolChangeReachesTheClient) {
   EXPECT_TRUE(lists(c.list_tools(), "added"));
   EXPECT_EQ(s.listens().size(), 1u);  // one stream, kept open: not reopened
   c.close();
+}
+
+// Over stdio the listen shares the channel: the server's list_changed (tagged with the listen's id) reaches
+// on_tools_list_changed, and close() ends the child with the listen still open.
+TEST(McpListen, OverStdioTheChangeArrivesToo) {
+  MCP_REQUIRE_PYTHON();
+  const fs::path dir = mcp_test::scratch_dir("te_mcp_listen_stdio");
+  const fs::path log = dir / "log";
+  boost::asio::thread_pool pool(2);
+  std::atomic<int> changed{0};
+  te::mcp_client_options o;
+  o.on_tools_list_changed = [&] { ++changed; };
+  auto c = te::mcp_client::launch(pool, mcp_test::fake_server({"--era", "modern", "--listen", "--log", log.string()}), o);
+  const auto listens = [&] {
+    std::size_t n = 0;
+    for (const auto& m : mcp_test::json_lines(log)) n += m.value("method", "") == "subscriptions/listen";
+    return n;
+  };
+  ASSERT_TRUE(eventually([&] { return listens() == 1; }));
+  EXPECT_EQ(te::mcp_text(c.call("change_tools", json::object())), "changed");
+  ASSERT_TRUE(eventually([&] { return changed.load() == 1; })) << "no tools/list_changed arrived";
+  EXPECT_TRUE(closes_within(c, pool, 10s));
+  EXPECT_EQ(listens(), 1u);
+  fs::remove_all(dir);
 }
 
 // Nothing to listen for, nothing opened: a server that declares no listChanged, or a client without a handler
