@@ -13,6 +13,10 @@ Eras (docs/mcp.md, "Protocol versions"):
                     server/discover; every request must carry _meta io.modelcontextprotocol/protocolVersion and
                     clientCapabilities (else -32602) with a supported version (else -32022 UnsupportedProtocolVersion
                     listing them); results carry resultType and _meta serverInfo; lists carry ttlMs and cacheScope.
+  --listen          modern: server/discover declares tools.listChanged and subscriptions/listen is served (2026-07-28,
+                    basic/patterns/subscriptions): notifications/subscriptions/acknowledged at once, no response (the
+                    stream stays open); the tool change_tools sends notifications/tools/list_changed to every listen,
+                    each with _meta io.modelcontextprotocol/subscriptionId
   dual              both: initialize selects legacy semantics, a request with the modern _meta is served modern.
   --supported       the versions the modern side supports (default 2026-07-28).
   --log FILE        appends every request line received to FILE (the tests read what was sent).
@@ -106,6 +110,7 @@ def legacy_at_least(v):
 
 
 modern_ids = set()  # ids of the requests being served modern
+listen_ids = []  # ids of the subscriptions/listen requests open (--listen)
 
 
 def reply(rid, r):
@@ -406,7 +411,8 @@ def main():
             modern_ids.add(rid)
         if method == "server/discover" and (modern or era == "modern"):
             reply(rid, {"supportedVersions": supported + (["2025-11-25"] if era == "dual" else []),
-                        "capabilities": {"tools": {}}, "instructions": "a fake modern server",
+                        "capabilities": {"tools": {"listChanged": True} if "--listen" in args else {}},
+                        "instructions": "a fake modern server",
                         "ttlMs": 0, "cacheScope": "public"})
         elif method == "server/discover" and "--silent-probe" in args:
             pass  # a legacy server that ignores what it does not know before initialize
@@ -425,6 +431,17 @@ def main():
             if modern:
                 page.update({"ttlMs": 0, "cacheScope": "public"})
             reply(rid, page)
+        elif method == "subscriptions/listen" and modern and "--listen" in args:
+            listen_ids.append(rid)
+            wanted = params.get("notifications") or {}
+            send({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged", "params": {
+                "_meta": {"io.modelcontextprotocol/subscriptionId": rid},
+                "notifications": {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}}})
+        elif method == "tools/call" and params.get("name") == "change_tools" and listen_ids:
+            for sid in listen_ids:
+                send({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                      "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": sid}}})
+            result(rid, "changed")
         elif method == "tools/call":
             threading.Thread(target=call, args=(rid, params["name"], params.get("arguments") or {}, meta, params),
                              daemon=True).start()

@@ -41,6 +41,12 @@ Usage: http_server.py --port-file FILE [--log FILE] [--sse] [--no-get] [--sessio
   --stray-session      modern: every result comes with an Mcp-Session-Id header all the same (a client must ignore it)
   --refuse-first       modern: the first request gets UnsupportedProtocolVersionError even if it names a supported
                        version (as the conformance suite's request-metadata scenario does)
+  --listen MODE        modern: server/discover declares tools.listChanged, and subscriptions/listen (2026-07-28,
+                       basic/patterns/subscriptions) is served: ok (an SSE stream: notifications/subscriptions/
+                       acknowledged, then notifications/tools/list_changed whenever the tool add_tool (listed with
+                       --listen only) was called, each
+                       with _meta io.modelcontextprotocol/subscriptionId; open until the client leaves), fail (HTTP 500
+                       every time), end (acknowledged, then the stream closes at once without a response)
   --probe-reply MODE   legacy: how server/discover (the probe of a dual-era client) is answered: session (default:
                        400 with a JSON-RPC error -32000 "missing Mcp-Session-Id", as the TypeScript SDK's server
                        does), 400-empty (400, no body), 404 (404 text), 405 (405 text), 200-error (200 with a
@@ -101,8 +107,10 @@ opts = {"sse": False, "no_get": False, "session_header": "Mcp-Session-Id", "requ
         "stateless": False, "log": None, "port_file": None, "tls": None, "http10": False, "idle_close_ms": None,
         "era": "legacy", "supported": ["2026-07-28"], "no_discover": False, "probe_reply": "session",
         "initialized_delay_ms": 0, "refuse_first": False, "stray_session": False, "unlist_regional": False,
-        "storm_get": False}
+        "storm_get": False, "listen": None}
 lists_served = [0]
+tools_changed = threading.Condition()  # notified when add_tool changed the tool list
+tools_version = [0]
 args = sys.argv[1:]
 i = 0
 while i < len(args):
@@ -137,6 +145,8 @@ while i < len(args):
         opts["stray_session"] = True
     elif a == "--refuse-first":
         opts["refuse_first"] = True
+    elif a == "--listen":
+        opts["listen"] = args[i + 1]; i += 1
     elif a == "--no-discover":
         opts["no_discover"] = True
     elif a == "--probe-reply":
@@ -195,7 +205,15 @@ MODERN_TOOLS = [dict(t) for t in TOOLS if t["name"] not in ("expire", "ping_me",
         "properties": {"a": {"type": "string", "x-mcp-header": "Re gion"}}}}]
 
 
+ADD_TOOL = {"name": "add_tool", "description": "adds the tool added (a list change; with --listen)",
+            "inputSchema": {"type": "object", "properties": {}}}
+ADDED_TOOL = {"name": "added", "description": "listed once add_tool was called",
+              "inputSchema": {"type": "object", "properties": {}}}
+
+
 def listed_tools():
+    if opts["listen"]:
+        return MODERN_TOOLS + [ADD_TOOL] + ([ADDED_TOOL] if tools_version[0] > 0 else [])
     if opts["unlist_regional"] and lists_served[0] >= 2:
         return [t for t in MODERN_TOOLS if t["name"] != "regional"]
     return MODERN_TOOLS
@@ -555,12 +573,15 @@ class Handler(BaseHTTPRequestHandler):
         if method == "server/discover" and not opts["no_discover"]:
             return self.modern_result(rid, {
                 "supportedVersions": supported + (["2025-11-25"] if opts["era"] == "dual" else []),
-                "capabilities": {"tools": {}}, "instructions": "a modern HTTP test server",
+                "capabilities": {"tools": {"listChanged": True} if opts["listen"] else {}},
+                "instructions": "a modern HTTP test server",
                 "ttlMs": 0, "cacheScope": "public"})
         if method == "tools/list":
             with lock:
                 lists_served[0] += 1
             return self.modern_result(rid, {"tools": listed_tools(), "ttlMs": 0, "cacheScope": "public"})
+        if method == "subscriptions/listen" and opts["listen"]:
+            return self.listen(rid, params)
         if method != "tools/call":
             return self.modern_error(404, rid, -32601, "Method not found: " + str(method))
         name = params.get("name")
@@ -595,6 +616,11 @@ class Handler(BaseHTTPRequestHandler):
                 "level": "info", "logger": "http_server", "data": "echo asked at " + level}}] \
                 if level in levels and levels.index(level) <= levels.index("info") else []
             return self.modern_result(rid, text(a.get("text", "")), before=before)
+        if name == "add_tool" and opts["listen"]:
+            with tools_changed:
+                tools_version[0] += 1
+                tools_changed.notify_all()
+            return self.modern_result(rid, text("added"))
         if name == "slow":
             time.sleep(a.get("ms", 1000) / 1000.0)
             return self.modern_result(rid, text("slept"))
@@ -621,6 +647,35 @@ class Handler(BaseHTTPRequestHandler):
         if name == "huge":
             return self.modern_result(rid, text("x" * int(a.get("bytes", 1000))))
         return self.modern_error(400, rid, -32602, "no tool " + str(name))
+
+    # subscriptions/listen (--listen): acknowledged with the part of the filter served (toolsListChanged), then
+    # a notifications/tools/list_changed per change of the tool list, until the client closes the stream.
+    def listen(self, rid, params):
+        if opts["listen"] == "fail":
+            return self.plain(500, b"no subscriptions today")
+        sub = {"io.modelcontextprotocol/subscriptionId": rid}
+        wanted = (params.get("notifications") or {}) if isinstance(params, dict) else {}
+        served = {"toolsListChanged": True} if wanted.get("toolsListChanged") is True else {}
+        self.sse_start({"X-Accel-Buffering": "no"})
+        self.sse_event({"jsonrpc": "2.0", "method": "notifications/subscriptions/acknowledged",
+                        "params": {"_meta": sub, "notifications": served}}, with_id=False)
+        if opts["listen"] == "end":
+            return
+        seen = tools_version[0]
+        try:
+            while True:
+                with tools_changed:
+                    tools_changed.wait(0.2)
+                    now = tools_version[0]
+                if now != seen and served:
+                    seen = now
+                    self.sse_event({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                                    "params": {"_meta": sub}}, with_id=False)
+                else:
+                    self.wfile.write(b":\n\n")  # a keep-alive comment: fails once the client left
+                    self.wfile.flush()
+        except OSError:
+            return
 
     def answer(self, msg):
         if opts["sse"]:

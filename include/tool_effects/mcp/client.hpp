@@ -138,7 +138,10 @@ struct mcp_client_options {
   std::size_t max_restarts = 16;
   /// Notification handlers, called on the client's strand (must not block;
   /// exceptions are swallowed): tools/list_changed, message (logging),
-  /// progress, and any other notification.
+  /// progress, and any other notification. From a 2026-07-28 server list
+  /// changes come on a `subscriptions/listen` the client keeps open when the
+  /// server declares them and a handler is set (`on_tools_list_changed`;
+  /// prompts and resources: `on_notification`); docs/mcp.md, "Protocol versions".
   std::function<void()> on_tools_list_changed{};
   std::function<void(const nlohmann::json& params)> on_log{};
   /// The lowest level of the log messages asked of a 2026-07-28 server: sent

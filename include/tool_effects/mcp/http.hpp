@@ -68,7 +68,9 @@ struct mcp_http_endpoint {
   /// Resumptions (or GET-stream reconnections) in a row that delivered no
   /// message, before the stream is given up (its request fails with
   /// server_exited); a blank line, a priming event or a comment is no
-  /// message.
+  /// message. 2026-07-28: also the reopenings in a row of the client's
+  /// `subscriptions/listen` that the server did not acknowledge (then it is
+  /// given up, a warning to `on_log`), with the backoff below.
   std::size_t max_reconnects = 8;
   /// Delay before a resumption when the server sent no SSE `retry`. The
   /// delay (a server's `retry` or this) is at least 100 ms and at most

@@ -3,7 +3,7 @@
 // (mcp/detail/session.hpp): one connection to a server (`mcp_connection`:
 // its session, the handlers that answer the server's requests, the
 // per-request `_meta` of a modern version, re-listing tools on a header
-// mismatch, screening tools for x-mcp-header through `mcp_tool_param_screen`), and the settings a client's
+// mismatch, the `subscriptions/listen` of a modern one, screening tools for x-mcp-header through `mcp_tool_param_screen`), and the settings a client's
 // connections share (`mcp_shared`). The transport comes from
 // `mcp_shared::make_transport`: the child process's stdio
 // (stdio_child_transport.hpp) or Streamable HTTP (http_transport.hpp). See
@@ -28,7 +28,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/detail/client_handlers.hpp>
@@ -155,7 +160,8 @@ struct mcp_shared {
 // the client's strand.
 class mcp_connection {
  public:
-  mcp_connection(mcp_strand strand, std::shared_ptr<mcp_shared> shared) : strand_(std::move(strand)), shared_(std::move(shared)) {
+  mcp_connection(mcp_strand strand, std::shared_ptr<mcp_shared> shared)
+      : strand_(std::move(strand)), shared_(std::move(shared)), listen_timer_(strand_) {
     mcp_session_settings s;
     s.name = shared_->name;
     s.max_handler_requests = shared_->options.max_handler_requests;
@@ -183,6 +189,9 @@ class mcp_connection {
           shared->options.on_elicitation_complete)
         shared->options.on_elicitation_complete(shared->name, id->get<std::string>());
     });
+    // 2026-07-28: the first message of our subscriptions/listen stream (one per connection)
+    session_->on_notification("notifications/subscriptions/acknowledged",
+                              [acked = listen_acknowledged_](const nlohmann::json&) { *acked = true; });
     if (o.on_tools_list_changed)
       session_->on_notification("notifications/tools/list_changed",
                                 [f = o.on_tools_list_changed](const nlohmann::json&) { f(); });
@@ -322,16 +331,111 @@ class mcp_connection {
   }
 
   // Fails every pending request with `e` and stops the transport at once.
-  void fail(std::exception_ptr e) { session_->fail(std::move(e)); }
+  void fail(std::exception_ptr e) {
+    stop_listening();
+    session_->fail(std::move(e));
+  }
 
   // Clean shutdown: the transport's (stdio: close stdin, wait, SIGTERM, wait, SIGKILL).
   static asio::awaitable<void> shutdown(std::shared_ptr<mcp_connection> self, std::exception_ptr why) {
+    self->stop_listening();
     co_await mcp_session::shutdown(self->session_, std::move(why));
   }
+
+  // The `notifications` filter of a modern connection's subscriptions/listen
+  // (2026-07-28, basic/patterns/subscriptions): each list change that the
+  // server's discover result `info` declares (`capabilities.X.listChanged`
+  // true) and that has a handler here (tools: on_tools_list_changed; prompts
+  // and resources: on_notification). Null: nothing to listen for.
+  [[nodiscard]] static nlohmann::json listen_filter(const nlohmann::json& info, const mcp_client_options& o) {
+    const auto caps = info.is_object() ? info.find("capabilities") : info.end();
+    nlohmann::json filter;
+    if (caps == info.end() || !caps->is_object()) return filter;
+    const auto declares = [&](const char* what) {
+      const auto c = caps->find(what);
+      if (c == caps->end() || !c->is_object()) return false;
+      const auto l = c->find("listChanged");
+      return l != c->end() && l->is_boolean() && l->get<bool>();
+    };
+    if (o.on_tools_list_changed && declares("tools")) filter["toolsListChanged"] = true;
+    if (o.on_notification && declares("prompts")) filter["promptsListChanged"] = true;
+    if (o.on_notification && declares("resources")) filter["resourcesListChanged"] = true;
+    return filter;
+  }
+
+  // A modern connection whose server's discover result `info` offers change
+  // notifications this client handles: one subscriptions/listen kept open
+  // in the background (listen()). Its notifications go to the same handlers
+  // as a legacy server's.
+  static void start_listening(std::shared_ptr<mcp_connection> self, const nlohmann::json& info) {
+    if (self->modern_version_.empty() || self->listening_) return;
+    nlohmann::json filter = listen_filter(info, self->shared_->options);
+    if (filter.is_null()) return;
+    self->listening_ = true;
+    auto strand = self->strand_;
+    asio::co_spawn(strand, listen(std::move(self), std::move(filter)), asio::detached);
+  }
+
+  // How long one subscriptions/listen may stay open before it is reopened.
+  static constexpr std::chrono::milliseconds listen_lifetime = std::chrono::hours(24);
 
  private:
   [[nodiscard]] bool stateless() const noexcept {
     return session_->transport() && session_->transport()->modern_stateless();
+  }
+
+  // The subscriptions/listen of this connection until it ends: reopened
+  // when it ends or fails, after the transport's reopen_delay; given up
+  // (a warning to on_log) after as many ends in a row without the server's
+  // acknowledgement as the transport allows. Nothing waits for it: it ends
+  // with the connection (fail, shutdown: its request fails, its backoff is
+  // cancelled).
+  static asio::awaitable<void> listen(std::shared_ptr<mcp_connection> self, nlohmann::json filter) {
+    std::size_t unacknowledged = 0;
+    for (;;) {
+      *self->listen_acknowledged_ = false;
+      std::string why;
+      try {
+        nlohmann::json params = nlohmann::json::object();
+        params["notifications"] = filter;
+        (void)co_await request(self, "subscriptions/listen", std::move(params), listen_lifetime);
+        why = "the server ended it (its result)";
+      } catch (const std::exception& e) {
+        why = e.what();
+      }
+      if (self->listen_stopped_ || !self->session_->alive() || !self->session_->transport()) co_return;
+      if (*self->listen_acknowledged_) unacknowledged = 0;
+      const auto delay = self->session_->transport()->reopen_delay(unacknowledged++);
+      if (!delay) {
+        self->listen_given_up(unacknowledged, why);
+        co_return;
+      }
+      self->listen_timer_.expires_after(*delay);
+      (void)co_await self->listen_timer_.async_wait(asio::as_tuple(asio::use_awaitable));
+      if (self->listen_stopped_ || !self->session_->alive()) co_return;
+    }
+  }
+
+  // The warning of a listen given up after `ends` ends in a row, the last for `why`.
+  void listen_given_up(std::size_t ends, const std::string& why) const {
+    warn(str_cat("subscriptions/listen given up: it ended ", std::to_string(ends),
+                 " times in a row without the server's acknowledgement (list changes are no longer received from "
+                 "this connection); the last time: ",
+                 quote_text(why, 400)));
+  }
+
+  void stop_listening() {
+    listen_stopped_ = true;
+    listen_timer_.cancel();
+  }
+
+  // A warning of the client's own to on_log (as a server's notifications/message).
+  void warn(const std::string& text) const {
+    if (!shared_->options.on_log) return;
+    try {
+      shared_->options.on_log({{"level", "warning"}, {"logger", "tool_effects/mcp"}, {"data", text}});
+    } catch (...) {  // a handler's failure is not the connection's
+    }
   }
 
   // Writes the per-request _meta into `params` (an object, or null made one).
@@ -407,6 +511,11 @@ class mcp_connection {
   std::shared_ptr<mcp_session> session_;
   std::string modern_version_;  // empty: legacy (initialize) or not yet known
   nlohmann::json modern_meta_;  // the per-request _meta fields of modern_version_; null when legacy
+  asio::steady_timer listen_timer_;   // the backoff before reopening subscriptions/listen
+  bool listening_ = false;            // listen() was started
+  bool listen_stopped_ = false;       // fail or shutdown: listen() ends
+  // notifications/subscriptions/acknowledged since the last (re)open (shared with the session's handler)
+  std::shared_ptr<bool> listen_acknowledged_ = std::make_shared<bool>(false);
 };
 
 }  // namespace detail

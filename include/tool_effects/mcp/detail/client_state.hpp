@@ -76,6 +76,7 @@ class mcp_client_state {
     if (!attempt->error) {
       try {
         auto [info, version] = co_await handshake(self, c);
+        mcp_connection::start_listening(c, info);  // modern: change notifications (subscriptions/listen)
         self->shared->info.set(std::move(info), std::move(version));
         self->conn_ = c;
       } catch (...) {

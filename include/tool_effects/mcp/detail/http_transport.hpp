@@ -641,9 +641,13 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   static constexpr std::chrono::milliseconds min_retry{100};
   [[nodiscard]] std::chrono::milliseconds retry_delay(const mcp_sse_parser& sse, std::size_t idle) const {
     const auto cap = std::max(ep_.max_retry, min_retry);
-    auto delay = std::clamp(sse.retry().value_or(ep_.default_retry), min_retry, cap);
-    for (std::size_t i = 0; i < idle && delay < cap; ++i) delay = std::min(delay * 2, cap);
-    return delay;
+    return mcp_backoff(std::clamp(sse.retry().value_or(ep_.default_retry), min_retry, cap), cap, idle);
+  }
+  // A subscriptions/listen that ended: reopened as the GET stream is reconnected (without a server's `retry`).
+  [[nodiscard]] std::optional<std::chrono::milliseconds> reopen_delay(std::size_t attempt) const override {
+    if (attempt >= ep_.max_reconnects) return std::nullopt;
+    const auto cap = std::max(ep_.max_retry, min_retry);
+    return mcp_backoff(std::clamp(ep_.default_retry, min_retry, cap), cap, attempt);
   }
   asio::awaitable<void> wait_retry(const mcp_sse_parser& sse, std::size_t idle) {
     asio::steady_timer t(strand_, retry_delay(sse, idle));

@@ -9,7 +9,10 @@
 #ifndef TOOL_EFFECTS_MCP_DETAIL_TRANSPORT_HPP
 #define TOOL_EFFECTS_MCP_DETAIL_TRANSPORT_HPP
 
+#include <algorithm>
+#include <chrono>
 #include <csignal>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -42,6 +45,16 @@ inline void ignore_sigpipe_once() {
     return true;
   }();
   (void)done;
+}
+
+// The wait before reopening something that ended (a stream, a subscription)
+// for the `attempt`-th time in a row (0: the first): `base` doubled per
+// attempt, capped by `cap`.
+inline std::chrono::milliseconds mcp_backoff(std::chrono::milliseconds base, std::chrono::milliseconds cap,
+                                             std::size_t attempt) {
+  auto delay = std::min(base, cap);
+  for (std::size_t i = 0; i < attempt && delay < cap; ++i) delay = std::min(delay * 2, cap);
+  return delay;
 }
 
 // What a transport may mirror of an outgoing message (the Streamable HTTP
@@ -106,6 +119,14 @@ class mcp_transport {
   [[nodiscard]] virtual bool acknowledges_notifications() const noexcept { return false; }
   // The HTTP status an rpc error came with (0: none, e.g. stdio or a 200).
   [[nodiscard]] virtual unsigned status_of(const mcp_rpc_error&) const noexcept { return 0; }
+  // How long to wait before reopening a long-lived request of ours (the
+  // client's subscriptions/listen) that ended for the `attempt`-th time in a
+  // row (0: the first); none: give up. HTTP: the endpoint's reconnect bound
+  // and backoff (max_reconnects, default_retry, max_retry); stdio: their defaults.
+  [[nodiscard]] virtual std::optional<std::chrono::milliseconds> reopen_delay(std::size_t attempt) const {
+    if (attempt >= 8) return std::nullopt;
+    return mcp_backoff(std::chrono::seconds(1), std::chrono::seconds(30), attempt);
+  }
 };
 
 }  // namespace tool_effects::detail
