@@ -510,7 +510,8 @@ struct chatty {
     ctx.report_log("info", "i");
     ctx.report_log("warning", "w");
     ctx.report_log("error", "e");
-    if (const std::size_t n = args.value("long_bytes", std::size_t{0}); n > 0) ctx.report_log("error", std::string(n, 'x'));
+    if (const std::size_t n = args.value("long_bytes", std::size_t{0}); n > 0)
+      ctx.report_log("error", std::string(n, 'x'));
     return "done";
   }
 };

@@ -101,7 +101,8 @@ inline mcp_log_level read_set_level(const nlohmann::json& params) {
     throw mcp_server_error(rpc_invalid_params,
                            str_cat("Invalid params: at : ", expected("an object", params), ": ", preview(params)));
   const auto level = params.find("level");
-  if (level == params.end()) throw mcp_server_error(rpc_invalid_params, "Invalid params: missing required key \"level\"");
+  if (level == params.end())
+    throw mcp_server_error(rpc_invalid_params, "Invalid params: missing required key \"level\"");
   const mcp_log_level l =
       level->is_string() ? mcp_log_level_named(level->get_ref<const std::string&>()) : mcp_log_level::none;
   if (l == mcp_log_level::none)
