@@ -80,6 +80,10 @@ struct mcp_server_options {
   /// The longest message (line on stdio) read or answered; longer: error -32600
   /// for that message alone. The client side's bound (mcp_client_options::max_line_bytes).
   std::size_t max_message_bytes = std::size_t{16} << 20;
+  /// Answers waiting to be written to a stdio client (on top of the one being
+  /// written): a client that stops reading its stdout while more wait ends its
+  /// session. The client side's bound (mcp_client_options::max_write_queue_bytes).
+  std::size_t max_write_queue_bytes = std::size_t{16} << 20;
   /// The longest log message of a tool forwarded (`data` of notifications/message), at most an eighth of
   /// `max_message_bytes`: longer ones are cut at a UTF-8 character boundary and end with "...".
   std::size_t max_log_bytes = std::size_t{64} << 10;
@@ -226,6 +230,7 @@ class mcp_server {
     auto session = std::make_shared<detail::mcp_session>(strand, session_settings("stdio client"));
     bind(*session);
     auto transport = std::make_shared<detail::mcp_stdio_server_transport>(strand, in, out, options_.max_message_bytes,
+                                                                          options_.max_write_queue_bytes,
                                                                           [] {});
     boost::asio::post(strand, [session, transport] { session->start(transport); });
     io.run();

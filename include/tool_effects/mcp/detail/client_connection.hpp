@@ -391,17 +391,13 @@ class mcp_connection {
       if (mcp_serves_input(shared_->options)) return;  // the client answers it (mcp_request_with_input)
       m = "the server needs input this client cannot give (resultType \"input_required\"";
       if (const auto r = result.find("inputRequests"); r != result.end() && r->is_object())
-        for (const auto& [k, v] : r->items()) {
-          m += ", ";
-          m += quote_text(k, 60);
-          m += ": ";
-          m += v.is_object() && v.contains("method") ? quote_text(mcp_dump(v["method"]), 60) : std::string("?");
-        }
+        for (const auto& [k, v] : r->items())
+          m = str_cat(m, ", ", quote_text(k, 60), ": ",
+                      v.is_object() && v.contains("method") ? quote_text(mcp_dump(v["method"]), 60) : std::string("?"));
       m += "); it declares no client capabilities (elicitation, sampling, roots)";
     } else {
-      m = "at /result/resultType: unknown result type ";
-      m += quote_text(mcp_dump(*t), 100);
-      m += " (known: \"complete\", \"input_required\")";
+      m = str_cat("at /result/resultType: unknown result type ", quote_text(mcp_dump(*t), 100),
+                  " (known: \"complete\", \"input_required\")");
     }
     throw mcp_error(mcp_error_kind::protocol_error, shared_->name, m);
   }

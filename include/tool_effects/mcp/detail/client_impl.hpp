@@ -29,6 +29,7 @@
 #include <boost/asio/use_future.hpp>
 
 #include <tool_effects/detail/executor.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/detail/client_state.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
@@ -143,29 +144,22 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::list_tools_op(state_pt
   std::optional<std::string> cursor;
   for (std::size_t page = 0;; ++page) {
     if (page == max_pages) {
-      std::string m = "tools/list: more than ";
-      m += std::to_string(max_pages);
-      m += " pages (options.max_list_tools_pages)";
-      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+      throw mcp_error(mcp_error_kind::protocol_error, name,
+                      detail::str_cat("tools/list: more than ", std::to_string(max_pages), " pages (options.max_list_tools_pages)"));
     }
     nlohmann::json params = nlohmann::json::object();
     if (cursor) params["cursor"] = *cursor;
     nlohmann::json r = co_await request_op(s, "tools/list", std::move(params), std::nullopt);
     if (!r.is_object() || !r.contains("tools") || !r["tools"].is_array()) {
-      std::string m = "tools/list result has no \"tools\" array: ";
-      m += detail::quote_text(detail::mcp_dump(r));
-      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+      throw mcp_error(mcp_error_kind::protocol_error, name,
+                      detail::str_cat("tools/list result has no \"tools\" array: ", detail::quote_text(detail::mcp_dump(r))));
     }
     bytes += detail::mcp_dump(r["tools"]).size();
     if (bytes > max_bytes) {
-      std::string m = "tools/list: the tools of ";
-      m += std::to_string(page + 1);
-      m += " pages take ";
-      m += std::to_string(bytes);
-      m += " bytes, more than ";
-      m += std::to_string(max_bytes);
-      m += " (options.max_list_tools_bytes)";
-      throw mcp_error(mcp_error_kind::protocol_error, name, m);
+      throw mcp_error(mcp_error_kind::protocol_error, name,
+                      detail::str_cat("tools/list: the tools of ", std::to_string(page + 1), " pages take ",
+                                      std::to_string(bytes), " bytes, more than ", std::to_string(max_bytes),
+                                      " (options.max_list_tools_bytes)"));
     }
     for (auto& t : r["tools"]) tools.push_back(std::move(t));
     const auto next = r.find("nextCursor");
@@ -187,9 +181,8 @@ inline boost::asio::awaitable<nlohmann::json> mcp_client::call_op(state_ptr s, s
   }
   nlohmann::json r = co_await request_op(s, "tools/call", std::move(params), timeout);
   if (!r.is_object()) {
-    std::string m = "tools/call result is not an object: ";
-    m += detail::quote_text(detail::mcp_dump(r));
-    throw mcp_error(mcp_error_kind::protocol_error, s->shared->name, m);
+    throw mcp_error(mcp_error_kind::protocol_error, s->shared->name,
+                    detail::str_cat("tools/call result is not an object: ", detail::quote_text(detail::mcp_dump(r))));
   }
   if (const auto e = r.find("isError"); e != r.end() && e->is_boolean() && e->get<bool>()) {
     std::string text = mcp_text(r);  // what() quotes at most 2000 bytes; result() has it all

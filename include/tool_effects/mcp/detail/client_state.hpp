@@ -98,6 +98,13 @@ class mcp_client_state {
     if (attempt->error) std::rethrow_exception(attempt->error);
   }
 
+  // "; this client speaks V1 V2 ...", the end of every version mismatch message.
+  static std::string client_speaks(const std::vector<std::string>& versions) {
+    std::string out = "; this client speaks";
+    for (const auto& v : versions) out = str_cat(out, " ", v);
+    return out;
+  }
+
   // The handshake of a fresh connection (docs/mcp.md, "Protocol versions"):
   // with a modern version wanted, the server/discover probe of the
   // specification's stdio binding; a legacy answer (or a legacy server
@@ -127,11 +134,8 @@ class mcp_client_state {
       why_legacy = std::move(r.why);
       probe_timed_out = r.timed_out;
       if (legacy.empty()) {
-        std::string m = "the server does not speak a modern version (";
-        m += why_legacy;
-        m += "); this client speaks";
-        for (const auto& v : versions) m += ' ' + v;
-        throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
+        throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name,
+                        str_cat("the server does not speak a modern version (", why_legacy, ")", client_speaks(versions)));
       }
     }
     std::optional<nlohmann::json> result;
@@ -215,24 +219,21 @@ class mcp_client_state {
             e.data().is_object() && e.data().contains("supported") ? e.data()["supported"] : nlohmann::json();
         auto pick = mcp_pick_version(supported, versions, false);
         if (!pick || mcp_version_is_modern(*pick)) {
-          std::string m = "server/discover refused every version offered (UnsupportedProtocolVersionError, it supports ";
-          m += quote_text(mcp_dump(supported), 200);
-          m += "); this client speaks";
-          for (const auto& v : versions) m += ' ' + v;
-          throw mcp_error(mcp_error_kind::unsupported_protocol_version, name, m);
+          throw mcp_error(mcp_error_kind::unsupported_protocol_version, name,
+                          str_cat("server/discover refused every version offered (UnsupportedProtocolVersionError, "
+                                  "it supports ",
+                                  quote_text(mcp_dump(supported), 200), ")", client_speaks(versions)));
         }
         out.version = std::move(*pick);
-        out.why = "it supports only " + quote_text(mcp_dump(supported), 200);
+        out.why = str_cat("it supports only ", quote_text(mcp_dump(supported), 200));
         co_return out;
       }
-      out.why = "server/discover: ";
-      out.why += e.what();
+      out.why = str_cat("server/discover: ", e.what());
       co_return out;
     } catch (const mcp_error& e) {
       if (e.kind() != mcp_error_kind::timeout && (e.kind() != mcp_error_kind::protocol_error || !c->alive())) throw;
       out.timed_out = e.kind() == mcp_error_kind::timeout;
-      out.why = "server/discover: ";
-      out.why += e.what();
+      out.why = str_cat("server/discover: ", e.what());
       co_return out;
     }
     // A DiscoverResult has an array of strings at supportedVersions. Any
@@ -242,22 +243,19 @@ class mcp_client_state {
     const auto sv = r->is_object() ? r->find("supportedVersions") : r->end();
     if (!r->is_object() || sv == r->end() || !sv->is_array() ||
         !std::all_of(sv->begin(), sv->end(), [](const nlohmann::json& v) { return v.is_string(); })) {
-      out.why = "server/discover answered a result that is not a DiscoverResult (at /result/supportedVersions: no "
-                "array of strings): ";
-      out.why += quote_text(mcp_dump(*r), 200);
+      out.why = str_cat("server/discover answered a result that is not a DiscoverResult (at /result/supportedVersions: "
+                        "no array of strings): ",
+                        quote_text(mcp_dump(*r), 200));
       co_return out;
     }
     auto pick = mcp_pick_version(*sv, versions, false);
     if (!pick) {
-      std::string m = "server/discover lists the versions ";
-      m += quote_text(mcp_dump(*sv), 200);
-      m += "; this client speaks";
-      for (const auto& v : versions) m += ' ' + v;
-      throw mcp_error(mcp_error_kind::unsupported_protocol_version, name, m);
+      throw mcp_error(mcp_error_kind::unsupported_protocol_version, name,
+                      str_cat("server/discover lists the versions ", quote_text(mcp_dump(*sv), 200), client_speaks(versions)));
     }
     if (!mcp_version_is_modern(*pick)) {  // a dual-era server whose modern versions are not ours
       out.version = std::move(*pick);
-      out.why = "it lists only " + quote_text(mcp_dump(*sv), 200) + " of ours";
+      out.why = str_cat("it lists only ", quote_text(mcp_dump(*sv), 200), " of ours");
       co_return out;
     }
     c->set_modern(*pick);
@@ -288,15 +286,12 @@ class mcp_client_state {
                                     ? r["protocolVersion"].get<std::string>()
                                     : std::string();
     if (std::find(legacy.begin(), legacy.end(), version) == legacy.end()) {
-      std::string m = "the server answered initialize with protocol version \"";
-      m += quote_text(version.empty() && r.is_object() && r.contains("protocolVersion") ? mcp_dump(r["protocolVersion"])
-                                                                                         : version);
-      m += "\"; this client speaks";
-      for (const auto& v : versions) {
-        m += ' ';
-        m += v;
-      }
-      throw mcp_error(mcp_error_kind::unsupported_protocol_version, self->shared->name, m);
+      throw mcp_error(
+          mcp_error_kind::unsupported_protocol_version, self->shared->name,
+          str_cat("the server answered initialize with protocol version \"",
+                  quote_text(version.empty() && r.is_object() && r.contains("protocolVersion") ? mcp_dump(r["protocolVersion"])
+                                                                                               : version),
+                  "\"", client_speaks(versions)));
     }
     // Over HTTP, initialize is done only once the server accepted the
     // notification (its 202): a request sent after connect() cannot overtake it.

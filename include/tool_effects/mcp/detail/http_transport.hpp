@@ -36,6 +36,7 @@
 #include <boost/beast/core/string.hpp>
 #include <tool_effects/detail/pop_options.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/http_url.hpp>
@@ -155,8 +156,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       } catch (const mcp_error& x) {
         why = x.what();
       } catch (const std::exception& x) {
-        why += ": ";
-        why += quote_text(x.what());
+        why = str_cat(why, ": ", quote_text(x.what()));
         e = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, self->shared_->name, why));
       } catch (...) {
         e = std::make_exception_ptr(mcp_error(mcp_error_kind::protocol_error, self->shared_->name, why));
@@ -235,14 +235,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   }
 
   std::string describe(const char* method, const exchange& x) const {
-    std::string m = method;
-    m += ' ';
-    m += mcp_printable_url(url_.origin() + url_.target());
-    m += ": ";
-    m += x.step;
-    m += ": ";
-    m += x.ec == beast::error::timeout ? std::string("timed out") : x.ec.message();
-    return m;
+    return str_cat(method, " ", mcp_printable_url(url_.origin() + url_.target()), ": ", x.step, ": ",
+                   x.ec == beast::error::timeout ? std::string("timed out") : x.ec.message());
   }
 
   // Connects (or takes an idle connection, for a POST), sends one request and reads the response header (x.ec
@@ -335,10 +329,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   }
 
   [[nodiscard]] std::string too_long() const {
-    std::string m = "its response body exceeds the limit of ";
-    m += std::to_string(shared_->options.max_line_bytes);
-    m += " bytes (options.max_line_bytes)";
-    return m;
+    return str_cat("its response body exceeds the limit of ", std::to_string(shared_->options.max_line_bytes),
+                   " bytes (options.max_line_bytes)");
   }
 
   // After a response header: whether the server asks for (re)authorization (401, or 403 insufficient_scope) and
@@ -487,13 +479,10 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_return;
       }
       if (!is_json(*x)) {
-        std::string m = "POST: HTTP ";
-        m += std::to_string(status);
-        m += " with content type \"";
-        m += quote_text(std::string(x->parser.get()[mcp_http::field::content_type]), 100);
-        m += "\" (neither application/json nor text/event-stream): \"";
-        m += quote_text(redacted(text));
-        m += '"';
+        const std::string m = str_cat("POST: HTTP ", std::to_string(status), " with content type \"",
+                                      quote_text(std::string(x->parser.get()[mcp_http::field::content_type]), 100),
+                                      "\" (neither application/json nor text/event-stream): \"",
+                                      quote_text(redacted(text)), "\"");
         fault(id, mcp_error_kind::protocol_error, m, false);
         co_return;
       }
@@ -528,24 +517,11 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       }
     } catch (const std::exception&) {
     }
-    std::string m = verb;
-    m += ' ';
-    m += url_.origin();
-    if (what) {
-      m += " (";
-      m += what;
-      m += ')';
-    }
-    m += ": HTTP ";
-    m += std::to_string(status);
-    m += ' ';
-    m += std::string(x->parser.get().reason());
-    if ((status == 401 || status == 403) && !auth_) m += " (no mcp_http_endpoint::authorization is set)";
-    if (!text.empty()) {
-      m += ": \"";
-      m += quote_text(redacted(text));
-      m += '"';
-    }
+    const std::string m = str_cat(
+        verb, " ", url_.origin(), what ? str_cat(" (", what, ")") : std::string(), ": HTTP ", std::to_string(status),
+        " ", std::string(x->parser.get().reason()),
+        (status == 401 || status == 403) && !auth_ ? " (no mcp_http_endpoint::authorization is set)" : "",
+        text.empty() ? std::string() : str_cat(": \"", quote_text(redacted(text)), "\""));
     return std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m));
   }
 
@@ -575,9 +551,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_return;
       }
       if (sse.oversized() || body.size() + sse.pending_bytes() > limit) {
-        std::string m = "an event of its SSE stream exceeds the limit of ";
-        m += std::to_string(limit);
-        m += " bytes (options.max_line_bytes)";
+        const std::string m =
+            str_cat("an event of its SSE stream exceeds the limit of ", std::to_string(limit), " bytes (options.max_line_bytes)");
         self->fault(id, mcp_error_kind::protocol_error, m, id == 0);
         co_return;
       }
@@ -636,9 +611,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_return;
       }
       if (idle >= self->ep_.max_reconnects) {
-        std::string m = "the SSE stream of its response ended before the response ";
-        m += std::to_string(idle);
-        m += " times in a row without an event (endpoint.max_reconnects)";
+        const std::string m = str_cat("the SSE stream of its response ended before the response ", std::to_string(idle),
+                                      " times in a row without an event (endpoint.max_reconnects)");
         self->fault(id, mcp_error_kind::server_exited, m, false);
         co_return;
       }
@@ -649,8 +623,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       if (!self->stopped_) self->by_request_[id] = x->conn;
       if (!x->ec && x->parser.get().result_int() == 200 && is_sse(*x)) co_await read_sse(self, x, id, sse);
       else if (!x->ec) {
-        std::string m = "resuming the SSE stream of its response (GET with Last-Event-ID): HTTP ";
-        m += std::to_string(x->parser.get().result_int());
+        const std::string m = str_cat("resuming the SSE stream of its response (GET with Last-Event-ID): HTTP ",
+                                      std::to_string(x->parser.get().result_int()));
         self->fault(id, mcp_error_kind::server_exited, m, false);
         self->forget(x->conn);
         co_return;

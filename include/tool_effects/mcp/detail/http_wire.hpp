@@ -203,12 +203,8 @@ class mcp_request_headers {
 
  private:
   [[noreturn]] void fail(std::string_view name, const std::string& why) const {
-    std::string m = "the request header ";
-    m += quote_text(name, 80);
-    m += ' ';
-    m += why;
-    m += " (the request was not sent)";
-    throw mcp_error(mcp_error_kind::protocol_error, server_, m);
+    throw mcp_error(mcp_error_kind::protocol_error, server_,
+                    str_cat("the request header ", quote_text(name, 80), " ", why, " (the request was not sent)"));
   }
   mcp_http::request<mcp_http::string_body>& req_;
   const std::string& server_;

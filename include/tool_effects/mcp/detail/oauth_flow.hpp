@@ -33,6 +33,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/detail/oauth_encoding.hpp>
 #include <tool_effects/mcp/detail/oauth_fetch.hpp>
 #include <tool_effects/mcp/detail/oauth_urls.hpp>
@@ -358,7 +359,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     } else {
       if (!o_.legacy_discovery) {
         std::string m = "no protected resource metadata (tried";
-        for (const auto& u : prm_urls) m += " " + quote_text(u, 300);
+        for (const auto& u : prm_urls) m = str_cat(m, " ", quote_text(u, 300));
         m += "), and the 2025-03-26 fallback is off (mcp_oauth_options::legacy_discovery)";
         throw mcp_oauth_failure(m);
       }
@@ -399,8 +400,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
       const std::string what = "authorization server metadata " + quote_text(u, 300);
       co_return read_server(json_object(r, what), what, issuer);
     }
-    std::string m = "no authorization server metadata for " + quote_text(issuer, 300) + " (tried";
-    for (const auto& u : urls) m += " " + quote_text(u, 300);
+    std::string m = str_cat("no authorization server metadata for ", quote_text(issuer, 300), " (tried");
+    for (const auto& u : urls) m = str_cat(m, " ", quote_text(u, 300));
     m += ")";
     throw mcp_oauth_failure(m);
   }
@@ -536,18 +537,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
 
   // "HTTP 400: error=invalid_grant (description)" of a refusal, the description bounded.
   [[nodiscard]] std::string refusal(const mcp_oauth_response& r) const {
-    std::string m = "HTTP " + std::to_string(r.status);
+    std::string m = str_cat("HTTP ", std::to_string(r.status));
     try {
       const auto j = parse_json(r.body, "");
       if (j.is_object() && j.contains("error") && j["error"].is_string()) {
         const auto& e = j["error"].get_ref<const std::string&>();
-        m += ": error=";
-        m += quote_text(redact(e), 64);  // redacted before it is cut (no part of a secret left)
-        if (j.contains("error_description") && j["error_description"].is_string()) {
-          m += " (";
-          m += quote_text(redact(j["error_description"].get_ref<const std::string&>()), 200);
-          m += ')';
-        }
+        // (Redacted before it is cut: no part of a secret left.)
+        m = str_cat(m, ": error=", quote_text(redact(e), 64),
+                    j.contains("error_description") && j["error_description"].is_string()
+                        ? str_cat(" (", quote_text(redact(j["error_description"].get_ref<const std::string&>()), 200), ")")
+                        : std::string());
       }
     } catch (const std::exception&) {
     }
@@ -603,8 +602,8 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     if (!iss && server_->iss_supported)
       throw mcp_oauth_failure("the redirect has no iss, though the authorization server promises one (RFC 9207)");
     if (const auto* e = mcp_auth_param(ps, "error")) {
-      std::string m = "the authorization server refused: error=" + quote_text(redact(*e), 64);
-      if (const auto* d = mcp_auth_param(ps, "error_description")) m += " (" + quote_text(redact(*d), 200) + ")";
+      std::string m = str_cat("the authorization server refused: error=", quote_text(redact(*e), 64));
+      if (const auto* d = mcp_auth_param(ps, "error_description")) m = str_cat(m, " (", quote_text(redact(*d), 200), ")");
       throw mcp_oauth_failure(m);
     }
     const auto* code = mcp_auth_param(ps, "code");

@@ -374,6 +374,16 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   // request its id answers with protocol_error (a request of the peer's gets
   // an error reply; no id: ignored); the session lives on. A text that is
   // not JSON at all ends the session (protocol_error for every request).
+  // Calls `f` on the strand once no request of the peer's is being answered:
+  // at once when none is, else after the last one's answer was handed to the
+  // transport (or it ended without one: cancelled, or the session ended).
+  // Replaces an earlier `f` not yet called. (A transport whose input ended
+  // waits with it for the answers still to come.)
+  void when_requests_answered(std::function<void()> f) {
+    if (jobs_.empty()) return f();
+    when_idle_ = std::move(f);
+  }
+
   void deliver(std::string_view line) {
     if (dead_) return;
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
@@ -650,6 +660,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   static asio::awaitable<void> serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
                                      std::string method, nlohmann::json params, mcp_request_handler handler,
                                      std::shared_ptr<job> j);
+  void answer(const nlohmann::json& id, const std::string& method, job& j, std::chrono::milliseconds timeout);
 
   mcp_strand strand_;
   mcp_session_settings settings_;
@@ -665,6 +676,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   std::int64_t next_id_ = 1;
   std::unordered_map<std::int64_t, std::shared_ptr<pending_request>> pending_;
   std::unordered_map<std::string, std::shared_ptr<job>> jobs_;  // by the id's compact JSON
+  std::function<void()> when_idle_;
 };
 
 // What a request handler is given: the request, and what it may do while it
@@ -759,30 +771,39 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
   }
   self->jobs_.erase(key);
   if (!j->done) mcp_cancel_handler(j->running);  // late, cancelled, or the session ended
-  if (j->cancelled || self->dead_) co_return;
-  if (!j->done) {
-    j->done = true;  // a late answer is dropped
-    self->reply_error(id, -32603,
-                      str_cat("Internal error: ", method, ": the handler gave no answer within ",
-                              std::to_string(timeout.count()), " ms (options.handler_timeout)"));
-    co_return;
+  self->answer(id, method, *j, timeout);
+  if (self->jobs_.empty())
+    if (auto f = std::exchange(self->when_idle_, {})) f();
+}
+
+// The answer to the peer's request `id` once its job `j` ended (none when it
+// was cancelled or the session ended).
+inline void mcp_session::answer(const nlohmann::json& id, const std::string& method, job& j,
+                                std::chrono::milliseconds timeout) {
+  if (j.cancelled || dead_) return;
+  if (!j.done) {
+    j.done = true;  // a late answer is dropped
+    reply_error(id, -32603,
+                str_cat("Internal error: ", method, ": the handler gave no answer within ", std::to_string(timeout.count()),
+                        " ms (options.handler_timeout)"));
+    return;
   }
-  if (j->error) {
-    auto& [code, message, data] = *j->error;
-    self->reply_error(id, code, message, std::move(data));
-    co_return;
+  if (j.error) {
+    auto& [code, message, data] = *j.error;
+    reply_error(id, code, message, std::move(data));
+    return;
   }
-  nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*j->result)}};
+  nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*j.result)}};
   std::string line = mcp_dump(reply);
-  if (line.size() > self->settings_.max_message_bytes) {
-    self->reply_error(id, -32603,
-                      str_cat("Internal error: ", method, ": the handler's answer has ", std::to_string(line.size()),
-                              " bytes, more than options.max_line_bytes"));
-    co_return;
+  if (line.size() > settings_.max_message_bytes) {
+    reply_error(id, -32603,
+                str_cat("Internal error: ", method, ": the handler's answer has ", std::to_string(line.size()),
+                        " bytes, more than options.max_line_bytes"));
+    return;
   }
   mcp_outgoing meta;
   meta.related_id = id;
-  self->send(std::move(line), 0, std::move(meta));
+  send(std::move(line), 0, std::move(meta));
 }
 
 }  // namespace tool_effects::detail

@@ -55,8 +55,10 @@
 #include <boost/process/v2/stdio.hpp>
 
 #include <tool_effects/detail/executor.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/client_connection.hpp>
+#include <tool_effects/mcp/detail/line_pipe.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/detail/transport.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -128,7 +130,8 @@ class mcp_stdio_child_transport : public mcp_transport,
         shared_(std::move(shared)),
         in_(asio::any_io_executor(strand_)),
         out_(asio::any_io_executor(strand_)),
-        err_(asio::any_io_executor(strand_)) {}
+        err_(asio::any_io_executor(strand_)),
+        out_queue_(shared_->options.max_write_queue_bytes) {}
   mcp_stdio_child_transport(const mcp_stdio_child_transport&) = delete;
   mcp_stdio_child_transport& operator=(const mcp_stdio_child_transport&) = delete;
   // The child and its process group do not outlive the transport.
@@ -144,10 +147,8 @@ class mcp_stdio_child_transport : public mcp_transport,
     if (argv[0].find('/') == std::string::npos) {
       exe = bp::environment::find_executable(argv[0]);
       if (exe.empty()) {
-        std::string m = "program \"";
-        m += argv[0];
-        m += "\" not found in PATH";
-        throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
+        throw mcp_error(mcp_error_kind::launch_failed, shared_->name,
+                        str_cat("program \"", argv[0], "\" not found in PATH"));
       }
     }
     std::vector<std::string> env;
@@ -173,11 +174,7 @@ class mcp_stdio_child_transport : public mcp_transport,
       pid_ = mcp_spawn(exe, std::vector<std::string>(argv.begin() + 1, argv.end()), bp::process_stdio{in_, out_, err_},
                        bp::process_start_dir{cwd}, mcp_environment_init{envp.data()}, mcp_process_group_init{});
     } catch (const std::exception& e) {
-      std::string m = "cannot start ";
-      m += exe.string();
-      m += ": ";
-      m += e.what();
-      throw mcp_error(mcp_error_kind::launch_failed, shared_->name, m);
+      throw mcp_error(mcp_error_kind::launch_failed, shared_->name, str_cat("cannot start ", exe.string(), ": ", e.what()));
     }
     ::setpgid(pid_, pid_);  // also from this side (no race with a kill); EACCES once it exec'd: already set
     shared_->pid.store(pid_);
@@ -189,26 +186,15 @@ class mcp_stdio_child_transport : public mcp_transport,
 
   void send(std::string line, std::int64_t, mcp_outgoing) override {
     if (done_) return;
-    const std::size_t queued = out_buf_.size() + in_flight_bytes_;
-    const std::size_t limit = shared_->options.max_write_queue_bytes;
-    if (queued > 0 && queued + line.size() + 1 > limit) {
-      std::string m = "it stopped reading its stdin: ";
-      m += std::to_string(queued);
-      m += " bytes are waiting to be written and ";
-      m += std::to_string(line.size() + 1);
-      m += " more would pass the limit of ";
-      m += std::to_string(limit);
-      m += " bytes (options.max_write_queue_bytes)";
-      m += shared_->stderr_ring.quote();
+    if (!out_queue_.push(line)) {
+      const std::string m = str_cat("it stopped reading its stdin: ", std::to_string(out_queue_.waiting()),
+                                    " bytes are waiting to be written and ", std::to_string(line.size() + 1),
+                                    " more would pass the limit of ", std::to_string(out_queue_.max_bytes()),
+                                    " bytes (options.max_write_queue_bytes)", shared_->stderr_ring.quote());
       fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));
       return;
     }
-    line += '\n';
-    out_buf_ += line;
-    if (!writing_) {
-      writing_ = true;
-      asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
-    }
+    if (out_queue_.claim_writer()) asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
   }
 
   void abandon(std::int64_t) override {}
@@ -313,57 +299,31 @@ class mcp_stdio_child_transport : public mcp_transport,
   // write (e.g. replies to its own flood of requests) ends the connection
   // with protocol_error; a single line is always accepted into an empty queue.
   static asio::awaitable<void> write_loop(std::shared_ptr<mcp_stdio_child_transport> self) {
-    std::string buf;
-    while (!self->out_buf_.empty() && !self->done_) {
-      buf.clear();
-      buf.swap(self->out_buf_);
-      self->in_flight_bytes_ = buf.size();
-      auto [ec, n] = co_await asio::async_write(self->in_, asio::buffer(buf), asio::as_tuple(asio::use_awaitable));
-      (void)n;
-      self->in_flight_bytes_ = 0;
-      if (ec) {
-        if (!self->done_) {
-          std::string m = "writing to its stdin failed: ";
-          m += ec.message();
-          m += self->shared_->stderr_ring.quote();
-          self->fail_session(std::make_exception_ptr(
-              mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
-        }
-        break;
-      }
+    const auto ec = co_await self->out_queue_.drain(self->in_, [&self] { return self->done_; });
+    if (ec && !self->done_) {
+      const std::string m = str_cat("writing to its stdin failed: ", ec.message(), self->shared_->stderr_ring.quote());
+      self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
     }
-    self->out_buf_.clear();
-    self->in_flight_bytes_ = 0;
-    self->writing_ = false;
   }
 
   static asio::awaitable<void> read_stdout(std::shared_ptr<mcp_stdio_child_transport> self) {
     std::array<char, 65536> chunk{};
-    std::string line;
-    const std::size_t limit = self->shared_->options.max_line_bytes;
+    line_splitter lines(self->shared_->options.max_line_bytes);
+    const auto deliver = [&self](std::string& line) {
+      if (auto s = self->session_.lock()) s->deliver(line);
+      return !self->done_;
+    };
+    const auto oversized = [&self, &lines] {
+      const std::string m = str_cat("a line of its output exceeds the limit of ", std::to_string(lines.max_line()), " bytes",
+                                    self->shared_->stderr_ring.quote());
+      self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, self->shared_->name, m)));
+      return false;
+    };
     for (;;) {
       auto [ec, n] = co_await self->out_.async_read_some(asio::buffer(chunk), asio::as_tuple(asio::use_awaitable));
       if (ec == asio::error::eof) self->stdout_eof_ = true;  // a sign of exiting (shutdown)
       if (self->done_) co_return;
-      std::string_view data(chunk.data(), n);
-      while (!data.empty()) {
-        const auto nl = data.find('\n');
-        const auto part = data.substr(0, nl);
-        if (line.size() + part.size() > limit) {
-          std::string m = "a line of its output exceeds the limit of ";
-          m += std::to_string(limit);
-          m += " bytes";
-          m += self->shared_->stderr_ring.quote();
-          self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, self->shared_->name, m)));
-          co_return;
-        }
-        line.append(part);
-        if (nl == std::string_view::npos) break;
-        data.remove_prefix(nl + 1);
-        if (auto s = self->session_.lock()) s->deliver(line);
-        line.clear();
-        if (self->done_) co_return;
-      }
+      if (!lines.feed(std::string_view(chunk.data(), n), false, deliver, oversized)) co_return;
       if (ec) break;
     }
     co_await self->on_stdout_closed();
@@ -375,11 +335,9 @@ class mcp_stdio_child_transport : public mcp_transport,
     if (!exited) {
       m = "closed its stdout";
     } else if (WIFEXITED(status_)) {
-      m = "exited with status ";
-      m += std::to_string(WEXITSTATUS(status_));
+      m = str_cat("exited with status ", std::to_string(WEXITSTATUS(status_)));
     } else if (WIFSIGNALED(status_)) {
-      m = "was killed by signal ";
-      m += std::to_string(WTERMSIG(status_));
+      m = str_cat("was killed by signal ", std::to_string(WTERMSIG(status_)));
     } else {
       m = "exited";
     }
@@ -414,9 +372,9 @@ class mcp_stdio_child_transport : public mcp_transport,
       (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
     }
     if (self->done_) co_return;
-    std::string m = self->exit_message(true);
-    m += " (its stdout is still open: a process it started outside its process group holds it)";
-    m += self->shared_->stderr_ring.quote();
+    const std::string m =
+        str_cat(self->exit_message(true), " (its stdout is still open: a process it started outside its process group holds it)",
+                self->shared_->stderr_ring.quote());
     self->fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, self->shared_->name, m)));
   }
 
@@ -432,8 +390,7 @@ class mcp_stdio_child_transport : public mcp_transport,
     if (done_) co_return;
     const bool exited = co_await wait_exit(std::chrono::milliseconds(2000));
     if (done_) co_return;
-    std::string m = exit_message(exited);
-    m += shared_->stderr_ring.quote();
+    const std::string m = str_cat(exit_message(exited), shared_->stderr_ring.quote());
     fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::server_exited, shared_->name, m)));
   }
 
@@ -469,10 +426,8 @@ class mcp_stdio_child_transport : public mcp_transport,
   bool stdout_eof_ = false;
   int status_ = 0;
   bool done_ = false;  // stopped, shut down, or its session ended
-  bool writing_ = false;
   bool stderr_closed_ = false;
-  std::string out_buf_;
-  std::size_t in_flight_bytes_ = 0;
+  line_queue out_queue_;  // lines for the server's stdin
 };
 
 }  // namespace detail
