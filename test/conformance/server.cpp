@@ -3,9 +3,9 @@
 // the tools the suite names, with the texts its scenarios describe. Usage: conformance_server PORT (the last
 // argument); serves http://127.0.0.1:PORT/mcp until SIGINT or SIGTERM.
 //
-// What the suite also asks for and mcp_server does not serve yet (prompts, resources, logging, progress,
-// completion, sampling, elicitation, the SSE polling tool): see docs/mcp.md ("The conformance suite, server
-// side").
+// What the suite also asks for and mcp_server does not serve yet (prompts, resources, completion, sampling,
+// elicitation, the SSE polling tool): see docs/mcp.md ("The conformance suite, server side").
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +14,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <utility>
 
 #include <boost/asio/thread_pool.hpp>
@@ -92,8 +93,37 @@ struct error_handling : fixture_tool<error_handling> {
   [[noreturn]] static json run() { throw std::runtime_error("This tool intentionally returns an error for testing"); }
 };
 
+// The two tools that report through their attempt_context (scenarios tools-call-with-logging and
+// tools-call-with-progress): three messages each, ~50 ms apart, as the scenarios describe.
+struct tool_with_logging {
+  static constexpr std::string_view name = "test_tool_with_logging";
+  static constexpr std::string_view description = "Sends three info log messages while it runs.";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json&) const {
+    ctx.report_log("info", "Tool execution started");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ctx.report_log("info", "Tool processing data");
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ctx.report_log("info", "Tool execution completed");
+    return result({text("Tool with logging executed successfully")});
+  }
+};
+struct tool_with_progress {
+  static constexpr std::string_view name = "test_tool_with_progress";
+  static constexpr std::string_view description = "Reports progress 0, 50 and 100 of 100 while it runs.";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json&) const {
+    ctx.report_progress(0, 100);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ctx.report_progress(50, 100);
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    ctx.report_progress(100, 100);
+    return result({text("Tool with progress executed successfully")});
+  }
+};
+
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
-                                   error_handling>;
+                                   error_handling, tool_with_logging, tool_with_progress>;
 
 }  // namespace
 

@@ -9,8 +9,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <cerrno>
@@ -543,6 +545,81 @@ TEST(McpServerHttpServer, OurClientListsAndCallsOverHttp) {
     ta.join();
     EXPECT_EQ(c.value, 80);
     EXPECT_THROW(a.call("nope"), te::mcp_error);
+  }
+  server.reset();
+  pool.join();
+}
+
+struct chatty {
+  static constexpr std::string_view name = "chatty";
+  using side_effects = te::effects<te::reads<accounts>>;
+  json operator()(const te::attempt_context& ctx, const json&) const {
+    ctx.report_log("debug", "d");
+    ctx.report_log("info", "i");
+    ctx.report_log("warning", "w");
+    ctx.report_log("error", "e");
+    return "done";
+  }
+};
+
+// Over HTTP, a tool's log messages reach our client (on_log) on the request's stream, before the response:
+// every level until the session sets one, then only those at or above it; emergency suppresses them all (the
+// control: the filter is what removes them; checked by hand: without the filter in request_reporter::log the
+// warning and emergency expectations fail). Levels are per session: a second session still gets every level.
+// A bad level is -32602 naming it, and the session goes on.
+TEST(McpServerHttpServer, AToolsLogReachesOurClientAtOrAboveItsSessionsLevel) {
+  te::tool_registry<chatty> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  std::optional<te::mcp_server<te::json_tool_host<chatty>>> server;
+  server.emplace(pool, host, te::mcp_server_options{.name = "chatty"});
+  const std::string url = "http://127.0.0.1:" + std::to_string(server->listen_http("127.0.0.1", 0, "/mcp")) + "/mcp";
+  {
+    std::mutex m;
+    std::vector<json> a_logs, b_logs;
+    auto collect = [&m](std::vector<json>& into) {
+      return [&m, &into](const json& params) {
+        std::lock_guard lock(m);
+        into.push_back(params);
+      };
+    };
+    auto taken = [&m](std::vector<json>& from) {
+      std::lock_guard lock(m);
+      return std::exchange(from, {});
+    };
+    // A 2025 session (initialize, Mcp-Session-Id), which logging/setLevel is for (the 2026-07-28 era has none).
+    te::mcp_client_options ao;
+    ao.protocol_versions = {"2025-11-25"};
+    ao.on_log = collect(a_logs);
+    te::mcp_client_options bo = ao;
+    bo.on_log = collect(b_logs);
+    auto a = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, ao);
+    auto b = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, bo);
+    auto msg = [](const char* level, const char* data) {
+      return json{{"level", level}, {"logger", "chatty"}, {"data", data}};
+    };
+    const std::vector<json> all{msg("debug", "d"), msg("info", "i"), msg("warning", "w"), msg("error", "e")};
+    a.call("chatty");
+    EXPECT_EQ(taken(a_logs), all) << "every level until the session sets one";
+    EXPECT_EQ(a.request("logging/setLevel", {{"level", "warning"}}), json::object());
+    a.call("chatty");
+    EXPECT_EQ(taken(a_logs), (std::vector<json>{msg("warning", "w"), msg("error", "e")}));
+    b.call("chatty");
+    EXPECT_EQ(taken(b_logs), all) << "another session keeps its own level";
+    try {
+      a.request("logging/setLevel", {{"level", "verbose"}});
+      ADD_FAILURE() << "a bad level was accepted";
+    } catch (const te::mcp_rpc_error& e) {
+      EXPECT_EQ(e.code(), -32602);
+      EXPECT_NE(std::string(e.what()).find("Invalid params: at /level: expected one of debug, info, notice, warning, "
+                                           "error, critical, alert, emergency: verbose"),
+                std::string::npos)
+          << e.what();
+    }
+    EXPECT_EQ(a.request("logging/setLevel", {{"level", "emergency"}}), json::object());
+    a.call("chatty");
+    EXPECT_TRUE(taken(a_logs).empty()) << "a level above every message suppresses them all";
+    EXPECT_TRUE(taken(b_logs).empty());
   }
   server.reset();
   pool.join();

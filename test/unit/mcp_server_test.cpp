@@ -12,10 +12,12 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <boost/asio/co_spawn.hpp>
@@ -496,6 +498,163 @@ TEST(McpServer, AnIdempotencyKeyReplaysTheJournaledCall) {
   add("c", "k2");
   EXPECT_EQ(l.read("c"), 2) << "two keys: two calls";
   std::filesystem::remove_all(dir);
+}
+
+namespace {
+// A tool that logs one message at each of four levels, then one of `long_bytes` bytes at error (when asked).
+struct chatty {
+  static constexpr std::string_view name = "chatty";
+  using side_effects = te::effects<te::reads<accounts>>;
+  json operator()(const te::attempt_context& ctx, const json& args) const {
+    ctx.report_log("debug", "d");
+    ctx.report_log("info", "i");
+    ctx.report_log("warning", "w");
+    ctx.report_log("error", "e");
+    if (const std::size_t n = args.value("long_bytes", std::size_t{0}); n > 0)
+      ctx.report_log("error", std::string(n, 'x'));
+    return "done";
+  }
+};
+
+// A raw client of `serve_fds` over two pipes: writes lines, reads lines (each read bounded by 10 s).
+struct pipe_client {
+  int to_server[2]{-1, -1};
+  int from_server[2]{-1, -1};
+  std::string buffer;
+  pipe_client() {
+    if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) throw std::runtime_error("pipe");
+  }
+  ~pipe_client() {
+    for (int fd : {to_server[0], to_server[1], from_server[0], from_server[1]})
+      if (fd >= 0) ::close(fd);
+  }
+  void send(const json& message) {
+    const std::string line = message.dump() + "\n";
+    ASSERT_EQ(::write(to_server[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  }
+  void close_input() {
+    ::close(to_server[1]);
+    to_server[1] = -1;
+  }
+  // The next line the server writes, parsed; null when none comes within 10 s.
+  json next() {
+    for (;;) {
+      if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
+        json j = json::parse(buffer.substr(0, nl));
+        buffer.erase(0, nl + 1);
+        return j;
+      }
+      pollfd p{from_server[0], POLLIN, 0};
+      if (::poll(&p, 1, 10000) <= 0) return nullptr;
+      char chunk[65536];
+      const ssize_t n = ::read(from_server[0], chunk, sizeof chunk);
+      if (n <= 0) return nullptr;
+      buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+  // The notifications/message params the server sends before the response to request `id` (which it returns
+  // in `response`).
+  std::vector<json> logs_until(int id, json& response) {
+    std::vector<json> logs;
+    for (json m = next(); !m.is_null(); m = next()) {
+      if (m.value("method", "") == "notifications/message") logs.push_back(m["params"]);
+      if (m.contains("id") && m["id"] == id) {
+        response = m;
+        break;
+      }
+    }
+    return logs;
+  }
+};
+
+json rpc(int id, const std::string& method, json params) {
+  return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
+}
+}  // namespace
+
+// logging/setLevel is read strictly: a level that is not one of the eight names is invalid params naming it.
+TEST(McpServer, SetLevelReadsTheLevelStrictly) {
+  te::tool_registry<chatty> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(1);
+  te::mcp_server server(pool, host);
+  EXPECT_EQ(server.initialize_result("2025-11-25")["capabilities"],
+            json::parse(R"({"tools": {"listChanged": false}, "logging": {}})"));
+  auto error_of = [&](json params) -> std::string {
+    try {
+      boost::asio::io_context io;
+      auto f = boost::asio::co_spawn(io, server.handle_request("logging/setLevel", std::move(params), {}),
+                                     boost::asio::use_future);
+      io.run();
+      return "answered " + f.get().dump();
+    } catch (const te::mcp_server_error& e) {
+      return std::to_string(e.code()) + " " + e.what();
+    }
+  };
+  EXPECT_EQ(error_of({{"level", "verbose"}}),
+            "-32602 Invalid params: at /level: expected one of debug, info, notice, warning, error, critical, alert, "
+            "emergency: verbose");
+  EXPECT_EQ(error_of({{"level", "WARNING"}}),
+            "-32602 Invalid params: at /level: expected one of debug, info, notice, warning, error, critical, alert, "
+            "emergency: WARNING");
+  EXPECT_EQ(error_of({{"level", 4}}),
+            "-32602 Invalid params: at /level: expected one of debug, info, notice, warning, error, critical, alert, "
+            "emergency: 4");
+  EXPECT_EQ(error_of(json::object()), "-32602 Invalid params: missing required key \"level\"");
+  EXPECT_EQ(error_of(json::array()), "-32602 Invalid params: at : expected an object, got array: []");
+  EXPECT_EQ(error_of({{"level", "notice"}}), "answered {}");
+  // The filter's one rule, over the enum's order (RFC 5424's, lowest first).
+  static_assert(te::mcp_log_level_passes(te::mcp_log_level::warning, te::mcp_log_level::warning));
+  static_assert(te::mcp_log_level_passes(te::mcp_log_level::emergency, te::mcp_log_level::debug));
+  static_assert(!te::mcp_log_level_passes(te::mcp_log_level::info, te::mcp_log_level::warning));
+  static_assert(!te::mcp_log_level_passes(te::mcp_log_level::emergency, te::mcp_log_level::none));
+  static_assert(te::mcp_log_level_named("alert") == te::mcp_log_level::alert);
+  static_assert(te::mcp_log_level_named("none") == te::mcp_log_level::none);
+}
+
+// Over stdio, a tool's log messages reach the client of its request as notifications/message before the
+// response: every level until the client sets one, then only those at or above it; a level above every
+// message (emergency) suppresses them all (the control: the filter is what removes them). A message longer
+// than max_log_bytes is cut, and the session goes on. Checked by hand: with the filter removed from
+// request_reporter::log, the warning and emergency expectations fail.
+TEST(McpServer, AToolsLogReachesItsStdioClientAtOrAboveTheSessionsLevel) {
+  te::tool_registry<chatty> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host, te::mcp_server_options{.max_log_bytes = 8});
+  pipe_client c;
+  std::thread serving([&] { server.serve_fds(c.to_server[0], c.from_server[1]); });
+  json response;
+  c.send(rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
+                               {"clientInfo", {{"name", "raw"}, {"version", "1"}}}}));
+  EXPECT_TRUE(c.logs_until(1, response).empty());
+  EXPECT_EQ(response["result"]["capabilities"]["logging"], json::object());
+  c.send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  auto msg = [](const char* level, const char* data) {
+    return json{{"level", level}, {"logger", "chatty"}, {"data", data}};
+  };
+  c.send(rpc(2, "tools/call", {{"name", "chatty"}}));
+  EXPECT_EQ(c.logs_until(2, response), (std::vector<json>{msg("debug", "d"), msg("info", "i"), msg("warning", "w"),
+                                                          msg("error", "e")}))
+      << "every level until the client sets one";
+  EXPECT_EQ(response["result"]["content"][0]["text"], "done");
+  c.send(rpc(3, "logging/setLevel", {{"level", "warning"}}));
+  EXPECT_TRUE(c.logs_until(3, response).empty());
+  EXPECT_EQ(response["result"], json::object());
+  c.send(rpc(4, "tools/call", {{"name", "chatty"}, {"arguments", {{"long_bytes", 100000}}}}));
+  EXPECT_EQ(c.logs_until(4, response), (std::vector<json>{msg("warning", "w"), msg("error", "e"),
+                                                          msg("error", "xxxxxxxx...")}))
+      << "at or above warning; the long one cut to max_log_bytes";
+  c.send(rpc(5, "logging/setLevel", {{"level", "verbose"}}));
+  EXPECT_TRUE(c.logs_until(5, response).empty());
+  EXPECT_EQ(response["error"]["code"], -32602) << response.dump();
+  c.send(rpc(6, "logging/setLevel", {{"level", "emergency"}}));
+  EXPECT_TRUE(c.logs_until(6, response).empty());
+  c.send(rpc(7, "tools/call", {{"name", "chatty"}}));
+  EXPECT_TRUE(c.logs_until(7, response).empty()) << "a level above every message suppresses them all";
+  EXPECT_EQ(response["result"]["content"][0]["text"], "done");
+  c.close_input();
+  serving.join();
 }
 
 }  // namespace mcp_server_test_ns

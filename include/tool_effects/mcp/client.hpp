@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <functional>
 #include <future>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -74,6 +75,20 @@ constexpr std::string_view mcp_log_level_name(mcp_log_level l) noexcept {
     case mcp_log_level::none: break;
   }
   return "";
+}
+
+/// The level named `name` on the wire ("debug" ... "emergency", exactly); `none` for any other text.
+constexpr mcp_log_level mcp_log_level_named(std::string_view name) noexcept {
+  for (const auto l : {mcp_log_level::debug, mcp_log_level::info, mcp_log_level::notice, mcp_log_level::warning,
+                       mcp_log_level::error, mcp_log_level::critical, mcp_log_level::alert, mcp_log_level::emergency})
+    if (mcp_log_level_name(l) == name) return l;
+  return mcp_log_level::none;
+}
+
+/// Whether a log message at `message` reaches a client that asked for `threshold` and above (RFC 5424's order,
+/// lowest first, as the enum): never when either is `none`. The one rule of the server's log filter.
+constexpr bool mcp_log_level_passes(mcp_log_level message, mcp_log_level threshold) noexcept {
+  return message != mcp_log_level::none && threshold != mcp_log_level::none && message >= threshold;
 }
 
 /// How a server is started and talked to. Every member has a usable default.

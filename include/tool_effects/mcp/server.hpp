@@ -18,10 +18,15 @@
 //   `max_concurrent_calls` at once. A journal in the options replays a call
 //   repeated with the same client-supplied idempotency key (`_meta`
 //   `mcp_idempotency_meta_key`).
+// - logging: declared; `logging/setLevel` sets the session's level (every
+//   level until then), and a tool's `report_log` on its attempt_context goes
+//   to the client of its request as `notifications/message` when at or above it.
 // Reasoning and bounds: docs/mcp.md ("The server").
 #ifndef TOOL_EFFECTS_MCP_SERVER_HPP
 #define TOOL_EFFECTS_MCP_SERVER_HPP
 
+#include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -79,6 +84,9 @@ struct mcp_server_options {
   /// written): a client that stops reading its stdout while more wait ends its
   /// session. The client side's bound (mcp_client_options::max_write_queue_bytes).
   std::size_t max_write_queue_bytes = std::size_t{16} << 20;
+  /// The longest log message of a tool forwarded (`data` of notifications/message), at most an eighth of
+  /// `max_message_bytes`: longer ones are cut at a UTF-8 character boundary and end with "...".
+  std::size_t max_log_bytes = std::size_t{64} << 10;
 };
 
 /// What a transport tells the server about one incoming request.
@@ -89,6 +97,12 @@ struct mcp_server_request {
   /// Sends notifications/progress for this request (when the client asked for
   /// it); empty: progress goes nowhere. Thread-safe, never blocks.
   std::function<void(double progress, double total, const std::string& message)> progress{};
+  /// The log level of the request's session (`logging/setLevel` sets it; shared by the session's requests);
+  /// null: the request has no session to set it on, and its log messages go nowhere.
+  std::shared_ptr<std::atomic<mcp_log_level>> log_level{};
+  /// Sends notifications/message with `params` for this request (related to it: over HTTP on its stream,
+  /// before its response); empty: log messages go nowhere. Thread-safe, never blocks.
+  std::function<void(nlohmann::json params)> log{};
 };
 
 /// An MCP server for the tools of `Host` (a `json_tool_host<...>`, which must
@@ -138,7 +152,7 @@ class mcp_server {
     nlohmann::json info = {{"name", options_.name}, {"version", options_.version}};
     if (!options_.title.empty()) info["title"] = options_.title;
     nlohmann::json r = {{"protocolVersion", negotiate(requested)},
-                        {"capabilities", {{"tools", {{"listChanged", false}}}}},
+                        {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}}},
                         {"serverInfo", std::move(info)}};
     if (!options_.instructions.empty()) r["instructions"] = options_.instructions;
     return r;
@@ -161,6 +175,11 @@ class mcp_server {
     if (method == "tools/call") co_return co_await call_tool(std::move(params), std::move(request));
     if (method == "tools/list") co_return list_tools();
     if (method == "ping") co_return nlohmann::json::object();
+    if (method == "logging/setLevel") {
+      const mcp_log_level level = detail::read_set_level(params);
+      if (request.log_level) request.log_level->store(level);
+      co_return nlohmann::json::object();
+    }
     if (method == "initialize") {
       std::string v;
       if (params.is_object())
@@ -179,14 +198,15 @@ class mcp_server {
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
     // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
     auto call = std::make_shared<detail::tool_call_request>(std::move(r));
-    auto initiate = [this, call, cancel = request.cancel, progress = std::move(request.progress)](auto handler) {
+    auto initiate = [this, call, cancel = request.cancel, progress = std::move(request.progress),
+                     log = request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
       // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
       // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
       auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
-      boost::asio::post(*callers_, [this, call, cancel, progress, work, handler = std::move(handler)]() mutable {
-        nlohmann::json result = run_call(*call, cancel, progress);
+      boost::asio::post(*callers_, [this, call, cancel, progress, log, work, handler = std::move(handler)]() mutable {
+        nlohmann::json result = run_call(*call, cancel, progress, log);
         auto ex = boost::asio::get_associated_executor(handler);
         boost::asio::post(ex, [work, handler = std::move(handler), result = std::move(result)]() mutable {
           auto slot = boost::asio::get_associated_cancellation_slot(handler);
@@ -220,8 +240,10 @@ class mcp_server {
   /// Registers this server's request handlers on a session (any transport:
   /// stdio here, Streamable HTTP in <tool_effects/mcp/server_http.hpp>).
   void bind(detail::mcp_session& s) {
-    for (const char* m : {"initialize", "ping", "tools/list", "tools/call"})
-      s.on_request(m, [this](detail::mcp_request_context ctx) { return serve_request(std::move(ctx)); });
+    // The session's log level: every level until the client sets one (as the TypeScript SDK's server).
+    auto level = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
+    for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"})
+      s.on_request(m, [this, level](detail::mcp_request_context ctx) { return serve_request(std::move(ctx), level); });
     s.on_other_notification([](const std::string&, const nlohmann::json&) {});
   }
 
@@ -244,9 +266,21 @@ class mcp_server {
     if constexpr (requires { e.get_executor(); }) return e.get_executor();
     else return boost::asio::any_io_executor(e);
   }
-  boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx) {
+  boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx,
+                                                       std::shared_ptr<std::atomic<mcp_log_level>> level) {
     mcp_server_request r;
     r.id = ctx.id;
+    r.log_level = std::move(level);
+    // Posted onto the session's strand as progress is (below), so it precedes the response.
+    r.log = [id = ctx.id, weak = ctx.session](nlohmann::json params) {
+      auto s = weak.lock();
+      if (!s) return;
+      detail::mcp_outgoing meta;
+      meta.related_id = id;
+      boost::asio::post(s->strand(), [s, params = std::move(params), meta = std::move(meta)]() mutable {
+        s->notify("notifications/message", std::move(params), std::move(meta));
+      });
+    };
     if (nlohmann::json token = ctx.progress_token(); !token.is_null()) {
       // One post onto the session's strand, made before the tool returns: the strand runs it before the
       // response, which reaches the strand later (a co_spawn would add a hop and let the response overtake it).
@@ -276,19 +310,36 @@ class mcp_server {
     co_return co_await handle_request(std::move(ctx.method), std::move(ctx.params), std::move(r));
   }
 
+  // Where a request's log messages go, and the level of its session.
+  struct request_log {
+    std::shared_ptr<std::atomic<mcp_log_level>> level;
+    std::function<void(nlohmann::json)> send;
+  };
   // One tools/call on a caller thread (blocks it while the call waits for its grant and runs).
-  // Forwards a tool's progress to the request's client (its log messages: not yet, no logging capability).
+  // Forwards a tool's progress and its log messages (at or above its session's level, cut to max_log_bytes) to
+  // the request's client. Texts are made valid UTF-8 here, so no transport meets a byte it cannot encode.
   struct request_reporter final : attempt_reporter {
     const std::function<void(double, double, const std::string&)>* send;
-    explicit request_reporter(const std::function<void(double, double, const std::string&)>* f) : send(f) {}
+    const request_log* to;
+    std::string_view tool;
+    std::size_t max_bytes;
+    request_reporter(const std::function<void(double, double, const std::string&)>* f, const request_log* l,
+                     std::string_view t, std::size_t max)
+        : send(f), to(l), tool(t), max_bytes(max) {}
     void progress(double p, double total, const std::string& message) const override {
-      if (*send) (*send)(p, total, message);
+      if (*send) (*send)(p, total, detail::valid_utf8(message));
     }
-    void log(const std::string&, const std::string&) const override {}
+    void log(const std::string& level, const std::string& message) const override {
+      if (!to->send || !to->level) return;
+      const mcp_log_level l = detail::tool_log_level(level);
+      if (!mcp_log_level_passes(l, to->level->load())) return;
+      to->send(detail::log_message_params(l, tool, message, max_bytes));
+    }
   };
 
   nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
-                          const std::function<void(double, double, const std::string&)>& progress) {
+                          const std::function<void(double, double, const std::string&)>& progress,
+                          const request_log& log) {
     if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
       return {{"content", nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
               {"isError", true}};
@@ -297,7 +348,8 @@ class mcp_server {
     call.name = r.name;
     call.arguments = r.arguments;
     const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
-    const request_reporter reporter(&progress);
+    const request_reporter reporter(&progress, &log, r.name,
+                                    std::min(options_.max_log_bytes, options_.max_message_bytes / 8));
     auto out = host_->run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::span<const tool_call>(&call, 1),
                           scope);
     return detail::call_tool_result(out.front(), r.name);

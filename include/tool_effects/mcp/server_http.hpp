@@ -18,6 +18,7 @@
 #ifndef TOOL_EFFECTS_MCP_SERVER_HTTP_HPP
 #define TOOL_EFFECTS_MCP_SERVER_HTTP_HPP
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <map>
@@ -158,7 +159,8 @@ namespace detail {
 
 // mcp_server behind the HTTP transport: every request runs as its own coroutine through handle_request (its
 // answer, or its mcp_server_error, goes back on its stream); notifications/cancelled cancels the named request of
-// the same session; a session that ends cancels its requests under way.
+// the same session; a session that ends cancels its requests under way. Each session has its log level
+// (logging/setLevel; every level until set); a stateless request has none, and its log messages go nowhere.
 template <class Server>
 class mcp_server_http_bridge final : public mcp_http_handler,
                                      public std::enable_shared_from_this<mcp_server_http_bridge<Server>> {
@@ -175,18 +177,25 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     }
     nlohmann::json id = msg["id"];
     turn_cancellation cancel;
+    std::shared_ptr<std::atomic<mcp_log_level>> level;
     {
       std::lock_guard lock(m_);
       running_[key(peer->session_id(), id)] = cancel;
+      if (!peer->session_id().empty()) {  // made here, on the transport's strand: never after on_closed
+        auto& l = levels_[peer->session_id()];
+        if (!l) l = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
+        level = l;
+      }
     }
     nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
     boost::asio::co_spawn(ex_,
                           run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
-                              std::move(id), std::move(cancel)),
+                              std::move(id), std::move(cancel), std::move(level)),
                           boost::asio::detached);
   }
   void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
     std::lock_guard lock(m_);
+    levels_.erase(peer->session_id());
     const std::string prefix = str_cat(peer->session_id(), "\n");
     for (auto it = running_.lower_bound(prefix); it != running_.end() && it->first.rfind(prefix, 0) == 0;) {
       it->second.cancel();
@@ -208,13 +217,19 @@ class mcp_server_http_bridge final : public mcp_http_handler,
 
   static boost::asio::awaitable<void> run(std::shared_ptr<mcp_server_http_bridge> b,
                                           std::shared_ptr<mcp_http_peer> peer, std::string method,
-                                          nlohmann::json params, nlohmann::json id, turn_cancellation cancel) {
+                                          nlohmann::json params, nlohmann::json id, turn_cancellation cancel,
+                                          std::shared_ptr<std::atomic<mcp_log_level>> level) {
     nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
     try {
       mcp_server_request request;
       request.session = peer->session_id();
       request.id = id;
       request.cancel = cancel;
+      request.log_level = std::move(level);
+      request.log = [peer, id](nlohmann::json p) {  // on the request's own stream, as progress
+        peer->send(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", std::move(p)}},
+                   id);
+      };
       if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
           params["_meta"].contains("progressToken")) {  // progress goes on the request's own stream
         request.progress = [peer, id, token = params["_meta"]["progressToken"]](double progress, double total,
@@ -244,6 +259,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   boost::asio::any_io_executor ex_;
   std::mutex m_;
   std::map<std::string, turn_cancellation> running_;  // session "\n" id → the request's cancellation
+  std::map<std::string, std::shared_ptr<std::atomic<mcp_log_level>>> levels_;  // session → its log level
 };
 
 }  // namespace detail

@@ -13,7 +13,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/quote.hpp>
+#include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json.hpp>
+#include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
@@ -89,6 +92,41 @@ inline nlohmann::json call_tool_result(const outcome<nlohmann::json>& o, std::st
   if (!a.is_error && o.has_value() && o.value().is_object()) r["structuredContent"] = o.value();
   if (a.is_error) r["isError"] = true;
   return r;
+}
+
+// The level of a `logging/setLevel` request read strictly: `level`, one of the eight names (RFC 5424's
+// severities) the specification lists, exactly; else invalid params naming the member and the value.
+inline mcp_log_level read_set_level(const nlohmann::json& params) {
+  if (!params.is_object())
+    throw mcp_server_error(rpc_invalid_params,
+                           str_cat("Invalid params: at : ", expected("an object", params), ": ", preview(params)));
+  const auto level = params.find("level");
+  if (level == params.end())
+    throw mcp_server_error(rpc_invalid_params, "Invalid params: missing required key \"level\"");
+  const mcp_log_level l =
+      level->is_string() ? mcp_log_level_named(level->get_ref<const std::string&>()) : mcp_log_level::none;
+  if (l == mcp_log_level::none)
+    throw mcp_server_error(rpc_invalid_params,
+                           str_cat("Invalid params: at /level: expected one of debug, info, notice, warning, error, "
+                                   "critical, alert, emergency: ",
+                                   preview(*level)));
+  return l;
+}
+
+// The level a tool's log message is sent at: the level it names ("debug" ... "emergency"), any other text "info".
+inline mcp_log_level tool_log_level(std::string_view level) noexcept {
+  const mcp_log_level l = mcp_log_level_named(level);
+  return l == mcp_log_level::none ? mcp_log_level::info : l;
+}
+
+// The `notifications/message` params of a tool's log message: its level, the tool as `logger`, the message as
+// `data`, cut at a UTF-8 character boundary to `max_bytes` ("..." appended) and made valid UTF-8.
+inline nlohmann::json log_message_params(mcp_log_level level, std::string_view logger, std::string_view message,
+                                         std::size_t max_bytes) {
+  nlohmann::json p = {{"level", std::string(mcp_log_level_name(level))}};
+  if (!logger.empty()) p["logger"] = valid_utf8(logger);
+  p["data"] = utf8_excerpt(message, max_bytes);
+  return p;
 }
 
 }  // namespace detail
