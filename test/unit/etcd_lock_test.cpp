@@ -291,7 +291,9 @@ TEST(EtcdLease, AKeeperPausedPastItsTtlKnowsItsLeaseIsLost) {
 
 // A lease_keeper given an executor renews the lease from a coroutine there and nowhere else: while the test
 // runs `io` for longer than the TTL the lease is kept; while nobody runs `io` for longer than the TTL it is
-// lost ("keepalive_timeout"), and stop() returns once the coroutine has ended on `io`.
+// lost ("keepalive_timeout"), and stop() returns once the coroutine has ended on `io`. Control (by hand):
+// with the keeper ignoring the executor (its own io_context and thread), the lease is not lost while `io`
+// is left unrun, and the test fails.
 TEST(EtcdLease, AKeeperOnAGivenExecutorRenewsOnlyWhileThatExecutorRuns) {
   const auto eps = endpoints();
   if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
