@@ -17,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -285,6 +287,32 @@ TEST(EtcdLease, AKeeperPausedPastItsTtlKnowsItsLeaseIsLost) {
   const auto prefix = "te-lease/" + std::to_string(std::random_device{}()) + "/";
   EXPECT_EQ(run_child(eps, prefix + "running", false), 11) << "10: lost, 11: kept, 2x: the child failed";
   EXPECT_EQ(run_child(eps, prefix + "paused", true), 10) << "10: lost, 11: kept, 2x: the child failed";
+}
+
+// A lease_keeper given an executor renews the lease from a coroutine there and nowhere else: while the test
+// runs `io` for longer than the TTL the lease is kept; while nobody runs `io` for longer than the TTL it is
+// lost ("keepalive_timeout"), and stop() returns once the coroutine has ended on `io`. Control (by hand):
+// with the keeper ignoring the executor (its own io_context and thread), the lease is not lost while `io`
+// is left unrun, and the test fails.
+TEST(EtcdLease, AKeeperOnAGivenExecutorRenewsOnlyWhileThatExecutorRuns) {
+  const auto eps = endpoints();
+  if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
+  etcd::client_options o;
+  o.endpoints = eps;
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  etcd::lease_keeper keeper(o, {std::chrono::seconds(2), std::chrono::milliseconds(300)}, io.get_executor());
+  io.run_for(std::chrono::milliseconds(3500));  // longer than the TTL: renewed from `io` only
+  EXPECT_FALSE(keeper.lost()) << keeper.reason();
+  EXPECT_EQ(keeper.reason(), "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // `io` not run for longer than the TTL
+  EXPECT_TRUE(keeper.lost());
+  EXPECT_EQ(keeper.reason(), "keepalive_timeout");
+  work.reset();
+  std::thread runner([&] { io.run(); });
+  keeper.stop();
+  runner.join();
+  EXPECT_TRUE(keeper.lost()) << "a lost lease stays lost";
 }
 
 }  // namespace etcd_lock_test_ns
