@@ -738,7 +738,8 @@ TEST(EtcdCoordinator, AsyncAcquisitionsDoTheirIoOnTheGivenExecutor) {
   boost::asio::io_context io;
   auto o = options(prefix, 5s);
   o.executor = io.get_executor();
-  etcd::etcd_coordinator c(o);
+  std::optional<etcd::etcd_coordinator> holder(std::in_place, o);
+  auto& c = *holder;
   const auto d = te::describe<increment>("increment");
   std::atomic<bool> called{false};
   std::atomic<std::uint64_t> token{0};
@@ -753,10 +754,15 @@ TEST(EtcdCoordinator, AsyncAcquisitionsDoTheirIoOnTheGivenExecutor) {
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(adm.range(q).count, 0) << "the acquisition ran without its executor";
   EXPECT_FALSE(called.load());
-  io.run_for(10s);  // returns once the acquisition's coroutine has ended
-  for (int i = 0; i < 500 && !called; ++i) std::this_thread::sleep_for(10ms);  // the handler, on the system executor
+  // `io` also renews the lease (it never runs out of work while the coordinator lives): run it in slices
+  for (int i = 0; i < 1000 && !called; ++i) io.run_for(10ms);  // the handler, on the system executor
   EXPECT_TRUE(called.load());
   EXPECT_GT(token.load(), 0u);
+  EXPECT_FALSE(c.lease_lost());
+  // the coordinator's destruction waits for the keepalive coroutine, which ends on `io`
+  std::thread runner([&] { io.run(); });
+  holder.reset();
+  runner.join();
 }
 
 }  // namespace etcd_coordinator_test_ns

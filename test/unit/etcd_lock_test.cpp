@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <memory>
 #include <future>
 #include <random>
 #include <string>
@@ -17,6 +18,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -285,6 +289,61 @@ TEST(EtcdLease, AKeeperPausedPastItsTtlKnowsItsLeaseIsLost) {
   const auto prefix = "te-lease/" + std::to_string(std::random_device{}()) + "/";
   EXPECT_EQ(run_child(eps, prefix + "running", false), 11) << "10: lost, 11: kept, 2x: the child failed";
   EXPECT_EQ(run_child(eps, prefix + "paused", true), 10) << "10: lost, 11: kept, 2x: the child failed";
+}
+
+// A lease_keeper given an executor renews the lease from a coroutine there and nowhere else: while the test
+// runs `io` for longer than the TTL the lease is kept; while nobody runs `io` for longer than the TTL it is
+// lost ("keepalive_timeout"), and stop() returns once the coroutine has ended on `io`. Control (by hand):
+// with the keeper ignoring the executor (its own io_context and thread), the lease is not lost while `io`
+// is left unrun, and the test fails.
+TEST(EtcdLease, AKeeperOnAGivenExecutorRenewsOnlyWhileThatExecutorRuns) {
+  const auto eps = endpoints();
+  if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
+  etcd::client_options o;
+  o.endpoints = eps;
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  etcd::lease_keeper keeper(o, {std::chrono::seconds(2), std::chrono::milliseconds(300)}, io.get_executor());
+  io.run_for(std::chrono::milliseconds(3500));  // longer than the TTL: renewed from `io` only
+  EXPECT_FALSE(keeper.lost()) << keeper.reason();
+  EXPECT_EQ(keeper.reason(), "");
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));  // `io` not run for longer than the TTL
+  EXPECT_TRUE(keeper.lost());
+  EXPECT_EQ(keeper.reason(), "keepalive_timeout");
+  work.reset();
+  std::thread runner([&] { io.run(); });
+  keeper.stop();
+  runner.join();
+  EXPECT_TRUE(keeper.lost()) << "a lost lease stays lost";
+}
+
+// The last owner of a keeper on a given executor may destroy it on that executor's only thread (a coordinator
+// released by the last call of a single-threaded server): stop() cancels the coroutine and does not wait for it,
+// so the destructor returns, the coroutine ends when `io` next runs it, and `io` runs out of work. Control (by
+// hand): with stop() waiting for the coroutine, as it did, the destructor never returns (the test hangs until
+// ctest's timeout).
+TEST(EtcdLease, AKeeperDestroyedOnItsExecutorsOnlyThreadDoesNotWaitForIt) {
+  const auto eps = endpoints();
+  if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
+  etcd::client_options o;
+  o.endpoints = eps;
+  boost::asio::io_context io;
+  auto keeper = std::make_unique<etcd::lease_keeper>(o, etcd::lease_options{std::chrono::seconds(2),
+                                                                           std::chrono::milliseconds(300)},
+                                                     io.get_executor());
+  const std::int64_t id = keeper->id();
+  bool destroyed = false;
+  boost::asio::steady_timer later(io, std::chrono::milliseconds(700));  // after a keepalive or two
+  later.async_wait([&](boost::system::error_code) {
+    keeper.reset();  // on io's only thread
+    destroyed = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  io.run();  // returns once the cancelled coroutine has ended: nothing else keeps io busy
+  EXPECT_TRUE(destroyed);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  etcd::client c(o);
+  EXPECT_THROW((void)c.lease_keepalive(id), etcd::error) << "the destructor revoked the lease";
 }
 
 }  // namespace etcd_lock_test_ns

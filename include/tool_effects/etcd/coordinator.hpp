@@ -48,7 +48,11 @@ struct coordinator_options {
   std::string prefix = "tool_effects/";      ///< key prefix: processes coordinate iff they share it
   std::chrono::milliseconds wait_limit{0};   ///< default wait limit of an acquisition (0: none)
   /// Where asynchronous acquisitions do their I/O (a strand of it per acquisition); empty: the handler's
-  /// associated executor (the dispatcher's). The coordinator has no thread for them.
+  /// associated executor (the dispatcher's). The coordinator has no thread for them. When set, the lease's
+  /// keepalive coroutine runs there too (no thread of the coordinator's at all; the lease is renewed only
+  /// while it runs). Destroying the last copy of the coordinator never waits for that executor (it may run
+  /// on its only thread). When empty, the lease is renewed on an io_context of the lease_keeper's own (one
+  /// thread).
   std::optional<boost::asio::any_io_executor> executor;
 };
 

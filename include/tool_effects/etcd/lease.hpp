@@ -1,6 +1,6 @@
-// tool_effects/etcd/lease.hpp — a process's etcd lease, kept alive by a thread of its own, that knows when it
-// must be treated as lost: etcd said it expired, or no keepalive succeeded for a whole TTL (a paused process,
-// a partition). Include <tool_effects/etcd.hpp>.
+// tool_effects/etcd/lease.hpp — a process's etcd lease, renewed by a coroutine (steady_timer + async_client
+// keepalive) on an Asio executor, that knows when it must be treated as lost: etcd said it expired, or no
+// keepalive succeeded for a whole TTL (a paused process, a partition). Include <tool_effects/etcd.hpp>.
 #ifndef TOOL_EFFECTS_ETCD_LEASE_HPP
 #define TOOL_EFFECTS_ETCD_LEASE_HPP
 
@@ -8,11 +8,28 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/system/system_error.hpp>
+
+#include <tool_effects/etcd/async_client.hpp>
 #include <tool_effects/etcd/client.hpp>
 
 namespace tool_effects::etcd {
@@ -23,123 +40,190 @@ struct lease_options {
   std::chrono::milliseconds keepalive{0};       ///< period; 0: a third of the TTL
 };
 
-/// Grants a lease and renews it from a thread of its own until destroyed (then revokes it, best effort).
+namespace detail {
+// What a lease_keeper shares with its keepalive coroutine, which owns it too: the coroutine may outlive the
+// keeper on an executor given by the caller (stop() does not wait for it there).
+struct lease_state {
+  std::int64_t id = 0;
+  std::chrono::seconds ttl{0};
+  std::chrono::milliseconds period{0};
+  mutable std::mutex mutex;
+  std::chrono::steady_clock::time_point last_ok;  // mutex
+  mutable std::atomic<bool> lost{false};
+  mutable std::string reason;  // mutex
+  std::atomic<bool> stop{false};
+  bool ended = false;  // the coroutine has ended (mutex)
+  std::condition_variable ended_cv;
+  boost::asio::cancellation_signal cancel;  // emitted on the strand only
+  std::optional<boost::asio::strand<boost::asio::any_io_executor>> strand;
+
+  // With mutex held: whether a whole TTL passed since the last successful keepalive; latches the loss.
+  bool latch_if_timed_out() const {
+    if (lost) return true;
+    if (std::chrono::steady_clock::now() - last_ok < ttl) return false;
+    lost = true;
+    reason = "keepalive_timeout";
+    return true;
+  }
+  [[nodiscard]] bool is_lost() const {
+    if (lost) return true;
+    std::lock_guard lock(mutex);
+    return latch_if_timed_out();
+  }
+  [[nodiscard]] std::string why() const {
+    std::lock_guard lock(mutex);
+    latch_if_timed_out();
+    return reason;
+  }
+};
+}  // namespace detail
+
+/// Grants a lease (blocking, in the constructor) and renews it from one coroutine on a strand of the given
+/// executor, until stop() or the destructor (which then revokes it, best effort). Without an executor the
+/// coroutine runs on an io_context of the keeper's own, run by one thread that runs nothing else.
 /// `lost()` becomes true, and stays true, once etcd reports the lease expired or no keepalive succeeded
 /// within the TTL since the last success: from then on every grant made under it must be treated as lost
-/// (in-flight calls fail with `lease_lost`; their fencing tokens are stale). Uses a client of its own.
+/// (in-flight calls fail with `lease_lost`; their fencing tokens are stale).
+/// With an executor given, stop() and the destructor never block on it (they may run on its only thread):
+/// the coroutine is cancelled there and ends when that executor next runs it, owning what it uses.
 class lease_keeper {
  public:
-  lease_keeper(client_options options, lease_options lease_opts = {})
-      : client_(std::move(options)), opts_(lease_opts) {
-    const auto granted = client_.lease_grant(opts_.ttl.count());
-    id_ = granted.id;
-    ttl_ = std::chrono::seconds(granted.ttl);
-    last_ok_ = std::chrono::steady_clock::now();
-    period_ = opts_.keepalive.count() > 0 ? opts_.keepalive
-                                          : std::chrono::duration_cast<std::chrono::milliseconds>(ttl_) / 3;
-    thread_ = std::thread([this] { run(); });
+  using executor_type = boost::asio::any_io_executor;
+
+  /// Grants the lease (throws etcd::error when no endpoint answers) and renews it on a strand of `ex`, or,
+  /// without one, on an io_context of the keeper's own (one thread runs it).
+  explicit lease_keeper(client_options options, lease_options lease_opts = {},
+                        std::optional<executor_type> ex = std::nullopt)
+      : client_(options), opts_(lease_opts), state_(std::make_shared<detail::lease_state>()) {
+    grant();
+    if (ex) {
+      start(std::move(options), std::move(*ex));
+    } else {
+      own_ = std::make_unique<boost::asio::io_context>();
+      start(std::move(options), own_->get_executor());
+      thread_ = std::thread([this] { own_->run(); });
+    }
   }
   lease_keeper(const lease_keeper&) = delete;
   lease_keeper& operator=(const lease_keeper&) = delete;
   ~lease_keeper() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    wake_.notify_all();
-    thread_.join();
-    if (!lost_) {
+    stop();
+    if (own_) state_->strand.reset();  // before own_ goes (the coroutine has ended)
+    if (!state_->lost) {
       try {
-        client_.lease_revoke(id_);
+        client_.lease_revoke(state_->id);
       } catch (const error&) {
       }
     }
   }
 
-  [[nodiscard]] std::int64_t id() const noexcept { return id_; }
-  [[nodiscard]] std::chrono::seconds ttl() const noexcept { return ttl_; }
+  /// Cancels the keepalive coroutine. Idempotent. On the keeper's own io_context it waits until the
+  /// coroutine has ended and joins the thread; on a given executor it returns at once (the coroutine ends
+  /// there). The lease is not revoked here (the destructor does that); lost() still reports a TTL without a
+  /// keepalive afterwards.
+  void stop() noexcept {
+    if (!state_->stop.exchange(true)) {
+      boost::asio::post(*state_->strand,
+                        [st = state_] { st->cancel.emit(boost::asio::cancellation_type::terminal); });
+    }
+    if (!own_) return;
+    {
+      std::unique_lock lock(state_->mutex);
+      state_->ended_cv.wait(lock, [this] { return state_->ended; });
+    }
+    if (thread_.joinable()) thread_.join();
+  }
+
+  [[nodiscard]] std::int64_t id() const noexcept { return state_->id; }
+  [[nodiscard]] std::chrono::seconds ttl() const noexcept { return state_->ttl; }
 
   /// Whether the lease must be treated as lost (see the class comment). Also checks the clock, so a keeper
-  /// whose own thread was paused together with the process reports the loss as soon as it runs again.
+  /// whose coroutine was paused together with the process reports the loss as soon as it runs again.
   /// Once true it stays true, even if a later keepalive would succeed (etcd may still hold the lease, e.g.
   /// after a leader change extended it): a grant once reported lost is never reported held again.
-  [[nodiscard]] bool lost() const {
-    if (lost_) return true;
-    std::lock_guard lock(mutex_);
-    return latch_if_timed_out();
-  }
+  [[nodiscard]] bool lost() const { return state_->is_lost(); }
 
   /// Why it was lost: "lease_lost" (etcd expired it) or "keepalive_timeout"; empty while it is not.
-  [[nodiscard]] std::string reason() const {
-    std::lock_guard lock(mutex_);
-    latch_if_timed_out();
-    return reason_;
-  }
+  [[nodiscard]] std::string reason() const { return state_->why(); }
 
  private:
-  void run() {
-    std::unique_lock lock(mutex_);
-    while (!stop_ && !lost_) {
-      wake_.wait_for(lock, period_, [this] { return stop_; });
-      if (stop_) break;
+  void grant() {
+    const auto granted = client_.lease_grant(opts_.ttl.count());
+    auto& st = *state_;
+    st.id = granted.id;
+    st.ttl = std::chrono::seconds(granted.ttl);
+    st.last_ok = std::chrono::steady_clock::now();
+    st.period = opts_.keepalive.count() > 0 ? opts_.keepalive
+                                            : std::chrono::duration_cast<std::chrono::milliseconds>(st.ttl) / 3;
+  }
+
+  void start(client_options options, executor_type ex) {
+    state_->strand.emplace(boost::asio::make_strand(std::move(ex)));
+    boost::asio::co_spawn(*state_->strand, run(state_, std::move(options)),
+                          boost::asio::bind_cancellation_slot(state_->cancel.slot(), [st = state_](std::exception_ptr) {
+                            std::lock_guard lock(st->mutex);
+                            st->ended = true;
+                            st->ended_cv.notify_all();
+                          }));
+  }
+
+  // Waits one period; false when stopped (cancelled) meanwhile.
+  static boost::asio::awaitable<bool> pause(const detail::lease_state& st, boost::asio::steady_timer& timer) {
+    timer.expires_after(st.period);
+    try {
+      co_await timer.async_wait(boost::asio::use_awaitable);
+    } catch (const boost::system::system_error&) {
+      co_return false;
+    }
+    co_return !st.stop;
+  }
+
+  static boost::asio::awaitable<void> run(std::shared_ptr<detail::lease_state> self, client_options options) {
+    auto& st = *self;
+    async_client c(std::move(options), co_await boost::asio::this_coro::executor);
+    boost::asio::steady_timer timer(co_await boost::asio::this_coro::executor);
+    while (!st.lost && co_await pause(st, timer)) {
       const auto before = std::chrono::steady_clock::now();
-      if (latch_if_timed_out()) break;  // paused or cut off for a whole TTL: the lease may be gone already
-      lock.unlock();
+      if (st.is_lost()) break;  // paused or cut off for a whole TTL: the lease may be gone already
       std::optional<errc> failure;
       try {
-        client_.lease_keepalive(id_);
+        co_await c.lease_keepalive(st.id);
       } catch (const error& e) {
         failure = e.value();
+      } catch (const boost::system::system_error&) {
+        co_return;  // cancelled by stop()
       }
-      lock.lock();
-      if (lost_ || latch_if_timed_out()) break;  // an answer after a whole TTL of silence comes too late
+      if (st.stop) co_return;
+      std::lock_guard lock(st.mutex);
+      if (st.lost || st.latch_if_timed_out()) break;  // an answer after a whole TTL of silence comes too late
       if (!failure) {
-        // counted from before the request: etcd renewed the TTL no earlier than that
-        last_ok_ = before;
+        st.last_ok = before;  // counted from before the request: etcd renewed the TTL no earlier than that
       } else if (*failure == errc::lease_not_found) {
-        lost_ = true;
-        reason_ = "lease_lost";
+        st.lost = true;
+        st.reason = "lease_lost";
       }
     }
     // Given up by this side while etcd may still hold it: revoke it (best effort, retried for a TTL), so that
     // its keys do not block others until it expires.
-    const auto give_up = std::chrono::steady_clock::now() + ttl_;
-    while (!stop_ && lost_ && reason_ == "keepalive_timeout" && std::chrono::steady_clock::now() < give_up) {
-      lock.unlock();
-      bool done = false;
+    const auto give_up = std::chrono::steady_clock::now() + st.ttl;
+    while (!st.stop && st.lost && st.why() == "keepalive_timeout" && std::chrono::steady_clock::now() < give_up) {
       try {
-        client_.lease_revoke(id_);
-        done = true;
+        co_await c.lease_revoke(st.id);
+        break;
       } catch (const error& e) {
-        done = e.value() != errc::unavailable && e.value() != errc::timeout;  // lease_not_found: gone already
+        if (e.value() != errc::unavailable && e.value() != errc::timeout) break;  // lease_not_found: gone already
+      } catch (const boost::system::system_error&) {
+        co_return;
       }
-      lock.lock();
-      if (done) break;
-      wake_.wait_for(lock, period_, [this] { return stop_; });
+      if (!co_await pause(st, timer)) co_return;
     }
   }
 
-  // With mutex_ held: whether a whole TTL passed since the last successful keepalive; latches the loss.
-  bool latch_if_timed_out() const {
-    if (lost_) return true;
-    if (std::chrono::steady_clock::now() - last_ok_ < ttl_) return false;
-    lost_ = true;
-    reason_ = "keepalive_timeout";
-    return true;
-  }
-
-  client client_;
+  client client_;  // grant and revoke (blocking, on its own io_context in the calling thread)
   lease_options opts_;
-  std::int64_t id_ = 0;
-  std::chrono::seconds ttl_{0};
-  std::chrono::milliseconds period_{0};
-  mutable std::mutex mutex_;
-  std::condition_variable wake_;
-  std::chrono::steady_clock::time_point last_ok_;
-  mutable std::atomic<bool> lost_{false};
-  bool stop_ = false;
-  mutable std::string reason_;
-  std::thread thread_;
+  std::shared_ptr<detail::lease_state> state_;
+  std::unique_ptr<boost::asio::io_context> own_;  // the own io_context, when no executor was given
+  std::thread thread_;                            // runs own_ only
 };
 
 }  // namespace tool_effects::etcd

@@ -36,7 +36,7 @@ inline boost::system::error_code acquisition_error(errc why) noexcept {
   }
 }
 
-// What the copies of one coordinator share: the lease, the client UUID, a pool of idle blocking clients (a
+// What the copies of one coordinator share: the lease (renewed on coordinator_options::executor when set), the client UUID, a pool of idle blocking clients (a
 // blocking acquisition holds a client of its own, so waits do not serialize on one connection).
 struct coordinator_state {
   coordinator_options opts;
@@ -46,7 +46,7 @@ struct coordinator_state {
   std::mutex m;
   std::vector<std::unique_ptr<client>> idle;
 
-  explicit coordinator_state(coordinator_options o) : opts(std::move(o)), keeper(opts.client, opts.lease) {
+  explicit coordinator_state(coordinator_options o) : opts(std::move(o)), keeper(opts.client, opts.lease, opts.executor) {
     std::random_device rd;
     static constexpr char hex[] = "0123456789abcdef";
     for (int i = 0; i < 16; ++i) uuid += hex[rd() & 15];
