@@ -166,7 +166,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   mcp_server_http_bridge(Server* server, boost::asio::any_io_executor ex) : server_(server), ex_(std::move(ex)) {}
 
   void on_message(const std::shared_ptr<mcp_http_peer>& peer, nlohmann::json msg,
-                  const mcp_http_request_info&) override {
+                  const mcp_http_request_info& info) override {
     const auto method = msg.find("method");
     if (method == msg.end() || !method->is_string()) return;  // a response: no server-to-client request yet
     if (!msg.contains("id")) {
@@ -182,7 +182,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
     boost::asio::co_spawn(ex_,
                           run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
-                              std::move(id), std::move(cancel)),
+                              std::move(id), std::move(cancel), info.protocol_version),
                           boost::asio::detached);
   }
   void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
@@ -208,13 +208,15 @@ class mcp_server_http_bridge final : public mcp_http_handler,
 
   static boost::asio::awaitable<void> run(std::shared_ptr<mcp_server_http_bridge> b,
                                           std::shared_ptr<mcp_http_peer> peer, std::string method,
-                                          nlohmann::json params, nlohmann::json id, turn_cancellation cancel) {
+                                          nlohmann::json params, nlohmann::json id, turn_cancellation cancel,
+                                          std::string transport_version) {
     nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
     try {
       mcp_server_request request;
       request.session = peer->session_id();
       request.id = id;
       request.cancel = cancel;
+      request.transport_version = std::move(transport_version);
       if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
           params["_meta"].contains("progressToken")) {  // progress goes on the request's own stream
         request.progress = [peer, id, token = params["_meta"]["progressToken"]](double progress, double total,
