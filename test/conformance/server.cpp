@@ -122,8 +122,22 @@ struct logging_tool {
   }
 };
 
+// A parameter mirrored in a header (2026-07-28 x-mcp-header: http-custom-header-server-validation): a call over
+// HTTP whose Mcp-Param-Region is missing, broken or another value is refused with -32020 before it runs.
+struct region_header {
+  static constexpr std::string_view name = "test_region_header";
+  static constexpr std::string_view description = "Echoes its region, which travels in the Mcp-Param-Region header.";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+          "required": ["region"]})";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const json& args) const {
+    return result({json{{"type", "text"}, {"text", "region: " + args.value("region", std::string())}}});
+  }
+};
+
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
-                                   error_handling, missing_capability, streaming_elicitation, logging_tool>;
+                                   error_handling, missing_capability, streaming_elicitation, logging_tool, region_header>;
 
 }  // namespace
 

@@ -315,6 +315,13 @@ TEST_F(McpServerHttp, TheStatelessEraChecksItsMirroredHeaders) {
   // OWS around the value, and the Base64 form, are the same name.
   EXPECT_EQ(post(rpc(2, "tools/call", {{"name", "add"}}), modern("tools/call", "  add ")).status, 200);
   EXPECT_EQ(post(rpc(3, "tools/call", {{"name", "add"}}), modern("tools/call", "=?base64?YWRk?=")).status, 200);
+  // Padding is required ("Hello, world!": 20 characters padded, 18 without); a long unpadded value is refused
+  // (its decoding once wrote past the buffer sized for whole groups).
+  const std::string hello = "Hello, world!";
+  EXPECT_EQ(post(rpc(31, "tools/call", {{"name", hello}}), modern("tools/call", "=?base64?SGVsbG8sIHdvcmxkIQ==?=")).status,
+            200);
+  EXPECT_EQ(error_code(post(rpc(32, "tools/call", {{"name", hello}}), modern("tools/call", "=?base64?SGVsbG8sIHdvcmxkIQ?="))),
+            -32020);
   const auto wrong = post(rpc(4, "tools/call", {{"name", "add"}}), modern("tools/call", "sub"));
   EXPECT_EQ(wrong.status, 400);
   EXPECT_EQ(json::parse(wrong.body),

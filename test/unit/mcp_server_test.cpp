@@ -680,4 +680,55 @@ TEST(McpServer, TheModernEraIsServedOverStdio) {
   EXPECT_EQ(replies[3]["result"]["resultType"], "complete");
 }
 
+
+namespace {
+struct region_tool {
+  static constexpr std::string_view name = "regional";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
+          "urgent": {"type": "boolean", "x-mcp-header": "Urgent"}, "note": {"type": "string"}}})";
+  using side_effects = te::effects<te::reads<accounts>>;
+  json operator()(const json& args) const {
+    return json(args.contains("region") && args["region"].is_string() ? args["region"].get<std::string>() : "none");
+  }
+};
+}  // namespace
+
+// 2026-07-28 over HTTP: a parameter the schema mirrors in a header (x-mcp-header) must come with that header,
+// equal to the body's value; stdio (no param_headers) checks nothing.
+TEST(McpServer, AMirroredParameterMustMatchItsHeader) {
+  te::tool_registry<region_tool> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host);
+  using headers = std::map<std::string, std::optional<std::string>>;
+  auto outcome = [&](json args, std::optional<headers> h) -> std::string {
+    boost::asio::io_context io;
+    te::mcp_server_request r;
+    r.param_headers = std::move(h);
+    auto f = boost::asio::co_spawn(
+        io, server.handle_request("tools/call", {{"name", "regional"}, {"arguments", args}, {"_meta", modern_meta()}}, r),
+        boost::asio::use_future);
+    io.run();
+    try {
+      return f.get()["content"][0]["text"].get<std::string>();
+    } catch (const te::mcp_server_error& e) {
+      return std::to_string(e.code()) + " " + e.what();
+    }
+  };
+  EXPECT_EQ(outcome({{"region", "eu"}, {"urgent", true}}, headers{{"region", "eu"}, {"urgent", "true"}}), "eu");
+  EXPECT_EQ(outcome({{"region", "eu"}}, headers{}),
+            "-32020 Header mismatch: Mcp-Param-Region is missing (/arguments/region is set)");
+  EXPECT_EQ(outcome({{"region", "eu"}}, headers{{"region", "us"}}),
+            "-32020 Header mismatch: Mcp-Param-Region does not match /arguments/region");
+  EXPECT_EQ(outcome({{"region", "eu"}}, headers{{"region", std::nullopt}}),
+            "-32020 Header mismatch: Mcp-Param-Region is not valid Base64");
+  EXPECT_EQ(outcome({{"region", "eu"}, {"urgent", false}}, headers{{"region", "eu"}, {"urgent", "true"}}),
+            "-32020 Header mismatch: Mcp-Param-Urgent does not match /arguments/urgent");
+  // A null or absent value needs no header; an unmirrored parameter is not looked at.
+  EXPECT_EQ(outcome({{"region", nullptr}, {"note", "x"}}, headers{}), "none");
+  // Without param headers (stdio) nothing is checked.
+  EXPECT_EQ(outcome({{"region", "eu"}}, std::nullopt), "eu");
+}
+
 }  // namespace mcp_server_test_ns

@@ -25,6 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -59,6 +60,8 @@
 #include <tool_effects/mcp/detail/stdio_server_transport.hpp>
 #include <tool_effects/mcp/tool_meta.hpp>
 #include <tool_effects/version.hpp>
+
+#include <tool_effects/detail/push_options.hpp>  // the server's coroutines (g++ 12 false positives)
 
 namespace tool_effects {
 
@@ -95,6 +98,11 @@ struct mcp_server_request {
   /// and the log level it asked for ("" : no log messages).
   nlohmann::json client_capabilities{};
   std::string log_level{};
+  /// The Mcp-Param-* headers of an HTTP request (lower-case name after the
+  /// prefix -> value, "=?base64?...?=" decoded; none: broken Base64); absent
+  /// on stdio. A modern `tools/call` that has them is checked against the
+  /// tool's `x-mcp-header` parameters (-32020 on a mismatch).
+  std::optional<std::map<std::string, std::optional<std::string>>> param_headers{};
 };
 
 /// The client capability (e.g. "sampling") a tool type needs of a client to
@@ -209,6 +217,8 @@ class mcp_server {
     } else if (method == "tools/call") {
       const detail::tool_call_request call = detail::read_tool_call(params);
       if (const auto i = host_->registry().index_of(call.name)) {
+        if (request.param_headers)
+          detail::check_param_headers(entry(*i)["inputSchema"], call.arguments, *request.param_headers);
         const std::string_view needed = required_client_capability(*i);
         if (!needed.empty() && !meta.client_capabilities.contains(needed))
           throw mcp_server_error(
@@ -458,5 +468,7 @@ template <class Executor, class Host, class Options>
 mcp_server(Executor&&, Host&, mcp_server_options, Options) -> mcp_server<Host, Options>;
 
 }  // namespace tool_effects
+
+#include <tool_effects/detail/pop_options.hpp>
 
 #endif  // TOOL_EFFECTS_MCP_SERVER_HPP

@@ -182,7 +182,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
     boost::asio::co_spawn(ex_,
                           run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
-                              std::move(id), std::move(cancel), info.protocol_version),
+                              std::move(id), std::move(cancel), info),
                           boost::asio::detached);
   }
   void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
@@ -209,14 +209,16 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   static boost::asio::awaitable<void> run(std::shared_ptr<mcp_server_http_bridge> b,
                                           std::shared_ptr<mcp_http_peer> peer, std::string method,
                                           nlohmann::json params, nlohmann::json id, turn_cancellation cancel,
-                                          std::string transport_version) {
+                                          mcp_http_request_info info) {
     nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
     try {
       mcp_server_request request;
       request.session = peer->session_id();
       request.id = id;
       request.cancel = cancel;
-      request.transport_version = std::move(transport_version);
+      request.transport_version = std::move(info.protocol_version);
+      request.param_headers.emplace();
+      for (auto& [k, v] : info.params) (*request.param_headers)[k] = mcp_http_header_text(v);
       if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
           params["_meta"].contains("progressToken")) {  // progress goes on the request's own stream
         request.progress = [peer, id, token = params["_meta"]["progressToken"]](double progress, double total,

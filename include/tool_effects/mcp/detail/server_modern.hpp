@@ -5,6 +5,8 @@
 #ifndef TOOL_EFFECTS_MCP_DETAIL_SERVER_MODERN_HPP
 #define TOOL_EFFECTS_MCP_DETAIL_SERVER_MODERN_HPP
 
+#include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -93,6 +95,40 @@ inline mcp_request_meta read_request_meta(const nlohmann::json& params, const st
   out.client_capabilities = *c;
   if (l != m->end()) out.log_level = l->get<std::string>();
   return out;
+}
+
+// The 2026-07-28 `x-mcp-header` check of a tools/call over HTTP: every parameter of the tool's `schema` that
+// names a header (`"x-mcp-header": "Region"`) and has a string, integer or boolean value in `arguments` must
+// come with `Mcp-Param-Region` (found lower-case in `headers`, already decoded) equal to that value's text; a
+// null or absent value needs none. Else -32020 naming the header and the argument (JSON pointer).
+inline void check_param_headers(const nlohmann::json& schema,
+                                const nlohmann::json& arguments,
+                                const std::map<std::string, std::optional<std::string>>& headers) {
+  const auto props = schema.is_object() ? schema.find("properties") : schema.end();
+  if (props == schema.end() || !props->is_object() || !arguments.is_object()) return;
+  for (const auto& [name, def] : props->items()) {
+    const auto h = def.is_object() ? def.find("x-mcp-header") : def.end();
+    if (h == def.end() || !h->is_string() || h->get_ref<const std::string&>().empty()) continue;
+    const auto v = arguments.find(name);
+    if (v == arguments.end() || v->is_null()) continue;
+    std::string text;
+    if (v->is_string()) text = v->get<std::string>();
+    else if (v->is_boolean()) text = v->get<bool>() ? "true" : "false";
+    else if (v->is_number_integer()) text = v->dump();
+    else continue;  // not a primitive the binding mirrors
+    std::string key = h->get<std::string>();
+    for (char& c : key)
+      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    const auto got = headers.find(key);
+    const std::string header = str_cat("Mcp-Param-", utf8_prefix(h->get_ref<const std::string&>(), 64));
+    const std::string at = str_cat("/arguments/", pointer_token(name));
+    if (got == headers.end())
+      throw mcp_server_error(rpc_header_mismatch, str_cat("Header mismatch: ", header, " is missing (", at, " is set)"));
+    if (!got->second)
+      throw mcp_server_error(rpc_header_mismatch, str_cat("Header mismatch: ", header, " is not valid Base64"));
+    if (*got->second != text)
+      throw mcp_server_error(rpc_header_mismatch, str_cat("Header mismatch: ", header, " does not match ", at));
+  }
 }
 
 // Methods of the legacy era that 2026-07-28 removed: a modern request for one is "Method not found".
