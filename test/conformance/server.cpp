@@ -122,8 +122,53 @@ struct tool_with_progress {
   }
 };
 
+// The 2026-07-28 era's diagnostic tools (server-stateless@2026-07-28). test_missing_capability needs the client's
+// sampling capability: a request that does not declare it gets -32021 and the tool does not run.
+// test_streaming_elicitation needs elicitation; mcp_server sends no request on a stateless stream (asking the
+// client is MRTR's InputRequiredResult, not served yet), so it answers with a text saying so. test_logging_tool
+// logs at info through its attempt context: a request whose _meta asks for no log level gets no
+// notifications/message.
+struct missing_capability : fixture_tool<missing_capability> {
+  static constexpr std::string_view name = "test_missing_capability";
+  static constexpr std::string_view description = "Needs the client's sampling capability.";
+  static constexpr std::string_view mcp_required_client_capability = "sampling";
+  static json run() { return result({text("The client declared sampling.")}); }
+};
+struct streaming_elicitation : fixture_tool<streaming_elicitation> {
+  static constexpr std::string_view name = "test_streaming_elicitation";
+  static constexpr std::string_view description = "Needs the client's elicitation capability; sends it no request.";
+  static constexpr std::string_view mcp_required_client_capability = "elicitation";
+  static json run() {
+    return result({text("No elicitation was sent: this server sends no request on a stateless response stream.")});
+  }
+};
+struct logging_tool {
+  static constexpr std::string_view name = "test_logging_tool";
+  static constexpr std::string_view description = "Logs one message at info.";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json&) const {
+    ctx.report_log("info", "test_logging_tool ran");
+    return result({text("Logged one message at info.")});
+  }
+};
+
+// A parameter mirrored in a header (2026-07-28 x-mcp-header: http-custom-header-server-validation): a call over
+// HTTP whose Mcp-Param-Region is missing, broken or another value is refused with -32020 before it runs.
+struct region_header {
+  static constexpr std::string_view name = "test_region_header";
+  static constexpr std::string_view description = "Echoes its region, which travels in the Mcp-Param-Region header.";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"}},
+          "required": ["region"]})";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const json& args) const {
+    return result({json{{"type", "text"}, {"text", "region: " + args.value("region", std::string())}}});
+  }
+};
+
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
-                                   error_handling, tool_with_logging, tool_with_progress>;
+                                   error_handling, tool_with_logging, tool_with_progress, missing_capability,
+                                   streaming_elicitation, logging_tool, region_header>;
 
 }  // namespace
 

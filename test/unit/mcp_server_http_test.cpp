@@ -317,6 +317,13 @@ TEST_F(McpServerHttp, TheStatelessEraChecksItsMirroredHeaders) {
   // OWS around the value, and the Base64 form, are the same name.
   EXPECT_EQ(post(rpc(2, "tools/call", {{"name", "add"}}), modern("tools/call", "  add ")).status, 200);
   EXPECT_EQ(post(rpc(3, "tools/call", {{"name", "add"}}), modern("tools/call", "=?base64?YWRk?=")).status, 200);
+  // Padding is required ("Hello, world!": 20 characters padded, 18 without); a long unpadded value is refused
+  // (its decoding once wrote past the buffer sized for whole groups).
+  const std::string hello = "Hello, world!";
+  EXPECT_EQ(post(rpc(31, "tools/call", {{"name", hello}}), modern("tools/call", "=?base64?SGVsbG8sIHdvcmxkIQ==?=")).status,
+            200);
+  EXPECT_EQ(error_code(post(rpc(32, "tools/call", {{"name", hello}}), modern("tools/call", "=?base64?SGVsbG8sIHdvcmxkIQ?="))),
+            -32020);
   const auto wrong = post(rpc(4, "tools/call", {{"name", "add"}}), modern("tools/call", "sub"));
   EXPECT_EQ(wrong.status, 400);
   EXPECT_EQ(json::parse(wrong.body),
@@ -621,6 +628,74 @@ TEST(McpServerHttpServer, AToolsLogReachesOurClientAtOrAboveItsSessionsLevel) {
     EXPECT_TRUE(taken(a_logs).empty()) << "a level above every message suppresses them all";
     EXPECT_TRUE(taken(b_logs).empty());
   }
+  server.reset();
+  pool.join();
+}
+
+
+// The 2026-07-28 era served by mcp_server over HTTP with no session: our client pinned to that version
+// discovers, lists and calls; server/discover answers the version list; bad requests fail alone, each with its
+// status, its error and the request's id, and the next one is served.
+TEST(McpServerHttpServer, TheModernEraIsServedWithoutASession) {
+  counter c;
+  te::tool_registry<increment> reg(increment{&c});
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  std::optional<te::mcp_server<te::json_tool_host<increment>>> server;
+  server.emplace(pool, host, te::mcp_server_options{.name = "counter", .version = "1.0.0"});
+  const unsigned short port = server->listen_http("127.0.0.1", 0, "/mcp");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+  {
+    te::mcp_client_options o;
+    o.protocol_versions = {"2026-07-28"};
+    auto client = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, o);
+    EXPECT_EQ(client.protocol_version(), "2026-07-28");
+    EXPECT_EQ(client.server_info()["serverInfo"], (json{{"name", "counter"}, {"version", "1.0.0"}}));
+    ASSERT_EQ(client.list_tools()["tools"].size(), 1u);
+    EXPECT_EQ(client.call("increment", {{"acct", "x"}})["structuredContent"], (json{{"value", 1}}));
+    EXPECT_THROW(client.call("nope"), te::mcp_error);
+    EXPECT_EQ(client.call("increment", {{"acct", "x"}})["structuredContent"], (json{{"value", 2}}));
+  }
+  auto post = [&](int id, const std::string& method, json params, std::map<std::string, std::string> h) {
+    raw_conn conn(port);
+    conn.write(request("POST", json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", params}}.dump(),
+                       std::move(h), port));
+    conn.read_to_close();
+    return parse(conn.in);
+  };
+  const json meta = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                     {"io.modelcontextprotocol/clientCapabilities", json::object()}};
+  const std::map<std::string, std::string> h{{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "server/discover"}};
+  const auto discover = post(1, "server/discover", {{"_meta", meta}}, h);
+  EXPECT_EQ(discover.status, 200);
+  EXPECT_EQ(discover.headers.count("mcp-session-id"), 0u);
+  json versions = json::array();
+  for (const auto& v : te::mcp_protocol_versions()) versions.push_back(v);
+  EXPECT_EQ(json::parse(discover.body)["result"]["supportedVersions"], versions);
+  // _meta missing: -32602 with 400.
+  const auto no_meta = post(2, "server/discover", json::object(), h);
+  EXPECT_EQ(no_meta.status, 400);
+  EXPECT_EQ(json::parse(no_meta.body)["error"]["code"], -32602);
+  EXPECT_EQ(json::parse(no_meta.body)["id"], 2);
+  // The header and _meta disagree: -32020 with 400.
+  json other = meta;
+  other["io.modelcontextprotocol/protocolVersion"] = "2099-01-01";
+  const auto mismatch = post(3, "server/discover", {{"_meta", other}}, h);
+  EXPECT_EQ(mismatch.status, 400);
+  EXPECT_EQ(json::parse(mismatch.body)["error"]["code"], -32020);
+  // Both name a version this server does not speak: the transport's -32022, with the request's id.
+  const auto unknown = post(4, "server/discover", {{"_meta", other}},
+                            {{"MCP-Protocol-Version", "2099-01-01"}, {"Mcp-Method", "server/discover"}});
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_EQ(json::parse(unknown.body)["id"], 4);
+  EXPECT_EQ(json::parse(unknown.body)["error"]["data"]["supported"], versions);
+  // initialize is gone in this era: 404 and -32601, and no session is opened.
+  const auto init = post(5, "initialize", {{"protocolVersion", "2026-07-28"}, {"_meta", meta}},
+                         {{"MCP-Protocol-Version", "2026-07-28"}, {"Mcp-Method", "initialize"}});
+  EXPECT_EQ(init.status, 404);
+  EXPECT_EQ(json::parse(init.body)["error"]["code"], -32601);
+  EXPECT_EQ(init.headers.count("mcp-session-id"), 0u);
+  EXPECT_EQ(post(6, "server/discover", {{"_meta", meta}}, h).status, 200);
   server.reset();
   pool.join();
 }

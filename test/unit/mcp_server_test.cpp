@@ -657,4 +657,271 @@ TEST(McpServer, AToolsLogReachesItsStdioClientAtOrAboveTheSessionsLevel) {
   serving.join();
 }
 
+
+// The 2026-07-28 era (no initialize; every request carries its _meta), transport-neutral as on stdio.
+namespace {
+json modern_meta(std::string version = "2026-07-28", json capabilities = json::object()) {
+  return {{"io.modelcontextprotocol/protocolVersion", std::move(version)},
+          {"io.modelcontextprotocol/clientInfo", {{"name", "test"}, {"version", "1"}}},
+          {"io.modelcontextprotocol/clientCapabilities", std::move(capabilities)}};
+}
+struct needs_sampling {
+  static constexpr std::string_view name = "summarise";
+  static constexpr std::string_view mcp_required_client_capability = "sampling";
+  using side_effects = te::effects<te::reads<accounts>>;
+  std::atomic<int>* runs = nullptr;
+  json operator()(const json&) const {
+    ++*runs;
+    return json("summary");
+  }
+};
+}  // namespace
+
+TEST(McpServer, TheModernEraDiscoversListsAndCallsPerRequest) {
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host, te::mcp_server_options{.name = "bank", .version = "2.0.0"});
+  const json discover = run_request(server, "server/discover", {{"_meta", modern_meta()}});
+  json versions = json::array();
+  for (const auto& v : te::mcp_protocol_versions()) versions.push_back(v);
+  EXPECT_EQ(discover, (json{{"supportedVersions", versions},
+                            {"capabilities", {{"logging", json::object()}, {"tools", {{"listChanged", false}}}}},
+                            {"_meta", {{"io.modelcontextprotocol/serverInfo", {{"name", "bank"}, {"version", "2.0.0"}}}}},
+                            {"resultType", "complete"},
+                            {"ttlMs", 0},
+                            {"cacheScope", "private"}}));
+  const json list = run_request(server, "tools/list", {{"_meta", modern_meta()}});
+  EXPECT_EQ(list["tools"], server.list_tools()["tools"]);
+  EXPECT_EQ(list["resultType"], "complete");
+  EXPECT_EQ(list["ttlMs"], 0);
+  EXPECT_EQ(list["cacheScope"], "private");
+  const json call = run_request(server, "tools/call",
+                                {{"name", "add_to_balance"}, {"arguments", {{"acct", "a"}, {"amount", 2}}}, {"_meta", modern_meta()}});
+  EXPECT_EQ(call, (json{{"content", json::array({{{"type", "text"}, {"text", "{\"balance\":2}"}}})},
+                        {"structuredContent", {{"balance", 2}}},
+                        {"resultType", "complete"}}));
+  // A legacy request (no protocol version in _meta) gets the legacy result, without the era's fields.
+  EXPECT_FALSE(run_request(server, "tools/list", json::object()).contains("resultType"));
+}
+
+TEST(McpServer, ABadModernRequestFailsAloneWithItsMember) {
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host);
+  auto error_of = [&](std::string method, json params, std::string transport_version = {}) -> std::string {
+    boost::asio::io_context io;
+    te::mcp_server_request r;
+    r.transport_version = std::move(transport_version);
+    auto f = boost::asio::co_spawn(io, server.handle_request(std::move(method), std::move(params), std::move(r)),
+                                   boost::asio::use_future);
+    io.run();
+    try {
+      (void)f.get();
+    } catch (const te::mcp_server_error& e) {
+      return std::to_string(e.code()) + " " + e.what() + (e.data().is_null() ? "" : " " + e.data().dump());
+    }
+    return "no error";
+  };
+  EXPECT_EQ(error_of("server/discover", json::object()),
+            "-32602 Invalid params: missing required key \"_meta\" (the 2026-07-28 era's per-request protocol "
+            "version and client capabilities)");
+  json m = modern_meta();
+  m.erase("io.modelcontextprotocol/clientCapabilities");
+  EXPECT_EQ(error_of("tools/list", {{"_meta", m}}),
+            "-32602 Invalid params: at /_meta: missing required key \"io.modelcontextprotocol/clientCapabilities\"");
+  m = modern_meta();
+  m["io.modelcontextprotocol/protocolVersion"] = 2026;
+  EXPECT_EQ(error_of("tools/list", {{"_meta", m}}),
+            "-32602 Invalid params: at /_meta/io.modelcontextprotocol~1protocolVersion: expected a string, got number");
+  EXPECT_EQ(error_of("tools/list", {{"_meta", modern_meta("2099-01-01")}}),
+            "-32022 Unsupported protocol version: at /_meta/io.modelcontextprotocol~1protocolVersion: \"2099-01-01\" "
+            "(served per request: the modern versions of data.supported; the others after initialize) "
+            "{\"requested\":\"2099-01-01\",\"supported\":[\"2026-07-28\",\"2025-11-25\",\"2025-06-18\",\"2025-03-26\","
+            "\"2024-11-05\",\"2024-10-07\"]}");
+  // A legacy version is served after initialize, not per request.
+  EXPECT_EQ(error_of("tools/list", {{"_meta", modern_meta("2025-11-25")}}).substr(0, 40),
+            "-32022 Unsupported protocol version: at ");
+  EXPECT_EQ(error_of("tools/list", {{"_meta", modern_meta()}}, "2025-11-25"),
+            "-32020 Header mismatch: MCP-Protocol-Version \"2025-11-25\" does not match "
+            "/_meta/io.modelcontextprotocol~1protocolVersion \"2026-07-28\"");
+  // The era removed initialize and ping; an unknown method is as ever.
+  EXPECT_EQ(error_of("initialize", {{"protocolVersion", "2026-07-28"}, {"_meta", modern_meta()}}),
+            "-32601 Method not found: \"initialize\" (not in the 2026-07-28 era; its requests need no initialize)");
+  EXPECT_EQ(error_of("ping", {{"_meta", modern_meta()}}).substr(0, 32), "-32601 Method not found: \"ping\" ");
+  EXPECT_EQ(error_of("prompts/list", {{"_meta", modern_meta()}}), "-32601 Method not found: \"prompts/list\"");
+  // Each failed alone: the next request is served.
+  EXPECT_EQ(error_of("tools/list", {{"_meta", modern_meta()}}), "no error");
+}
+
+TEST(McpServer, AToolNeedingAClientCapabilityRunsOnlyWhenTheRequestDeclaresIt) {
+  std::atomic<int> runs{0};
+  te::tool_registry<needs_sampling> reg(needs_sampling{&runs});
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host);
+  static_assert(te::mcp_required_client_capability_of<needs_sampling>() == "sampling");
+  static_assert(te::mcp_required_client_capability_of<get_balance>().empty());
+  boost::asio::io_context io;
+  auto f = boost::asio::co_spawn(
+      io, server.handle_request("tools/call", {{"name", "summarise"}, {"_meta", modern_meta()}}, {}),
+      boost::asio::use_future);
+  io.run();
+  try {
+    (void)f.get();
+    ADD_FAILURE() << "no error";
+  } catch (const te::mcp_server_error& e) {
+    EXPECT_EQ(e.code(), -32021);
+    EXPECT_EQ(std::string(e.what()),
+              "Missing required client capability: tool \"summarise\" needs \"sampling\", which the request's "
+              "/_meta/io.modelcontextprotocol~1clientCapabilities does not declare");
+    EXPECT_EQ(e.data(), (json{{"requiredCapabilities", {{"sampling", json::object()}}}}));
+  }
+  EXPECT_EQ(runs.load(), 0);
+  boost::asio::io_context io2;
+  auto g = boost::asio::co_spawn(
+      io2,
+      server.handle_request("tools/call", {{"name", "summarise"}, {"_meta", modern_meta("2026-07-28", {{"sampling", json::object()}})}},
+                            {}),
+      boost::asio::use_future);
+  io2.run();
+  EXPECT_EQ(g.get()["content"][0]["text"], "summary");
+  EXPECT_EQ(runs.load(), 1);
+}
+
+// Over stdio (serve_fds on a pipe pair): server/discover and tools/list with no initialize.
+TEST(McpServer, TheModernEraIsServedOverStdio) {
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host, te::mcp_server_options{.name = "bank", .version = "2.0.0"});
+  int to_server[2];
+  int from_server[2];
+  ASSERT_EQ(::pipe(to_server), 0);
+  ASSERT_EQ(::pipe(from_server), 0);
+  std::thread serving([&] { server.serve_fds(to_server[0], from_server[1]); });
+  const std::string in =
+      json{{"jsonrpc", "2.0"}, {"id", 1}, {"method", "server/discover"}, {"params", {{"_meta", modern_meta()}}}}.dump() +
+      "\n" +
+      json{{"jsonrpc", "2.0"}, {"id", 2}, {"method", "tools/list"}, {"params", {{"_meta", modern_meta("2099-01-01")}}}}
+          .dump() +
+      "\n" + json{{"jsonrpc", "2.0"}, {"id", 3}, {"method", "tools/list"}, {"params", {{"_meta", modern_meta()}}}}.dump() +
+      "\n";
+  ASSERT_EQ(::write(to_server[1], in.data(), in.size()), static_cast<ssize_t>(in.size()));
+  std::string out;
+  std::map<int, json> replies;
+  char buf[4096];
+  while (replies.size() < 3) {
+    const auto n = ::read(from_server[0], buf, sizeof buf);
+    if (n <= 0) break;
+    out.append(buf, static_cast<std::size_t>(n));
+    for (auto nl = out.find('\n'); nl != std::string::npos; nl = out.find('\n')) {
+      const json r = json::parse(out.substr(0, nl));
+      out.erase(0, nl + 1);
+      replies[r["id"].get<int>()] = r;
+    }
+  }
+  ::close(to_server[1]);
+  serving.join();
+  ::close(to_server[0]);
+  ::close(from_server[0]);
+  ::close(from_server[1]);
+  ASSERT_EQ(replies.size(), 3u);
+  EXPECT_EQ(replies[1]["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "bank");
+  EXPECT_EQ(replies[1]["result"]["supportedVersions"][0], "2026-07-28");
+  EXPECT_EQ(replies[2]["error"]["code"], -32022);
+  EXPECT_EQ(replies[2]["error"]["data"]["requested"], "2099-01-01");
+  EXPECT_EQ(replies[3]["result"]["tools"].size(), 4u);
+  EXPECT_EQ(replies[3]["result"]["resultType"], "complete");
+}
+
+
+namespace {
+struct region_tool {
+  static constexpr std::string_view name = "regional";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"region": {"type": "string", "x-mcp-header": "Region"},
+          "urgent": {"type": "boolean", "x-mcp-header": "Urgent"}, "note": {"type": "string"}}})";
+  using side_effects = te::effects<te::reads<accounts>>;
+  json operator()(const json& args) const {
+    return json(args.contains("region") && args["region"].is_string() ? args["region"].get<std::string>() : "none");
+  }
+};
+}  // namespace
+
+// 2026-07-28 over HTTP: a parameter the schema mirrors in a header (x-mcp-header) must come with that header,
+// equal to the body's value; stdio (no param_headers) checks nothing.
+TEST(McpServer, AMirroredParameterMustMatchItsHeader) {
+  te::tool_registry<region_tool> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host);
+  using headers = std::map<std::string, std::optional<std::string>>;
+  auto outcome = [&](json args, std::optional<headers> h) -> std::string {
+    boost::asio::io_context io;
+    te::mcp_server_request r;
+    r.param_headers = std::move(h);
+    auto f = boost::asio::co_spawn(
+        io, server.handle_request("tools/call", {{"name", "regional"}, {"arguments", args}, {"_meta", modern_meta()}}, r),
+        boost::asio::use_future);
+    io.run();
+    try {
+      return f.get()["content"][0]["text"].get<std::string>();
+    } catch (const te::mcp_server_error& e) {
+      return std::to_string(e.code()) + " " + e.what();
+    }
+  };
+  EXPECT_EQ(outcome({{"region", "eu"}, {"urgent", true}}, headers{{"region", "eu"}, {"urgent", "true"}}), "eu");
+  EXPECT_EQ(outcome({{"region", "eu"}}, headers{}),
+            "-32020 Header mismatch: Mcp-Param-Region is missing (/arguments/region is set)");
+  EXPECT_EQ(outcome({{"region", "eu"}}, headers{{"region", "us"}}),
+            "-32020 Header mismatch: Mcp-Param-Region does not match /arguments/region");
+  EXPECT_EQ(outcome({{"region", "eu"}}, headers{{"region", std::nullopt}}),
+            "-32020 Header mismatch: Mcp-Param-Region is not valid Base64");
+  EXPECT_EQ(outcome({{"region", "eu"}, {"urgent", false}}, headers{{"region", "eu"}, {"urgent", "true"}}),
+            "-32020 Header mismatch: Mcp-Param-Urgent does not match /arguments/urgent");
+  // A null or absent value needs no header; an unmirrored parameter is not looked at.
+  EXPECT_EQ(outcome({{"region", nullptr}, {"note", "x"}}, headers{}), "none");
+  // Without param headers (stdio) nothing is checked.
+  EXPECT_EQ(outcome({{"region", "eu"}}, std::nullopt), "eu");
+}
+
+// A 2026-07-28 request has no session to set a level on: its own _meta logLevel is its level (read as strictly as
+// setLevel's), and one without it asks for no log messages. Over stdio, as the tool logs through its context.
+// Control (by hand): with handle_modern_request not reading the level, the session's (every level) applies and the
+// first expectation fails.
+TEST(McpServer, AModernRequestLogsAtTheLevelItsMetaNames) {
+  te::tool_registry<chatty> reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  te::mcp_server server(pool, host);
+  pipe_client c;
+  std::thread serving([&] { server.serve_fds(c.to_server[0], c.from_server[1]); });
+  auto msg = [](const char* level, const char* data) {
+    return json{{"level", level}, {"logger", "chatty"}, {"data", data}};
+  };
+  json meta = modern_meta();
+  meta["io.modelcontextprotocol/logLevel"] = "warning";
+  json response;
+  c.send(rpc(1, "tools/call", {{"name", "chatty"}, {"_meta", meta}}));
+  EXPECT_EQ(c.logs_until(1, response), (std::vector<json>{msg("warning", "w"), msg("error", "e")}));
+  EXPECT_EQ(response["result"]["content"][0]["text"], "done") << response.dump();
+  c.send(rpc(2, "tools/call", {{"name", "chatty"}, {"_meta", modern_meta()}}));
+  EXPECT_TRUE(c.logs_until(2, response).empty()) << "no logLevel: no log messages";
+  EXPECT_EQ(response["result"]["content"][0]["text"], "done") << response.dump();
+  meta["io.modelcontextprotocol/logLevel"] = "verbose";
+  c.send(rpc(3, "tools/call", {{"name", "chatty"}, {"_meta", meta}}));
+  EXPECT_TRUE(c.logs_until(3, response).empty());
+  EXPECT_EQ(response["error"]["code"], -32602) << response.dump();
+  EXPECT_EQ(response["error"]["message"],
+            "Invalid params: at /_meta/io.modelcontextprotocol~1logLevel: expected one of debug, info, notice, "
+            "warning, error, critical, alert, emergency: verbose");
+  c.close_input();
+  serving.join();
+}
+
 }  // namespace mcp_server_test_ns

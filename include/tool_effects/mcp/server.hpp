@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -59,10 +60,13 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/server_core.hpp>
+#include <tool_effects/mcp/detail/server_modern.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/detail/stdio_server_transport.hpp>
 #include <tool_effects/mcp/tool_meta.hpp>
 #include <tool_effects/version.hpp>
+
+#include <tool_effects/detail/push_options.hpp>  // the server's coroutines (g++ 12 false positives)
 
 namespace tool_effects {
 
@@ -103,7 +107,33 @@ struct mcp_server_request {
   /// Sends notifications/message with `params` for this request (related to it: over HTTP on its stream,
   /// before its response); empty: log messages go nowhere. Thread-safe, never blocks.
   std::function<void(nlohmann::json params)> log{};
+  /// The protocol version the transport carried with the request (HTTP's
+  /// MCP-Protocol-Version; "" on stdio): a modern one makes the request
+  /// modern, and a modern request's `_meta` must name the same.
+  std::string transport_version{};
+  /// Of a modern request (2026-07-28, per-request `_meta`), filled by
+  /// `handle_request`: its clientCapabilities (null for a legacy request)
+  /// (its log level, `_meta` logLevel, becomes `log_level`: none, no log messages).
+  nlohmann::json client_capabilities{};
+  /// The Mcp-Param-* headers of an HTTP request (lower-case name after the
+  /// prefix -> value, "=?base64?...?=" decoded; none: broken Base64); absent
+  /// on stdio. A modern `tools/call` that has them is checked against the
+  /// tool's `x-mcp-header` parameters (-32020 on a mismatch).
+  std::optional<std::map<std::string, std::optional<std::string>>> param_headers{};
 };
+
+/// The client capability (e.g. "sampling") a tool type needs of a client to
+/// be called: its `static constexpr std::string_view
+/// mcp_required_client_capability`, "" when it states none. A 2026-07-28
+/// request whose `_meta` clientCapabilities lack it is refused with -32021
+/// (MissingRequiredClientCapabilityError) before the tool runs.
+template <class Tool>
+constexpr std::string_view mcp_required_client_capability_of() {
+  if constexpr (requires { std::string_view(Tool::mcp_required_client_capability); })
+    return std::string_view(Tool::mcp_required_client_capability);
+  else
+    return {};
+}
 
 /// An MCP server for the tools of `Host` (a `json_tool_host<...>`, which must
 /// outlive the server), dispatching with `Options` (a `dispatch_options`
@@ -167,11 +197,76 @@ class mcp_server {
     return mcp_protocol_versions().front();
   }
 
+  /// The `server/discover` result (2026-07-28): every version this server
+  /// speaks (`mcp_protocol_versions()`: the modern ones per request, the
+  /// others after `initialize`), the capabilities and serverInfo (under
+  /// `_meta`) that `initialize` answers, and the era's result fields.
+  [[nodiscard]] nlohmann::json discover_result() const {
+    nlohmann::json init = initialize_result(std::string());
+    nlohmann::json r = {{"supportedVersions", mcp_protocol_versions()},
+                        {"capabilities", std::move(init["capabilities"])},
+                        {"_meta", {{detail::mcp_meta_server_info, std::move(init["serverInfo"])}}}};
+    if (init.contains("instructions")) r["instructions"] = std::move(init["instructions"]);
+    detail::mcp_mark_modern_result(r, true);
+    return r;
+  }
+
+  /// Answers one request of the 2026-07-28 era (no session: its `_meta`
+  /// says which version and client capabilities): `server/discover`,
+  /// `tools/list`, `tools/call`; a method that era removed (initialize,
+  /// ping, ...) or that this server lacks is -32601. Throws
+  /// `mcp_server_error`: -32602 for a bad `_meta` (named by JSON pointer),
+  /// -32020 for a transport version that `_meta` contradicts, -32022 for a
+  /// version not served per request, -32021 for a tool that needs a client
+  /// capability the request did not declare (`mcp_required_client_capability`).
+  boost::asio::awaitable<nlohmann::json> handle_modern_request(std::string method, nlohmann::json params,
+                                                               mcp_server_request request) {
+    const detail::mcp_request_meta meta = detail::read_request_meta(params, request.transport_version);
+    request.client_capabilities = meta.client_capabilities;
+    // A modern request's log level is its own (no session to set one on): none asks for no log messages.
+    request.log_level = meta.log_level.empty()
+                            ? nullptr
+                            : std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level_named(meta.log_level));
+    nlohmann::json r;
+    bool cacheable = false;
+    if (method == "server/discover") {
+      co_return discover_result();
+    } else if (method == "tools/list") {
+      r = list_tools();
+      cacheable = true;
+    } else if (method == "tools/call") {
+      const detail::tool_call_request call = detail::read_tool_call(params);
+      if (const auto i = host_->registry().index_of(call.name)) {
+        if (request.param_headers)
+          detail::check_param_headers(entry(*i)["inputSchema"], call.arguments, *request.param_headers);
+        const std::string_view needed = required_client_capability(*i);
+        if (!needed.empty() && !meta.client_capabilities.contains(needed))
+          throw mcp_server_error(
+              detail::rpc_missing_client_capability,
+              detail::str_cat("Missing required client capability: tool ", detail::quote_input(call.name), " needs \"",
+                              needed, "\", which the request's /_meta/",
+                              detail::pointer_token(detail::mcp_meta_client_capabilities), " does not declare"),
+              nlohmann::json{{"requiredCapabilities", {{std::string(needed), nlohmann::json::object()}}}});
+      }
+      r = co_await call_tool(std::move(params), std::move(request));
+    } else {
+      throw mcp_server_error(detail::rpc_method_not_found,
+                             detail::str_cat("Method not found: ", detail::quote_input(method),
+                                             detail::mcp_method_is_legacy_only(method)
+                                                 ? " (not in the 2026-07-28 era; its requests need no initialize)"
+                                                 : ""));
+    }
+    detail::mcp_mark_modern_result(r, cacheable);
+    co_return r;
+  }
+
   /// Answers one request (any transport): its result, or throws
   /// `mcp_server_error` (unknown method, invalid params). A tool's failure is
   /// a result with `isError: true`, never an error response.
   boost::asio::awaitable<nlohmann::json> handle_request(std::string method, nlohmann::json params,
                                                         mcp_server_request request) {
+    if (detail::mcp_request_is_modern(method, params, request.transport_version))
+      co_return co_await handle_modern_request(std::move(method), std::move(params), std::move(request));
     if (method == "tools/call") co_return co_await call_tool(std::move(params), std::move(request));
     if (method == "tools/list") co_return list_tools();
     if (method == "ping") co_return nlohmann::json::object();
@@ -242,7 +337,7 @@ class mcp_server {
   void bind(detail::mcp_session& s) {
     // The session's log level: every level until the client sets one (as the TypeScript SDK's server).
     auto level = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
-    for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel"})
+    for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"})
       s.on_request(m, [this, level](detail::mcp_request_context ctx) { return serve_request(std::move(ctx), level); });
     s.on_other_notification([](const std::string&, const nlohmann::json&) {});
   }
@@ -298,7 +393,7 @@ class mcp_server {
         });
       };
     }
-    if (ctx.method == "initialize") {
+    if (ctx.method == "initialize" && !detail::mcp_request_is_modern(ctx.method, ctx.params, std::string())) {
       nlohmann::json result = initialize_result(
           ctx.params.is_object() ? ctx.params.value("protocolVersion", std::string()) : std::string());
       if (auto s = ctx.session.lock()) {
@@ -356,6 +451,20 @@ class mcp_server {
   }
   // The key's own scope: calls of one key share their journal entries, calls of different keys never do.
   static std::string str_key(const std::string& key) { return detail::str_cat("mcp-idempotency-key/", key); }
+
+  // The client capability tool `i` needs (its type's `mcp_required_client_capability`), "" when none.
+  [[nodiscard]] std::string_view required_client_capability(std::size_t i) const {
+    std::string_view out;
+    if constexpr (Host::registry_type::static_size > 0)
+      if (Host::registry_type::is_static(i))
+        [&]<std::size_t... I>(std::index_sequence<I...>) {
+          ((i == I ? (out = mcp_required_client_capability_of<typename Host::registry_type::template tool_type<I>>(), 0)
+                   : 0),
+           ...);
+        }(std::make_index_sequence<Host::registry_type::static_size>{});
+    (void)i;
+    return out;
+  }
 
   // Why the arguments of a call of tool `i` do not fit its described `arguments` struct, if it has one.
   [[nodiscard]] std::optional<std::string> argument_error(std::size_t i, const nlohmann::json& args) const {
@@ -418,5 +527,7 @@ template <class Executor, class Host, class Options>
 mcp_server(Executor&&, Host&, mcp_server_options, Options) -> mcp_server<Host, Options>;
 
 }  // namespace tool_effects
+
+#include <tool_effects/detail/pop_options.hpp>
 
 #endif  // TOOL_EFFECTS_MCP_SERVER_HPP

@@ -168,7 +168,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   mcp_server_http_bridge(Server* server, boost::asio::any_io_executor ex) : server_(server), ex_(std::move(ex)) {}
 
   void on_message(const std::shared_ptr<mcp_http_peer>& peer, nlohmann::json msg,
-                  const mcp_http_request_info&) override {
+                  const mcp_http_request_info& info) override {
     const auto method = msg.find("method");
     if (method == msg.end() || !method->is_string()) return;  // a response: no server-to-client request yet
     if (!msg.contains("id")) {
@@ -190,7 +190,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
     boost::asio::co_spawn(ex_,
                           run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
-                              std::move(id), std::move(cancel), std::move(level)),
+                              std::move(id), std::move(cancel), std::move(level), info),
                           boost::asio::detached);
   }
   void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
@@ -218,7 +218,8 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   static boost::asio::awaitable<void> run(std::shared_ptr<mcp_server_http_bridge> b,
                                           std::shared_ptr<mcp_http_peer> peer, std::string method,
                                           nlohmann::json params, nlohmann::json id, turn_cancellation cancel,
-                                          std::shared_ptr<std::atomic<mcp_log_level>> level) {
+                                          std::shared_ptr<std::atomic<mcp_log_level>> level,
+                                          mcp_http_request_info info) {
     nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
     try {
       mcp_server_request request;
@@ -230,6 +231,9 @@ class mcp_server_http_bridge final : public mcp_http_handler,
         peer->send(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", std::move(p)}},
                    id);
       };
+      request.transport_version = std::move(info.protocol_version);
+      request.param_headers.emplace();
+      for (auto& [k, v] : info.params) (*request.param_headers)[k] = mcp_http_header_text(v);
       if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
           params["_meta"].contains("progressToken")) {  // progress goes on the request's own stream
         request.progress = [peer, id, token = params["_meta"]["progressToken"]](double progress, double total,

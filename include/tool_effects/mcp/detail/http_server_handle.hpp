@@ -8,6 +8,21 @@
 
 namespace tool_effects::detail {
 
+// The id of a request in `body` (a JSON-RPC object with a string or integer id), else null: for the errors the
+// transport answers before it reads the message, so that they still carry the request's id. Parsed within the
+// transport's bounds; anything unreadable is null.
+inline nlohmann::json mcp_http_body_id(const std::string& body, const mcp_http_server_options& o) {
+  try {
+    const nlohmann::json msg =
+        parse_untrusted_json(body, json_limits{o.max_depth, o.max_body_bytes, json_limits{}.max_values}, "");
+    if (const auto id = msg.is_object() ? msg.find("id") : msg.end();
+        id != msg.end() && (id->is_string() || id->is_number_integer()))
+      return *id;
+  } catch (const json_error&) {
+  }
+  return nullptr;
+}
+
 inline hs_asio::awaitable<bool> mcp_http_server_core::handle(boost::beast::tcp_stream& stream,
                                                              hs_http::request<hs_http::string_body>& req) {
   auto self = shared_from_this();
@@ -35,7 +50,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(boost::beast::tcp_s
     nlohmann::json supported = nlohmann::json::array();
     for (const auto& v : mcp_protocol_versions()) supported.push_back(v);
     nlohmann::json body{{"jsonrpc", "2.0"},
-                        {"id", nullptr},
+                        {"id", req.method() == hs_http::verb::post ? mcp_http_body_id(req.body(), o_) : nlohmann::json()},
                         {"error",
                          {{"code", -32022},
                           {"message", "Bad Request: unsupported MCP-Protocol-Version"},
@@ -173,7 +188,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(boost::beast::
   }
 
   std::shared_ptr<mcp_http_session> s;
-  if (is_request && method == "initialize") {
+  if (is_request && method == "initialize" && !modern) {  // 2026-07-28 has no initialize: the core says -32601
     if (!sid.empty()) {
       res = make_response(
           error_reply_in(400, -32600, "Invalid Request: initialize must not carry an Mcp-Session-Id", id));

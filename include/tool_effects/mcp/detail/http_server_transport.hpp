@@ -93,8 +93,11 @@ inline std::string_view mcp_http_trim(std::string_view v) noexcept {
 inline std::optional<std::string> mcp_http_header_text(std::string_view v) {
   v = mcp_http_trim(v);
   if (!(v.size() >= 11 && v.substr(0, 9) == "=?base64?" && v.substr(v.size() - 2) == "?=")) return std::string(v);
-  const std::string_view b64 = v.substr(9, v.size() - 11);
-  std::string out(boost::beast::detail::base64::decoded_size(b64.size()), '\0');
+  std::string_view b64 = v.substr(9, v.size() - 11);
+  if (b64.size() % 4 != 0) return std::nullopt;  // padding is not optional
+  for (int pad = 0; pad < 2 && !b64.empty() && b64.back() == '='; ++pad) b64.remove_suffix(1);
+  // Room for a partial last group too (decoded_size counts whole groups only: decode would write past it).
+  std::string out(boost::beast::detail::base64::decoded_size(b64.size() + 3), '\0');
   const auto [written, read] = boost::beast::detail::base64::decode(out.data(), b64.data(), b64.size());
   if (read != b64.size()) return std::nullopt;
   out.resize(written);
