@@ -294,7 +294,7 @@ class mcp_server {
     // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
     auto call = std::make_shared<detail::tool_call_request>(std::move(r));
     auto initiate = [this, call, cancel = request.cancel, progress = std::move(request.progress),
-                     log = request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
+                     log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
       // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
       // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
@@ -405,36 +405,9 @@ class mcp_server {
     co_return co_await handle_request(std::move(ctx.method), std::move(ctx.params), std::move(r));
   }
 
-  // Where a request's log messages go, and the level of its session.
-  struct request_log {
-    std::shared_ptr<std::atomic<mcp_log_level>> level;
-    std::function<void(nlohmann::json)> send;
-  };
-  // One tools/call on a caller thread (blocks it while the call waits for its grant and runs).
-  // Forwards a tool's progress and its log messages (at or above its session's level, cut to max_log_bytes) to
-  // the request's client. Texts are made valid UTF-8 here, so no transport meets a byte it cannot encode.
-  struct request_reporter final : attempt_reporter {
-    const std::function<void(double, double, const std::string&)>* send;
-    const request_log* to;
-    std::string_view tool;
-    std::size_t max_bytes;
-    request_reporter(const std::function<void(double, double, const std::string&)>* f, const request_log* l,
-                     std::string_view t, std::size_t max)
-        : send(f), to(l), tool(t), max_bytes(max) {}
-    void progress(double p, double total, const std::string& message) const override {
-      if (*send) (*send)(p, total, detail::valid_utf8(message));
-    }
-    void log(const std::string& level, const std::string& message) const override {
-      if (!to->send || !to->level) return;
-      const mcp_log_level l = detail::tool_log_level(level);
-      if (!mcp_log_level_passes(l, to->level->load())) return;
-      to->send(detail::log_message_params(l, tool, message, max_bytes));
-    }
-  };
-
   nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
                           const std::function<void(double, double, const std::string&)>& progress,
-                          const request_log& log) {
+                          const detail::mcp_request_log& log) {
     if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
       return {{"content", nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
               {"isError", true}};
@@ -443,7 +416,7 @@ class mcp_server {
     call.name = r.name;
     call.arguments = r.arguments;
     const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
-    const request_reporter reporter(&progress, &log, r.name,
+    const detail::mcp_request_reporter reporter(&progress, &log, r.name,
                                     std::min(options_.max_log_bytes, options_.max_message_bytes / 8));
     auto out = host_->run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::span<const tool_call>(&call, 1),
                           scope);
@@ -477,24 +450,9 @@ class mcp_server {
   [[nodiscard]] static std::optional<std::string> static_argument_error(std::size_t i, const nlohmann::json& args,
                                                                         std::index_sequence<I...>) {
     std::optional<std::string> out;
-    ((i == I ? (out = argument_error_of<typename Host::registry_type::template tool_type<I>>(args), 0) : 0), ...);
+    ((i == I ? (out = detail::mcp_argument_error_of<typename Host::registry_type::template tool_type<I>>(args), 0) : 0), ...);
     return out;
   }
-  template <class Tool>
-  static std::optional<std::string> argument_error_of(const nlohmann::json& args) {
-    if constexpr (std::is_void_v<typename tool_arguments<Tool>::type>) {
-      (void)args;
-      return std::nullopt;
-    } else {
-      try {
-        (void)parse_arguments<typename tool_arguments<Tool>::type>(args);
-      } catch (const json_error& e) {
-        return std::string(e.what());
-      }
-      return std::nullopt;
-    }
-  }
-
   [[nodiscard]] nlohmann::json entry(std::size_t i) const {
     const auto& reg = host_->registry();
     if constexpr (Host::registry_type::static_size > 0)

@@ -7,15 +7,22 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/attempt.hpp>
 #include <tool_effects/json.hpp>
+#include <tool_effects/json/arguments.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -127,6 +134,49 @@ inline nlohmann::json log_message_params(mcp_log_level level, std::string_view l
   if (!logger.empty()) p["logger"] = valid_utf8(logger);
   p["data"] = utf8_excerpt(message, max_bytes);
   return p;
+}
+
+// Where a request's log messages go, and the level of its session.
+struct mcp_request_log {
+  std::shared_ptr<std::atomic<mcp_log_level>> level;
+  std::function<void(nlohmann::json)> send;
+};
+// One tools/call on a caller thread (blocks it while the call waits for its grant and runs).
+// Forwards a tool's progress and its log messages (at or above its session's level, cut to max_log_bytes) to
+// the request's client. Texts are made valid UTF-8 here, so no transport meets a byte it cannot encode.
+struct mcp_request_reporter final : attempt_reporter {
+  const std::function<void(double, double, const std::string&)>* send;
+  const mcp_request_log* to;
+  std::string_view tool;
+  std::size_t max_bytes;
+  mcp_request_reporter(const std::function<void(double, double, const std::string&)>* f, const mcp_request_log* l,
+                       std::string_view t, std::size_t max)
+      : send(f), to(l), tool(t), max_bytes(max) {}
+  void progress(double p, double total, const std::string& message) const override {
+    if (*send) (*send)(p, total, valid_utf8(message));
+  }
+  void log(const std::string& level, const std::string& message) const override {
+    if (!to->send || !to->level) return;
+    const mcp_log_level l = tool_log_level(level);
+    if (!mcp_log_level_passes(l, to->level->load())) return;
+    to->send(log_message_params(l, tool, message, max_bytes));
+  }
+};
+
+// Why `args` do not fit the described `arguments` struct of static tool `Tool`, if it has one.
+template <class Tool>
+std::optional<std::string> mcp_argument_error_of(const nlohmann::json& args) {
+  if constexpr (std::is_void_v<typename tool_arguments<Tool>::type>) {
+    (void)args;
+    return std::nullopt;
+  } else {
+    try {
+      (void)parse_arguments<typename tool_arguments<Tool>::type>(args);
+    } catch (const json_error& e) {
+      return std::string(e.what());
+    }
+    return std::nullopt;
+  }
 }
 
 }  // namespace detail

@@ -66,6 +66,7 @@
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
+#include <tool_effects/mcp/detail/handler_runner.hpp>
 #include <tool_effects/mcp/detail/transport.hpp>
 #include <tool_effects/mcp/detail/wire.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -95,63 +96,6 @@ inline std::optional<std::string> mcp_pick_version(const nlohmann::json& support
 // At most `max` bytes of `s` (cut at a UTF-8 character's start, "..." added).
 inline std::string mcp_cut(std::string_view s, std::size_t max) {
   return s.size() > max ? str_cat(utf8_prefix(s, max), "...") : std::string(s);
-}
-
-// The error response a request handler throws: its code, message and data
-// go to the peer as they are (anything else a handler throws is -32603).
-class mcp_handler_error : public std::runtime_error {
- public:
-  mcp_handler_error(int code, const std::string& message, nlohmann::json data = nullptr)
-      : std::runtime_error(message), code_(code), data_(std::move(data)) {}
-  [[nodiscard]] int code() const noexcept { return code_; }
-  [[nodiscard]] const nlohmann::json& data() const noexcept { return data_; }
-
- private:
-  int code_;
-  nlohmann::json data_;
-};
-
-// What a handler computes, as a coroutine: the result, or throws. Calling the
-// function only makes the coroutine (its arguments copied into it); nothing
-// runs until it is spawned.
-using mcp_handler_work_fn = std::function<asio::awaitable<nlohmann::json>()>;
-
-// One handler running: the strand its coroutine runs on and the signal that
-// cancels it (emitted on that strand only).
-struct mcp_running_handler {
-  explicit mcp_running_handler(const asio::any_io_executor& ex) : strand(asio::make_strand(ex)) {}
-  mcp_strand strand;
-  asio::cancellation_signal signal;
-};
-
-// Asks a running handler to stop: an awaitable one's pending operation
-// completes with operation_aborted; a synchronous one runs on (C++ cannot
-// take a thread back) and its answer is dropped by the caller.
-inline void mcp_cancel_handler(const std::shared_ptr<mcp_running_handler>& run) {
-  if (run) asio::post(run->strand, [run] { run->signal.emit(asio::cancellation_type::terminal); });
-}
-
-// Runs `work` as a coroutine on a strand of the strand's inner executor (a
-// synchronous handler blocks one of its threads; an awaitable one holds
-// none while it waits) and posts its outcome to `strand`:
-// done(exception_ptr, result). The one place a handler is started.
-template <class Strand, class Done>
-std::shared_ptr<mcp_running_handler> mcp_start_handler(const Strand& strand, const mcp_handler_work_fn& work, Done done) {
-  auto run = std::make_shared<mcp_running_handler>(strand.get_inner_executor());
-  // Spawned from inside the handler's strand: co_spawn dispatches, and a
-  // dispatch from the caller's thread (which runs `strand`) would run a
-  // synchronous handler inline there, blocking the session's strand.
-  asio::post(run->strand, [run, work, strand, done = std::move(done)]() mutable {
-    asio::co_spawn(run->strand, work(),
-                   asio::bind_cancellation_slot(
-                       run->signal.slot(), [strand, done = std::move(done), run](std::exception_ptr e,
-                                                                                 nlohmann::json r) mutable {
-                         asio::post(strand, [done = std::move(done), e, r = std::move(r)]() mutable {
-                           done(e, std::move(r));
-                         });
-                       }));
-  });
-  return run;
 }
 
 // Progress tokens of our requests in flight ("tool_effects/<n>") and their
