@@ -221,8 +221,9 @@ class lease_keeper {
 
   client client_;  // grant and revoke (blocking, on its own io_context in the calling thread)
   lease_options opts_;
-  std::shared_ptr<detail::lease_state> state_;
+  // (own_ before state_: the state, whose cancellation slot holds the coroutine's strand, goes first.)
   std::unique_ptr<boost::asio::io_context> own_;  // the own io_context, when no executor was given
+  std::shared_ptr<detail::lease_state> state_;
   std::thread thread_;                            // runs own_ only
 };
 

@@ -92,8 +92,9 @@ class connection {
   // Whether the peer sent nothing since the last response and did not close: a kept-alive connection is
   // reused only then (bytes waiting would be read as the next response; issue 26).
   [[nodiscard]] bool quiet() noexcept;
+  // Closes the socket: an operation under way completes with an error. The TLS stream stays until the
+  // connection is destroyed (a read may still be inside it: destroying it here was a use-after-free).
   void close() noexcept {
-    tls_.reset();
     beast::error_code ignored;
     tcp_.socket().shutdown(asio::ip::tcp::socket::shutdown_both, ignored);
     tcp_.socket().close(ignored);
