@@ -103,6 +103,10 @@ inline nlohmann::json call_tool_result(const outcome<nlohmann::json>& o, std::st
 
 // The level of a `logging/setLevel` request read strictly: `level`, one of the eight names (RFC 5424's
 // severities) the specification lists, exactly; else invalid params naming the member and the value.
+// What a log level must be, in an error naming a bad one (logging/setLevel, a 2026-07-28 request's _meta).
+inline constexpr std::string_view log_level_expected =
+    "expected one of debug, info, notice, warning, error, critical, alert, emergency: ";
+
 inline mcp_log_level read_set_level(const nlohmann::json& params) {
   if (!params.is_object())
     throw mcp_server_error(rpc_invalid_params,
@@ -114,9 +118,7 @@ inline mcp_log_level read_set_level(const nlohmann::json& params) {
       level->is_string() ? mcp_log_level_named(level->get_ref<const std::string&>()) : mcp_log_level::none;
   if (l == mcp_log_level::none)
     throw mcp_server_error(rpc_invalid_params,
-                           str_cat("Invalid params: at /level: expected one of debug, info, notice, warning, error, "
-                                   "critical, alert, emergency: ",
-                                   preview(*level)));
+                           str_cat("Invalid params: at /level: ", log_level_expected, preview(*level)));
   return l;
 }
 

@@ -74,9 +74,7 @@ inline mcp_request_meta read_request_meta(const nlohmann::json& params, const st
   if (l != m->end() && !l->is_string())
     throw invalid(str_cat("at ", at(mcp_meta_log_level), ": ", expected("a string", *l)));
   if (l != m->end() && mcp_log_level_named(l->get_ref<const std::string&>()) == mcp_log_level::none)
-    throw invalid(str_cat("at ", at(mcp_meta_log_level),
-                          ": expected one of debug, info, notice, warning, error, critical, alert, emergency: ",
-                          preview(*l)));
+    throw invalid(str_cat("at ", at(mcp_meta_log_level), ": ", log_level_expected, preview(*l)));
   const std::string& version = v->get_ref<const std::string&>();
   if (!transport_version.empty() && transport_version != version)
     throw mcp_server_error(rpc_header_mismatch,
