@@ -759,7 +759,9 @@ TEST(EtcdCoordinator, AsyncAcquisitionsDoTheirIoOnTheGivenExecutor) {
   EXPECT_TRUE(called.load());
   EXPECT_GT(token.load(), 0u);
   EXPECT_FALSE(c.lease_lost());
-  // the coordinator's destruction waits for the keepalive coroutine, which ends on `io`
+  // The last of the coordinator and the grant (released on the system executor's thread after the handler,
+  // maybe after this test has ended and `io` is gone) stops the keeper; its coroutine ends on `io`, and the
+  // keeper may then outlive `io` (see EtcdLease.AKeeperWhoseCoroutineEndedMayOutliveItsExecutorsContext).
   std::thread runner([&] { io.run(); });
   holder.reset();
   runner.join();

@@ -346,4 +346,30 @@ TEST(EtcdLease, AKeeperDestroyedOnItsExecutorsOnlyThreadDoesNotWaitForIt) {
   EXPECT_THROW((void)c.lease_keepalive(id), etcd::error) << "the destructor revoked the lease";
 }
 
+
+// A keeper whose coroutine has ended keeps nothing bound to its executor, so it may outlive that executor's
+// context: here `io` is destroyed after stop() and a run, and then the keeper (as when a grant, released on
+// another thread, holds the last reference to a coordinator). Control (by hand, asan preset): with the state
+// keeping the strand and co_spawn's cancellation handler, the keeper's destruction reaches the destroyed
+// strand service ("invalid vptr" from UBSan, heap-use-after-free from ASan).
+TEST(EtcdLease, AKeeperWhoseCoroutineEndedMayOutliveItsExecutorsContext) {
+  const auto eps = endpoints();
+  if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)";
+  etcd::client_options o;
+  o.endpoints = eps;
+  auto io = std::make_unique<boost::asio::io_context>();
+  auto keeper = std::make_unique<etcd::lease_keeper>(o, etcd::lease_options{std::chrono::seconds(2),
+                                                                           std::chrono::milliseconds(300)},
+                                                     io->get_executor());
+  const std::int64_t id = keeper->id();
+  io->run_for(std::chrono::milliseconds(400));  // a keepalive or so
+  keeper->stop();
+  io->run();  // the cancelled coroutine ends; then `io` has no work
+  io.reset();
+  EXPECT_FALSE(keeper->lost());
+  keeper.reset();  // revokes the lease, and touches nothing of the destroyed `io`
+  etcd::client c(o);
+  EXPECT_THROW((void)c.lease_keepalive(id), etcd::error) << "the destructor revoked the lease";
+}
+
 }  // namespace etcd_lock_test_ns

@@ -85,7 +85,9 @@ struct lease_state {
 /// within the TTL since the last success: from then on every grant made under it must be treated as lost
 /// (in-flight calls fail with `lease_lost`; their fencing tokens are stale).
 /// With an executor given, stop() and the destructor never block on it (they may run on its only thread):
-/// the coroutine is cancelled there and ends when that executor next runs it, owning what it uses.
+/// the coroutine is cancelled there and ends when that executor next runs it, owning what it uses. As with
+/// any Asio object, a keeper must not outlive that executor's context while its coroutine has not ended;
+/// once it has (stop() and the context run until then, or the lease was lost), it may.
 class lease_keeper {
  public:
   using executor_type = boost::asio::any_io_executor;
@@ -107,8 +109,7 @@ class lease_keeper {
   lease_keeper(const lease_keeper&) = delete;
   lease_keeper& operator=(const lease_keeper&) = delete;
   ~lease_keeper() {
-    stop();
-    if (own_) state_->strand.reset();  // before own_ goes (the coroutine has ended)
+    stop();  // on the own io_context, its thread has run the coroutine's end and the clean-up after it
     if (!state_->lost) {
       try {
         client_.lease_revoke(state_->id);
@@ -123,8 +124,12 @@ class lease_keeper {
   /// keepalive afterwards.
   void stop() noexcept {
     if (!state_->stop.exchange(true)) {
-      boost::asio::post(*state_->strand,
-                        [st = state_] { st->cancel.emit(boost::asio::cancellation_type::terminal); });
+      std::optional<boost::asio::strand<boost::asio::any_io_executor>> s;
+      {
+        std::lock_guard lock(state_->mutex);
+        if (!state_->ended) s = state_->strand;
+      }
+      if (s) boost::asio::post(*s, [st = state_] { st->cancel.emit(boost::asio::cancellation_type::terminal); });
     }
     if (!own_) return;
     {
@@ -161,9 +166,21 @@ class lease_keeper {
     state_->strand.emplace(boost::asio::make_strand(std::move(ex)));
     boost::asio::co_spawn(*state_->strand, run(state_, std::move(options)),
                           boost::asio::bind_cancellation_slot(state_->cancel.slot(), [st = state_](std::exception_ptr) {
-                            std::lock_guard lock(st->mutex);
-                            st->ended = true;
-                            st->ended_cv.notify_all();
+                            std::optional<boost::asio::strand<boost::asio::any_io_executor>> s;
+                            {
+                              std::lock_guard lock(st->mutex);
+                              st->ended = true;
+                              s = st->strand;
+                              st->ended_cv.notify_all();
+                            }
+                            // Once co_spawn has let go of its cancellation state (the next turn of the strand),
+                            // the state keeps nothing bound to the executor: a keeper whose coroutine has ended
+                            // may then outlive the executor's context (a grant held past it, say).
+                            boost::asio::post(*s, [st] {
+                              std::lock_guard lock(st->mutex);
+                              st->cancel.slot().clear();
+                              st->strand.reset();
+                            });
                           }));
   }
 
@@ -221,7 +238,7 @@ class lease_keeper {
 
   client client_;  // grant and revoke (blocking, on its own io_context in the calling thread)
   lease_options opts_;
-  // (own_ before state_: the state, whose cancellation slot holds the coroutine's strand, goes first.)
+  // (own_ before state_: the state goes first, should it still hold the coroutine's strand.)
   std::unique_ptr<boost::asio::io_context> own_;  // the own io_context, when no executor was given
   std::shared_ptr<detail::lease_state> state_;
   std::thread thread_;                            // runs own_ only
