@@ -1,9 +1,13 @@
-// The bank: an MCP server over stdio serving three declared tools, for the tests that drive it with the
-// official TypeScript SDK client (test/mcp/sdk_client.mjs, McpServerSdk.* in test/unit/mcp_server_sdk_test.cpp).
+// The bank: an MCP server over stdio or Streamable HTTP serving three declared tools, for the tests that drive it
+// with the official TypeScript SDK client (test/mcp/sdk_client.cjs, McpServerSdk.* in
+// test/unit/mcp_server_sdk_test.cpp).
 // add_to_balance reads the ledger, waits a little and writes it back: the read-modify-write of the seeds' bug,
 // which the server's coordinator serialises per account.
 //
-//   mcp_bank_server [--uncoordinated]   (the control: a coordinator that grants everything)
+//   mcp_bank_server [--uncoordinated] [--http]
+//     --uncoordinated  the control: a coordinator that grants everything
+//     --http           serve http://127.0.0.1:PORT/mcp (a free port, printed as one line on stdout) until stdin
+//                      closes, instead of stdio
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -17,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/mcp/server.hpp>
+#include <tool_effects/mcp/server_http.hpp>
 
 namespace te = tool_effects;
 using nlohmann::json;
@@ -96,17 +101,41 @@ struct grant_everything {  // the control: no coordination at all
 };
 }  // namespace
 
+namespace {
+template <class Server>
+void serve(Server& server, bool http) {
+  if (!http) {
+    server.serve_stdio();
+    return;
+  }
+  std::cout << server.listen_http("127.0.0.1", 0, "/mcp") << std::endl;
+  for (std::string line; std::getline(std::cin, line);) {
+  }
+}
+}  // namespace
+
 int main(int argc, char** argv) {
+  bool uncoordinated = false;
+  bool http = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--uncoordinated") uncoordinated = true;
+    else if (a == "--http") http = true;
+    else {
+      std::cerr << "mcp_bank_server: unknown argument " << a << "\n";
+      return 2;
+    }
+  }
   te::tool_registry<get_balance, add_to_balance, slow_report> registry;
   te::json_tool_host host(registry);
   boost::asio::thread_pool pool(8);
   const te::mcp_server_options options{.name = "bank", .version = "1.0.0", .max_concurrent_calls = 8};
-  if (argc > 1 && std::string(argv[1]) == "--uncoordinated") {
+  if (uncoordinated) {
     te::mcp_server server(pool, host, options, te::run_options{}.with(grant_everything{}));
-    server.serve_stdio();
+    serve(server, http);
   } else {
     te::mcp_server server(pool, host, options);
-    server.serve_stdio();
+    serve(server, http);
   }
   return 0;
 }
