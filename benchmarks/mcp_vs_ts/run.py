@@ -12,6 +12,12 @@ MiB approaches the client's wall time per MiB.
 
   run.py --dir build/mcp-vs-ts --cpp build/release/benchmarks/mcp_vs_ts/bench_mcp_vs_ts_client [--rounds 5]
          [--only stdio|http] [--threads 1] [--pool 1,2,4] [--json out.json]
+
+With --servers (issue 28, point 8) the servers are compared instead: this project's mcp_server
+(bench_mcp_vs_ts_server, --cpp-server) against the SDK's high-level McpServer (node server.mjs --mcp-server),
+each driven by both clients (the TS SDK client and cpp-raw), the same scenarios. Per run: the server's CPU per
+call (/proc/PID/stat), its peak RSS (VmHWM: sampled every 20 ms for a stdio server, read at the end of the
+scenario for an HTTP server, which serves every round of one scenario) and the calls/s the client saw.
 """
 import argparse
 import json
@@ -51,15 +57,27 @@ def proc_cpu(pid):
         return None
 
 
-def stdio_servers(client_pid):
-    """The server.mjs processes descended from the client (its stdio server)."""
+def proc_hwm_kb(pid):
+    """Peak RSS (VmHWM, kB) of a live process, or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return None
+
+
+def stdio_servers(client_pid, marker=b"server.mjs"):
+    """The processes whose command line holds `marker` descended from the client (its stdio server)."""
     out = []
     for d in os.listdir("/proc"):
         if not d.isdigit():
             continue
         try:
             with open(f"/proc/{d}/cmdline", "rb") as f:
-                if b"server.mjs" not in f.read():
+                if marker not in f.read():
                     continue
             pid = int(d)
             for _ in range(4):  # the client, or a shell it started
@@ -80,10 +98,12 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_client(args, client, transport, tool, nbytes, conc, calls, url, threads):
+def run_client(args, client, transport, tool, nbytes, conc, calls, url, threads, server_cmd="node server.mjs",
+               server_pid=None, marker=b"server.mjs"):
+    server_pid = server_pid or args.server_pid
     common = ["--tool", tool, "--bytes", str(nbytes), "--concurrency", str(conc), "--calls", str(calls)]
     if transport == "stdio":
-        common += ["--transport", "stdio", "--server", "node server.mjs"]
+        common += ["--transport", "stdio", "--server", server_cmd]
     else:
         common += ["--transport", "http", "--url", url]
     if client == "ts-sdk":
@@ -100,21 +120,26 @@ def run_client(args, client, transport, tool, nbytes, conc, calls, url, threads)
     # the stdio server (the client's child) sampled every 20 ms until it ends (its last <= 20 ms are missed).
     p = subprocess.Popen(cmd, cwd=args.dir, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     server_cpu = {}
-    http_cpu0 = proc_cpu(args.server_pid) if transport == "http" else None
+    server_hwm = None
+    http_cpu0 = proc_cpu(server_pid) if transport == "http" else None
     if transport == "stdio":
         while p.poll() is None:
-            for pid in stdio_servers(p.pid):
+            for pid in stdio_servers(p.pid, marker):
                 c = proc_cpu(pid)
                 if c is not None:
                     server_cpu[pid] = c
+                h = proc_hwm_kb(pid)
+                if h is not None:
+                    server_hwm = max(server_hwm or 0, h)
             time.sleep(0.02)
     stdout, stderr = p.communicate(timeout=600)
     if p.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed ({p.returncode}):\n{stderr[-4000:]}")
     r = json.loads(stdout.strip().splitlines()[-1])
     served = WARMUP + r["calls"]
+    r["server_maxrss_kb"] = server_hwm
     if transport == "http":
-        r["server_cpu_s"] = proc_cpu(args.server_pid) - http_cpu0
+        r["server_cpu_s"] = proc_cpu(server_pid) - http_cpu0
     else:
         r["server_cpu_s"] = sum(server_cpu.values()) if server_cpu else None
     r["server_cpu_us_per_call"] = r["server_cpu_s"] / served * 1e6 if r["server_cpu_s"] is not None else None
@@ -133,6 +158,79 @@ def med(rs, key):
     return statistics.median(v) if v else None
 
 
+SERVERS = ["ts-mcpserver", "cpp-server"]
+SERVER_CLIENTS = ["ts-sdk", "cpp-raw"]
+
+
+def start_http_server(args, server, port):
+    cmd = (["node", "server.mjs", "--mcp-server", "--http", str(port)] if server == "ts-mcpserver"
+           else [args.cpp_server, "--threads", str(args.server_threads), "--http", str(port)])
+    p = subprocess.Popen(cmd, cwd=args.dir, stderr=subprocess.DEVNULL)
+    for _ in range(100):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            break
+        except OSError:
+            time.sleep(0.05)
+    return p
+
+
+def servers_main(args):
+    """The servers side by side: mcp_server against the SDK's McpServer, each driven by both clients."""
+    stdio_cmd = {"ts-mcpserver": "node server.mjs --mcp-server",
+                 "cpp-server": f"{args.cpp_server} --threads {args.server_threads}"}
+    marker = {"ts-mcpserver": b"server.mjs", "cpp-server": b"bench_mcp_vs_ts_server"}
+    pairs = [(s, c) for s in SERVERS for c in SERVER_CLIENTS]
+    scenarios = [s for s in SCENARIOS if not args.only or s[1] == args.only]
+    runs, http_hwm = {}, {}
+    for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
+        servers = {}
+        urls = {}
+        if transport == "http":
+            for server in SERVERS:
+                port = free_port()
+                servers[server] = start_http_server(args, server, port)
+                urls[server] = f"http://127.0.0.1:{port}/mcp"
+        try:
+            for rnd in range(args.rounds):
+                k = rnd % len(pairs)
+                for server, client in pairs[k:] + pairs[:k]:
+                    r = run_client(args, client, transport, tool, nbytes, conc, calls, urls.get(server), args.threads,
+                                   server_cmd=stdio_cmd[server],
+                                   server_pid=servers[server].pid if server in servers else None,
+                                   marker=marker[server])
+                    runs.setdefault((si, server, client), []).append(r)
+                    print(f"round {rnd + 1} {transport} {name} {server} <- {client}: {r['calls_per_s']:.0f} calls/s, "
+                          f"server {r['server_cpu_us_per_call']:.1f} us/call", file=sys.stderr)
+        finally:
+            for server, p in servers.items():
+                http_hwm[(si, server)] = proc_hwm_kb(p.pid)
+                p.terminate()
+                p.wait()
+    print(f"{args.rounds} rounds, medians; server CPU = user + system of the server process over the client's "
+          f"whole run, warm-up included; mcp_server on thread_pool({args.server_threads}); peak RSS = VmHWM\n")
+    print("| transport | scenario | client | server | calls/s | server CPU µs/call | server CPU ms/MiB "
+          "| server peak RSS MiB | × McpServer calls/s | × McpServer CPU/call | × McpServer RSS |")
+    print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
+        for client in SERVER_CLIENTS:
+            base = runs[(si, "ts-mcpserver", client)]
+            for server in SERVERS:
+                rs = runs[(si, server, client)]
+                cps, scpu, smib = (med(rs, k) for k in ("calls_per_s", "server_cpu_us_per_call",
+                                                         "server_cpu_ms_per_mib"))
+                rss = (http_hwm.get((si, server)) if transport == "http" else med(rs, "server_maxrss_kb"))
+                base_rss = (http_hwm.get((si, "ts-mcpserver")) if transport == "http"
+                            else med(base, "server_maxrss_kb"))
+                print(f"| {transport} | {name} | {client} | {server} | {cps:.0f} | {scpu:.1f} | "
+                      f"{'' if smib is None else f'{smib:.2f}'} | {rss / 1024:.1f} | "
+                      f"{cps / med(base, 'calls_per_s'):.2f} | {scpu / med(base, 'server_cpu_us_per_call'):.2f} | "
+                      f"{rss / base_rss:.2f} |")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({f"{k[0]}:{k[1]}:{k[2]}": v for k, v in runs.items()}, f, indent=1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", required=True)
@@ -145,9 +243,19 @@ def main():
     ap.add_argument("--threads", type=int, default=1, help="thread_pool size of the C++ client")
     ap.add_argument("--pool", default="", help="also: cpp-host CPU per call with these pool sizes, e.g. 1,2,4")
     ap.add_argument("--json", help="write every run's numbers here")
+    ap.add_argument("--servers", action="store_true", help="compare the servers (needs --cpp-server)")
+    ap.add_argument("--cpp-server", help="bench_mcp_vs_ts_server")
+    ap.add_argument("--server-threads", type=int, default=1, help="thread_pool size of the C++ server")
     args = ap.parse_args()
     args.dir = os.path.abspath(args.dir)
     args.cpp = os.path.abspath(args.cpp)
+    args.server_pid = None
+    if args.servers:
+        if not args.cpp_server:
+            sys.exit("--servers needs --cpp-server")
+        args.cpp_server = os.path.abspath(args.cpp_server)
+        servers_main(args)
+        return
     clients = CLIENTS + ([FAST] if args.cpp_fast else []) + ([REF] if args.cpp_ref else [])
     if args.clients:
         clients = ["ts-sdk"] + [c for c in clients if c != "ts-sdk" and c in args.clients.split(",")]

@@ -1,10 +1,13 @@
 // The server both clients of the side-by-side benchmark call (scripts/bench-mcp-vs-ts): the official
 // TypeScript SDK's low-level Server (no schema library on the call path, so the server costs as little as it
-// can), over stdio or Streamable HTTP.
+// can), over stdio or Streamable HTTP. With --mcp-server, the SDK's high-level McpServer instead (tools
+// registered with zod input schemas, as its users write them): the server side of the benchmark compares it
+// with this project's mcp_server (server.cpp).
 //
-//   node server.mjs                  stdio (newline-delimited JSON-RPC on stdin/stdout)
-//   node server.mjs --http PORT      Streamable HTTP on 127.0.0.1:PORT/mcp (one transport per session,
-//                                    SSE or JSON responses as the SDK's StreamableHTTPServerTransport sends them)
+//   node server.mjs [--mcp-server]                  stdio (newline-delimited JSON-RPC on stdin/stdout)
+//   node server.mjs [--mcp-server] --http PORT      Streamable HTTP on 127.0.0.1:PORT/mcp (one transport per
+//                                    session, SSE or JSON responses as the SDK's StreamableHTTPServerTransport
+//                                    sends them)
 //
 // Tools (read-only, idempotent, closed-world: a trusted client may run them in parallel):
 //   echo {message}  -> the message as text content (a small call)
@@ -12,6 +15,8 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { McpServer } from "@modelcontextprotocol/sdk/server/mcp.js";
+import { z } from "zod";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -44,7 +49,18 @@ function blob(bytes) {
   return s;
 }
 
+// The high-level McpServer, serving the same tools.
+function makeMcpServer() {
+  const server = new McpServer({ name: "bench-server", version: "1.0.0" });
+  server.registerTool("echo", { description: tools[0].description, inputSchema: { message: z.string() }, annotations },
+                      async ({ message }) => ({ content: [{ type: "text", text: message }] }));
+  server.registerTool("blob", { description: tools[1].description, inputSchema: { bytes: z.number().int() }, annotations },
+                      async ({ bytes }) => ({ content: [{ type: "text", text: blob(bytes) }] }));
+  return server;
+}
+
 function makeServer() {
+  if (process.argv.includes("--mcp-server")) return makeMcpServer();
   const server = new Server({ name: "bench-server", version: "1.0.0" }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools }));
   server.setRequestHandler(CallToolRequestSchema, async (request) => {

@@ -17,6 +17,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/json/calls.hpp>
+#include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/outcome.hpp>
 
@@ -245,7 +246,7 @@ inline tool_answer answer_of(const outcome<nlohmann::json>& o, std::string_view 
     }
     a.value = o.value();
     if (a.value.is_string()) a.content = a.value.get<std::string>();
-    else if (!a.value.is_null()) a.content = a.value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    else if (!a.value.is_null()) a.content = detail::json_dump(a.value);
     return a;
   }
   a.is_error = true;

@@ -30,6 +30,7 @@
 
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/mcp/detail/client_state.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
@@ -220,7 +221,7 @@ inline std::string mcp_text(const nlohmann::json& result) {
     if (item.is_object() && item.value("type", "") == "text" && item.contains("text") && item["text"].is_string())
       out += item["text"].get<std::string>();
     else
-      out += item.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      detail::json_dump_to(out, item);
   }
   return out;
 }

@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/capabilities.hpp>
 
@@ -42,7 +43,7 @@ namespace elicit {
 using json = nlohmann::json;
 
 // Compact JSON for the wire (invalid UTF-8 replaced), and a bounded quote.
-inline std::string wire(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+inline std::string wire(const json& j) { return json_dump(j); }
 inline std::string cut(std::string_view s, std::size_t max) {
   return s.size() > max ? str_cat(utf8_prefix(s, max), "...") : std::string(s);
 }

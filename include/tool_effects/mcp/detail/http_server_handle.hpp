@@ -292,7 +292,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(boost::beast::
       status = mcp_http_error_status((*e)["code"].get<int>(), modern);
     reply rep;
     rep.status = status;
-    rep.body = r.dump();
+    rep.body = json_dump(r);
     rep.session_id = s->session_id();
     st->out.reset();
     outs_.erase(out);

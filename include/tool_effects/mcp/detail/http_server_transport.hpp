@@ -49,6 +49,7 @@
 #include <boost/beast/http/write.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
+#include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/client.hpp>
 
@@ -141,7 +142,7 @@ inline std::string mcp_http_rebinding_refusal(std::string_view host, std::string
 // The body of an error answered by the transport itself: a JSON-RPC error with the request's id (null when it
 // has none or was not read).
 inline std::string mcp_http_error_body(int code, std::string_view message, const nlohmann::json& id = nullptr) {
-  return nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}}.dump();
+  return json_dump(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}});
 }
 
 // 128 random bits in hex: a session id no one guesses (std::random_device is the OS's generator on the three
@@ -346,7 +347,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
         return;
       }
       if (!st->sse) start_sse(s, *st);
-      push_event(*st, m.dump());
+      push_event(*st, json_dump(m));
       if (st->out) {
         st->out->done = true;
         st->out->notify();
@@ -359,7 +360,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
         st = s.streams[it->second];
         if (st && !st->finished) {
           if (!st->sse) start_sse(s, *st);
-          push_event(*st, m.dump());
+          push_event(*st, json_dump(m));
           return;
         }
       }
@@ -367,10 +368,10 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     if (s.session_id().empty()) return;  // stateless: no stream for unrelated messages
     for (auto& [id, g] : s.streams)
       if (g->request_id.is_null() && g->out && !g->out->dead) {
-        push_event(*g, m.dump());
+        push_event(*g, json_dump(m));
         return;
       }
-    s.backlog.push_back(m.dump());
+    s.backlog.push_back(json_dump(m));
     while (s.backlog.size() > o_.max_backlog) s.backlog.pop_front();
   }
 

@@ -14,10 +14,12 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/quote.hpp>
+#include <tool_effects/json/detail/dump.hpp>
 
 namespace tool_effects::detail {
 
-inline std::string mcp_dump(const nlohmann::json& j) { return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace); }
+// A message as it goes on the wire (json/detail/dump.hpp: compact, invalid UTF-8 replaced).
+inline std::string mcp_dump(const nlohmann::json& j) { return json_dump(j); }
 
 // The envelope of a line the bounded parse refused: is it JSON at all, and
 // its top-level "id" (a number or a string) and "method", if any. A SAX pass

@@ -1,0 +1,104 @@
+// This project's MCP server in the side-by-side benchmark against the official TypeScript SDK's McpServer
+// (scripts/bench-mcp-vs-ts --servers, docs/benchmarks.md "The MCP server against the TypeScript SDK's
+// McpServer", issue 28 point 8). Serves the same two tools as server.mjs, declared with tool_effects (their
+// annotations derived: read-only, idempotent, closed-world), through mcp_server: every call goes through the
+// dispatcher under the server's coordinator, as a real server's would.
+//   echo {message}  -> the message as text content (a small call)
+//   blob {bytes}    -> one text content of `bytes` ASCII characters (a large result; cached per size)
+//
+//   bench_mcp_vs_ts_server [--threads N]              stdio, until stdin closes
+//   bench_mcp_vs_ts_server [--threads N] --http PORT  Streamable HTTP on 127.0.0.1:PORT/mcp, until SIGTERM/SIGINT
+// --threads: the thread_pool the server runs on (default 1: the Node server has one thread for JavaScript).
+// Not a test and not Google Benchmark: a program the driver runs, alternating with the TypeScript server.
+#include <pthread.h>
+#include <signal.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include <boost/asio/thread_pool.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <tool_effects/mcp/server.hpp>
+#include <tool_effects/mcp/server_http.hpp>
+
+namespace te = tool_effects;
+using nlohmann::json;
+
+namespace {
+struct texts {
+  static constexpr std::string_view resource_name = "texts";
+};
+
+struct echo {
+  static constexpr std::string_view name = "echo";
+  static constexpr std::string_view description = "Returns its message.";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})";
+  using side_effects = te::effects<te::reads<texts>>;
+  json operator()(const json& args) const { return args.value("message", std::string()); }
+};
+
+struct blob {
+  static constexpr std::string_view name = "blob";
+  static constexpr std::string_view description = "Returns `bytes` characters of text.";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"bytes": {"type": "integer"}}, "required": ["bytes"]})";
+  using side_effects = te::effects<te::reads<texts>>;
+  json operator()(const json& args) const {
+    const long long n = std::clamp<long long>(args.value("bytes", 0LL), 0, 64LL << 20);
+    static std::mutex m;
+    static std::map<long long, std::string> cache;
+    std::lock_guard lock(m);
+    auto& s = cache[n];
+    if (s.size() != static_cast<std::size_t>(n)) {
+      const std::string line = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_.\n";
+      s.clear();
+      while (s.size() < static_cast<std::size_t>(n)) s += line;
+      s.resize(static_cast<std::size_t>(n));
+    }
+    return s;
+  }
+};
+static_assert(te::mcp_tool_hints_v<echo>.read_only && te::mcp_tool_hints_v<blob>.read_only);
+
+int usage(const char* what) {
+  std::fprintf(stderr, "bench_mcp_vs_ts_server: %s\n", what);
+  return 2;
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t threads = 1;
+  int port = -1;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) threads = std::stoul(argv[++i]);
+    else if (a == "--http" && i + 1 < argc) port = std::stoi(argv[++i]);
+    else return usage("usage: [--threads N] [--http PORT]");
+  }
+  // SIGTERM and SIGINT are waited for by the main thread (blocked here, before any thread starts).
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  te::tool_registry<echo, blob> registry;
+  te::json_tool_host host(registry);
+  boost::asio::thread_pool pool(threads);
+  te::mcp_server server(pool, host, te::mcp_server_options{.name = "bench-server", .version = "1.0.0"});
+  if (port < 0) {
+    server.serve_stdio();
+    return 0;
+  }
+  server.listen_http("127.0.0.1", static_cast<unsigned short>(port), "/mcp");
+  std::fprintf(stderr, "listening on %d\n", port);
+  int sig = 0;
+  sigwait(&stop, &sig);
+  return 0;
+}

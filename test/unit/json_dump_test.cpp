@@ -1,0 +1,90 @@
+// detail::json_dump, the one serializer of what goes on the wire: byte-identical to nlohmann's
+// dump(-1, ' ', false, replace) (a differential test over random values whose strings mix ASCII, every control
+// character, quotes, valid multi-byte characters and invalid UTF-8), and the cases written out.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <tool_effects/json/detail/dump.hpp>
+
+namespace json_dump_test_ns {
+
+using nlohmann::json;
+namespace td = tool_effects::detail;
+
+namespace {
+std::string reference(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string random_text(std::mt19937_64& rng) {
+  static const char* const pieces[] = {"a", "Z", " ", "\"", "\\", "/", "\x7f", "\xc3\xa9", "\xe2\x82\xac",
+                                       "\xf0\x9f\x98\x80", "\xef\xbf\xbd", "\xed\xa0\x80" /* surrogate */,
+                                       "\xc0\xaf" /* overlong */, "\xf4\x90\x80\x80" /* > U+10FFFF */, "\x80",
+                                       "\xe2\x82" /* cut short */, "\xff"};
+  std::string s;
+  const std::size_t n = rng() % 24;
+  for (std::size_t i = 0; i < n; ++i) {
+    switch (rng() % 4) {
+      case 0: s += static_cast<char>(rng() % 0x20); break;     // a control character
+      case 1: s += static_cast<char>(0x20 + rng() % 0x60); break;  // printable ASCII
+      default: s += pieces[rng() % (sizeof pieces / sizeof *pieces)];
+    }
+  }
+  return s;
+}
+
+json random_value(std::mt19937_64& rng, int depth) {
+  switch (rng() % (depth > 3 ? 6 : 8)) {
+    case 0: return nullptr;
+    case 1: return rng() % 2 == 0;
+    case 2: return static_cast<std::int64_t>(rng()) >> (rng() % 64);
+    case 3: return static_cast<std::uint64_t>(rng());
+    case 4: return std::ldexp(static_cast<double>(rng() % 100000) - 50000.0, static_cast<int>(rng() % 80) - 40);
+    case 5: return random_text(rng);
+    case 6: {
+      json a = json::array();
+      for (std::size_t i = rng() % 5; i > 0; --i) a.push_back(random_value(rng, depth + 1));
+      return a;
+    }
+    default: {
+      json o = json::object();
+      for (std::size_t i = rng() % 5; i > 0; --i) o[random_text(rng)] = random_value(rng, depth + 1);
+      return o;
+    }
+  }
+}
+}  // namespace
+
+// 20,000 random values: the same bytes as nlohmann's dump with replacement. (Fails, for example, if an invalid
+// sequence went out as is, if a control character were escaped in upper-case hex, or if 0x7f were escaped.)
+TEST(JsonDump, IsByteIdenticalToNlohmannsReplacingDump) {
+  std::mt19937_64 rng(20261127);
+  int differ = 0;
+  for (int i = 0; i < 20000; ++i) {
+    const json j = random_value(rng, 0);
+    const std::string want = reference(j);
+    const std::string got = td::json_dump(j);
+    if (got != want && ++differ <= 5) ADD_FAILURE() << "value " << i << "\n got: " << got << "\nwant: " << want;
+  }
+  EXPECT_EQ(differ, 0);
+}
+
+TEST(JsonDump, WrittenOutCases) {
+  EXPECT_EQ(td::json_dump(json::parse(R"({"b": [1, -2, 3.5, true, null], "a": "x\ny"})")),
+            R"({"a":"x\ny","b":[1,-2,3.5,true,null]})");
+  EXPECT_EQ(td::json_dump(json(std::string("\x01\x1f\"\\\t\b\f\r\x7f", 9))), R"("\u0001\u001f\"\\\t\b\f\r)" "\x7f\"");
+  EXPECT_EQ(td::json_dump(json("caf\xc3\xa9 \xe2\x82\xac")), "\"caf\xc3\xa9 \xe2\x82\xac\"") << "UTF-8 kept";
+  EXPECT_EQ(td::json_dump(json("a\xff" "b")), "\"a\xef\xbf\xbd" "b\"") << "an invalid byte becomes U+FFFD";
+  EXPECT_EQ(td::json_dump(json(std::numeric_limits<std::uint64_t>::max())), "18446744073709551615");
+  EXPECT_EQ(td::json_dump(json(std::numeric_limits<std::int64_t>::min())), "-9223372036854775808");
+  EXPECT_EQ(td::json_dump(json::object()), "{}");
+  EXPECT_EQ(td::json_dump(json::array()), "[]");
+  const std::string big(1 << 20, 'x');
+  EXPECT_EQ(td::json_dump(json(big)), reference(json(big)));
+}
+
+}  // namespace json_dump_test_ns
