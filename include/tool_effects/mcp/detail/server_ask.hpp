@@ -95,7 +95,7 @@ class mcp_client_asker {
     try {
       form.emplace(detail::elicit::form_of(requested_schema));
     } catch (const json_error& e) {
-      throw mcp_ask_error(mcp_ask_invalid_request, e.what());
+      throw mcp_ask_error(mcp_ask_invalid_request, where(e));
     }
     nlohmann::json params = {{"message", std::move(message)}, {"requestedSchema", std::move(requested_schema)}};
     nlohmann::json r = co_await ask("elicitation", "elicitation/create", std::move(params), timeout);
@@ -110,13 +110,13 @@ class mcp_client_asker {
       const nlohmann::json* s = capabilities_.contains("sampling") ? &capabilities_["sampling"] : nullptr;
       detail::mcp_check_sampling_request(params, s && s->is_object() && s->contains("tools"));
     } catch (const json_error& e) {
-      throw mcp_ask_error(mcp_ask_invalid_request, e.what());
+      throw mcp_ask_error(mcp_ask_invalid_request, where(e));
     }
     nlohmann::json r = co_await ask("sampling", "sampling/createMessage", params, timeout);
     try {
       detail::mcp_check_sampling_result(r, params);
     } catch (const json_error& e) {
-      throw mcp_ask_error(mcp_ask_invalid_answer, e.what());
+      throw mcp_ask_error(mcp_ask_invalid_answer, where(e));
     }
     co_return r;
   }
@@ -137,6 +137,10 @@ class mcp_client_asker {
   }
 
  private:
+  // "at <pointer>: <what is wrong>" of a check's refusal.
+  static std::string where(const json_error& e) {
+    return detail::str_cat("at ", e.pointer().empty() ? std::string("(root)") : e.pointer(), ": ", e.message());
+  }
   boost::asio::awaitable<nlohmann::json> ask(std::string capability, std::string method, nlohmann::json params,
                                              std::optional<std::chrono::milliseconds> timeout) const {
     if (!send_)
@@ -172,7 +176,7 @@ class mcp_client_asker {
     try {
       out["content"] = detail::elicit::content_of(form, c == r.end() ? nlohmann::json::object() : *c);
     } catch (const json_error& e) {
-      throw mcp_ask_error(mcp_ask_invalid_answer, e.what());
+      throw mcp_ask_error(mcp_ask_invalid_answer, where(e));
     }
     return out;
   }
