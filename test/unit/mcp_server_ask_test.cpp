@@ -297,4 +297,36 @@ TEST(McpServerAsk, AToolAsksOurClientOverHttp) {
   pool.join();
 }
 
+// Over HTTP, a client that answers too late: the ask times out, the call fails alone with the stable reason, the
+// late answer is dropped (202, no request of ours waits for it), and the session's next call is served.
+TEST(McpServerAsk, ALateAnswerOverHttpTimesOutAndTheCallFailsAlone) {
+  registry reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  std::optional<te::mcp_server<host_type>> server;
+  server.emplace(pool, host, te::mcp_server_options{.client_request_timeout = 300ms});
+  const std::string url = "http://127.0.0.1:" + std::to_string(server->listen_http("127.0.0.1", 0, "/mcp")) + "/mcp";
+  {
+    te::mcp_client_options o;
+    o.protocol_versions = {"2025-11-25"};
+    o.on_elicitation = [](const te::mcp_elicitation_request&) {
+      std::this_thread::sleep_for(1s);
+      return te::mcp_elicitation_response::accept({{"name", "Ada"}});
+    };
+    auto c = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, o);
+    try {
+      c.call("ask_age");
+      ADD_FAILURE() << "a late answer was taken";
+    } catch (const te::mcp_error& e) {
+      EXPECT_NE(std::string(e.what()).find("client_ask_timeout: elicitation/create got no response within 300 ms"),
+                std::string::npos)
+          << e.what();
+    }
+    std::this_thread::sleep_for(1s);  // the late answer arrives and is dropped
+    EXPECT_EQ(c.call("quick")["content"][0]["text"], "quick");
+  }
+  server.reset();
+  pool.join();
+}
+
 }  // namespace mcp_server_ask_test_ns
