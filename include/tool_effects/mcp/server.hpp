@@ -21,6 +21,9 @@
 // - logging: declared; `logging/setLevel` sets the session's level (every
 //   level until then), and a tool's `report_log` on its attempt_context goes
 //   to the client of its request as `notifications/message` when at or above it.
+// - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
+//   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
+//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
 // Reasoning and bounds: docs/mcp.md ("The server").
 #ifndef TOOL_EFFECTS_MCP_SERVER_HPP
 #define TOOL_EFFECTS_MCP_SERVER_HPP
