@@ -15,6 +15,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -66,14 +67,24 @@ struct ask_llm {
          {"maxTokens", 50}});
   }
 };
+// As ask_age, a coroutine tool: it co_awaits the ask and holds no thread while the client answers.
+struct ask_age_async {
+  static constexpr std::string_view name = "ask_age_async";
+  using side_effects = te::effects<te::reads<desk>>;
+  boost::asio::awaitable<json> operator()(const te::attempt_context& ctx, const json&) const {
+    const te::mcp_client_asker* a = te::mcp_client_asker_of(ctx);
+    if (!a) throw std::runtime_error("no asker");
+    co_return co_await a->async_elicit("Who are you?", json::parse(age_schema));
+  }
+};
 // Answers at once (shows that the session serves other calls while one waits for its client).
 struct quick {
   static constexpr std::string_view name = "quick";
   using side_effects = te::effects<te::reads<desk>>;
   json operator()(const json&) const { return "quick"; }
 };
-using registry = te::tool_registry<ask_age, ask_llm, quick>;
-using host_type = te::json_tool_host<ask_age, ask_llm, quick>;
+using registry = te::tool_registry<ask_age, ask_llm, quick, ask_age_async>;
+using host_type = te::json_tool_host<ask_age, ask_llm, quick, ask_age_async>;
 
 // A scripted client of `serve_fds` over two pipes: writes lines, reads lines (each read bounded by 10 s).
 struct pipe_peer {
@@ -164,6 +175,12 @@ TEST(McpServerAsk, AToolElicitsOverStdio) {
   const json ask2 = f.peer.next();
   f.peer.send(json{{"jsonrpc", "2.0"}, {"id", ask2["id"]}, {"result", {{"action", "decline"}}}});
   EXPECT_EQ(f.peer.next()["result"]["structuredContent"], json::parse(R"({"action": "decline"})"));
+  // A coroutine tool co_awaits the same ask.
+  f.peer.send(pipe_peer::rpc(4, "tools/call", {{"name", "ask_age_async"}}));
+  const json ask3 = f.peer.next();
+  ASSERT_EQ(ask3.value("method", ""), "elicitation/create") << ask3.dump();
+  f.peer.send(json{{"jsonrpc", "2.0"}, {"id", ask3["id"]}, {"result", {{"action", "accept"}, {"content", {{"name", "Bo"}, {"age", 7}}}}}});
+  EXPECT_EQ(f.peer.next()["result"]["structuredContent"], json::parse(R"({"action": "accept", "content": {"name": "Bo", "age": 7}})"));
 }
 
 // Over stdio, a tool samples: the request is the tool's params; the CreateMessageResult comes back checked.
