@@ -3,8 +3,8 @@
 // the tools the suite names, with the texts its scenarios describe. Usage: conformance_server PORT (the last
 // argument); serves http://127.0.0.1:PORT/mcp until SIGINT or SIGTERM.
 //
-// What the suite also asks for and mcp_server does not serve yet (prompts, resources, completion, sampling,
-// elicitation, the SSE polling tool): see docs/mcp.md ("The conformance suite, server side").
+// What the suite also asks for and mcp_server does not serve yet (prompts, resources, completion, the SSE
+// polling tool): see docs/mcp.md ("The conformance suite, server side").
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -166,9 +166,90 @@ struct region_header {
   }
 };
 
+// Tools that ask the client (tools-call-sampling, tools-call-elicitation, elicitation-sep1034-defaults,
+// elicitation-sep1330-enums): through the call's mcp_client_asker, with the requests and texts the scenarios
+// describe. A failed ask (no capability, no answer in time, an invalid answer) fails the call with its reason.
+const te::mcp_client_asker& asker(const te::attempt_context& ctx) {
+  const te::mcp_client_asker* a = te::mcp_client_asker_of(ctx);
+  if (!a) throw std::runtime_error("not called by an MCP server");
+  return *a;
+}
+struct sampling_tool {
+  static constexpr std::string_view name = "test_sampling";
+  static constexpr std::string_view description = "Asks the client's LLM to answer its prompt.";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]})";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json& args) const {
+    const json r = asker(ctx).create_message(
+        {{"messages", json::array({{{"role", "user"},
+                                    {"content", {{"type", "text"}, {"text", args.value("prompt", std::string())}}}}})},
+         {"maxTokens", 100}});
+    const json& c = r["content"];
+    const json& first = c.is_array() ? (c.empty() ? json() : c[0]) : c;
+    const std::string said =
+        first.is_object() && first.value("type", "") == "text" ? first.value("text", std::string()) : first.dump();
+    return json{{"content", json::array({{{"type", "text"}, {"text", "LLM response: " + said}}})}};
+  }
+};
+struct elicitation_tool {
+  static constexpr std::string_view name = "test_elicitation";
+  static constexpr std::string_view description = "Asks the user for a username and an email address.";
+  static constexpr std::string_view input_schema =
+      R"({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]})";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json& args) const {
+    const json r = asker(ctx).elicit(
+        args.value("message", std::string()),
+        json::parse(R"({"type": "object", "properties": {
+            "username": {"type": "string", "description": "User's response"},
+            "email": {"type": "string", "description": "User's email address"}},
+          "required": ["username", "email"]})"));
+    return json{{"content", json::array({{{"type", "text"}, {"text", "User response: " + r.dump()}}})}};
+  }
+};
+template <class Self>
+struct elicit_schema_tool {
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json&) const {
+    const json r = asker(ctx).elicit(Self::message, json::parse(Self::schema));
+    return json{{"content", json::array({{{"type", "text"},
+                                          {"text", "Elicitation completed: action=" + r["action"].get<std::string>() +
+                                                       ", content=" + r.value("content", json::object()).dump()}}})}};
+  }
+};
+struct elicitation_defaults : elicit_schema_tool<elicitation_defaults> {
+  static constexpr std::string_view name = "test_elicitation_sep1034_defaults";
+  static constexpr std::string_view description = "Elicits five fields, each with a default (SEP-1034).";
+  static constexpr const char* message = "Please review the defaults";
+  static constexpr const char* schema = R"({"type": "object", "properties": {
+      "name": {"type": "string", "default": "John Doe"},
+      "age": {"type": "integer", "default": 30},
+      "score": {"type": "number", "default": 95.5},
+      "status": {"type": "string", "enum": ["active", "inactive", "pending"], "default": "active"},
+      "verified": {"type": "boolean", "default": true}}})";
+};
+struct elicitation_enums : elicit_schema_tool<elicitation_enums> {
+  static constexpr std::string_view name = "test_elicitation_sep1330_enums";
+  static constexpr std::string_view description = "Elicits the five enum variants of SEP-1330.";
+  static constexpr const char* message = "Please choose";
+  static constexpr const char* schema = R"({"type": "object", "properties": {
+      "untitledSingle": {"type": "string", "enum": ["option1", "option2", "option3"]},
+      "titledSingle": {"type": "string", "oneOf": [{"const": "value1", "title": "First Option"},
+                                                   {"const": "value2", "title": "Second Option"},
+                                                   {"const": "value3", "title": "Third Option"}]},
+      "legacyEnum": {"type": "string", "enum": ["opt1", "opt2", "opt3"],
+                     "enumNames": ["Option One", "Option Two", "Option Three"]},
+      "untitledMulti": {"type": "array", "items": {"type": "string", "enum": ["option1", "option2", "option3"]}},
+      "titledMulti": {"type": "array", "items": {"anyOf": [{"const": "value1", "title": "First Choice"},
+                                                          {"const": "value2", "title": "Second Choice"},
+                                                          {"const": "value3", "title": "Third Choice"}]}}}})";
+};
+
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
                                    error_handling, tool_with_logging, tool_with_progress, missing_capability,
-                                   streaming_elicitation, logging_tool, region_header>;
+                                   streaming_elicitation, logging_tool, region_header, sampling_tool, elicitation_tool,
+                                   elicitation_defaults, elicitation_enums>;
 
 }  // namespace
 

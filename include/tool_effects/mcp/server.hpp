@@ -21,12 +21,16 @@
 // - logging: declared; `logging/setLevel` sets the session's level (every
 //   level until then), and a tool's `report_log` on its attempt_context goes
 //   to the client of its request as `notifications/message` when at or above it.
+// - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
+//   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
+//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
 // Reasoning and bounds: docs/mcp.md ("The server").
 #ifndef TOOL_EFFECTS_MCP_SERVER_HPP
 #define TOOL_EFFECTS_MCP_SERVER_HPP
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -91,6 +95,9 @@ struct mcp_server_options {
   /// The longest log message of a tool forwarded (`data` of notifications/message), at most an eighth of
   /// `max_message_bytes`: longer ones are cut at a UTF-8 character boundary and end with "...".
   std::size_t max_log_bytes = std::size_t{64} << 10;
+  /// The longest a tool's ask of its client (elicitation, sampling) waits for the answer, unless the ask
+  /// gives its own; past it the ask fails (client_ask_timeout) and the call goes on without an answer.
+  std::chrono::milliseconds client_request_timeout = std::chrono::seconds(60);
 };
 
 /// What a transport tells the server about one incoming request.
@@ -112,7 +119,8 @@ struct mcp_server_request {
   /// modern, and a modern request's `_meta` must name the same.
   std::string transport_version{};
   /// Of a modern request (2026-07-28, per-request `_meta`), filled by
-  /// `handle_request`: its clientCapabilities (null for a legacy request)
+  /// `handle_request`: its clientCapabilities; of a legacy one, those its session's `initialize` declared
+  /// (filled by the transport; null: none known)
   /// (its log level, `_meta` logLevel, becomes `log_level`: none, no log messages).
   nlohmann::json client_capabilities{};
   /// The Mcp-Param-* headers of an HTTP request (lower-case name after the
@@ -120,6 +128,10 @@ struct mcp_server_request {
   /// on stdio. A modern `tools/call` that has them is checked against the
   /// tool's `x-mcp-header` parameters (-32020 on a mismatch).
   std::optional<std::map<std::string, std::optional<std::string>>> param_headers{};
+  /// Sends a request to the client of this request (stdio: over the session; HTTP: on the request's POST
+  /// stream) and returns its result, within the given time; empty: the request cannot ask (a 2026-07-28
+  /// request, whose era asks by InputRequiredResult). What a tool's `mcp_client_asker` sends through.
+  mcp_client_asker::send_function ask_client{};
 };
 
 /// The client capability (e.g. "sampling") a tool type needs of a client to
@@ -223,6 +235,7 @@ class mcp_server {
                                                                mcp_server_request request) {
     const detail::mcp_request_meta meta = detail::read_request_meta(params, request.transport_version);
     request.client_capabilities = meta.client_capabilities;
+    request.ask_client = {};  // no server-to-client request inside a 2026-07-28 call (InputRequiredResult)
     // A modern request's log level is its own (no session to set one on): none asks for no log messages.
     request.log_level = meta.log_level.empty()
                             ? nullptr
@@ -293,15 +306,19 @@ class mcp_server {
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
     // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
     auto call = std::make_shared<detail::tool_call_request>(std::move(r));
-    auto initiate = [this, call, cancel = request.cancel, progress = std::move(request.progress),
+    auto asker = std::make_shared<const mcp_client_asker>(
+        std::move(request.ask_client), std::move(request.client_capabilities), options_.client_request_timeout,
+        executor_, "a 2026-07-28 request asks its client by InputRequiredResult, which this server does not send");
+    auto initiate = [this, call, asker, cancel = request.cancel, progress = std::move(request.progress),
                      log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
       // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
       // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
       auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
-      boost::asio::post(*callers_, [this, call, cancel, progress, log, work, handler = std::move(handler)]() mutable {
-        nlohmann::json result = run_call(*call, cancel, progress, log);
+      boost::asio::post(*callers_, [this, call, asker, cancel, progress, log, work,
+                                    handler = std::move(handler)]() mutable {
+        nlohmann::json result = run_call(*call, cancel, progress, log, asker.get());
         auto ex = boost::asio::get_associated_executor(handler);
         boost::asio::post(ex, [work, handler = std::move(handler), result = std::move(result)]() mutable {
           auto slot = boost::asio::get_associated_cancellation_slot(handler);
@@ -337,8 +354,11 @@ class mcp_server {
   void bind(detail::mcp_session& s) {
     // The session's log level: every level until the client sets one (as the TypeScript SDK's server).
     auto level = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
+    auto caps = std::make_shared<detail::mcp_peer_capabilities>();  // what the client's initialize declared
     for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"})
-      s.on_request(m, [this, level](detail::mcp_request_context ctx) { return serve_request(std::move(ctx), level); });
+      s.on_request(m, [this, level, caps](detail::mcp_request_context ctx) {
+        return serve_request(std::move(ctx), level, caps);
+      });
     s.on_other_notification([](const std::string&, const nlohmann::json&) {});
   }
 
@@ -361,11 +381,26 @@ class mcp_server {
     if constexpr (requires { e.get_executor(); }) return e.get_executor();
     else return boost::asio::any_io_executor(e);
   }
+  // A request of the client's session, asked over the session (the role-neutral engine's own requests).
+  static boost::asio::awaitable<nlohmann::json> ask_over_session(std::shared_ptr<const detail::mcp_request_context> c,
+                                                                 std::string method, nlohmann::json params,
+                                                                 std::chrono::milliseconds timeout) {
+    co_return co_await c->request(std::move(method), std::move(params), timeout);
+  }
   boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx,
-                                                       std::shared_ptr<std::atomic<mcp_log_level>> level) {
+                                                       std::shared_ptr<std::atomic<mcp_log_level>> level,
+                                                       std::shared_ptr<detail::mcp_peer_capabilities> caps) {
     mcp_server_request r;
     r.id = ctx.id;
     r.log_level = std::move(level);
+    if (ctx.method == "initialize" && ctx.params.is_object() && ctx.params.contains("capabilities"))
+      caps->set(ctx.params["capabilities"]);
+    r.client_capabilities = caps->get();
+    r.ask_client = [c = std::make_shared<const detail::mcp_request_context>(
+                        detail::mcp_request_context{ctx.id, std::string(), nullptr, ctx.session})](
+                       std::string method, nlohmann::json params, std::chrono::milliseconds timeout) {
+      return ask_over_session(c, std::move(method), std::move(params), timeout);
+    };
     // Posted onto the session's strand as progress is (below), so it precedes the response.
     r.log = [id = ctx.id, weak = ctx.session](nlohmann::json params) {
       auto s = weak.lock();
@@ -407,7 +442,7 @@ class mcp_server {
 
   nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
                           const std::function<void(double, double, const std::string&)>& progress,
-                          const detail::mcp_request_log& log) {
+                          const detail::mcp_request_log& log, const mcp_client_asker* asker = nullptr) {
     if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
       return {{"content", nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
               {"isError", true}};
@@ -417,7 +452,7 @@ class mcp_server {
     call.arguments = r.arguments;
     const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
     const detail::mcp_request_reporter reporter(&progress, &log, r.name,
-                                    std::min(options_.max_log_bytes, options_.max_message_bytes / 8));
+                                    std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker);
     auto out = host_->run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::span<const tool_call>(&call, 1),
                           scope);
     return detail::call_tool_result(out.front(), r.name);

@@ -21,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -32,8 +33,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/cancellation.hpp>
 #include <tool_effects/detail/str_cat.hpp>
@@ -170,7 +176,10 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   void on_message(const std::shared_ptr<mcp_http_peer>& peer, nlohmann::json msg,
                   const mcp_http_request_info& info) override {
     const auto method = msg.find("method");
-    if (method == msg.end() || !method->is_string()) return;  // a response: no server-to-client request yet
+    if (method == msg.end() || !method->is_string()) {  // a response: to a tool's ask, or dropped
+      answered(peer->session_id(), msg);
+      return;
+    }
     if (!msg.contains("id")) {
       if (*method == "notifications/cancelled") cancel(peer->session_id(), msg);
       return;
@@ -178,8 +187,16 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     nlohmann::json id = msg["id"];
     turn_cancellation cancel;
     std::shared_ptr<std::atomic<mcp_log_level>> level;
+    nlohmann::json caps;  // what the session's initialize declared
     {
       std::lock_guard lock(m_);
+      if (!peer->session_id().empty()) {
+        auto& c = caps_[peer->session_id()];
+        if (*method == "initialize" && msg.contains("params") && msg["params"].is_object() &&
+            msg["params"].contains("capabilities") && msg["params"]["capabilities"].is_object())
+          c = msg["params"]["capabilities"];
+        caps = c;
+      }
       running_[key(peer->session_id(), id)] = cancel;
       if (!peer->session_id().empty()) {  // made here, on the transport's strand: never after on_closed
         auto& l = levels_[peer->session_id()];
@@ -190,13 +207,18 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
     boost::asio::co_spawn(ex_,
                           run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
-                              std::move(id), std::move(cancel), std::move(level), info),
+                              std::move(id), std::move(cancel), std::move(level), std::move(caps), info),
                           boost::asio::detached);
   }
   void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
     std::lock_guard lock(m_);
     levels_.erase(peer->session_id());
+    caps_.erase(peer->session_id());
     const std::string prefix = str_cat(peer->session_id(), "\n");
+    for (auto it = asks_.lower_bound(prefix); it != asks_.end() && it->first.rfind(prefix, 0) == 0;) {
+      pending_ask::finish(it->second, nullptr, "the session ended");
+      it = asks_.erase(it);
+    }
     for (auto it = running_.lower_bound(prefix); it != running_.end() && it->first.rfind(prefix, 0) == 0;) {
       it->second.cancel();
       it = running_.erase(it);
@@ -218,7 +240,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   static boost::asio::awaitable<void> run(std::shared_ptr<mcp_server_http_bridge> b,
                                           std::shared_ptr<mcp_http_peer> peer, std::string method,
                                           nlohmann::json params, nlohmann::json id, turn_cancellation cancel,
-                                          std::shared_ptr<std::atomic<mcp_log_level>> level,
+                                          std::shared_ptr<std::atomic<mcp_log_level>> level, nlohmann::json caps,
                                           mcp_http_request_info info) {
     nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
     try {
@@ -232,6 +254,11 @@ class mcp_server_http_bridge final : public mcp_http_handler,
                    id);
       };
       request.transport_version = std::move(info.protocol_version);
+      request.client_capabilities = std::move(caps);
+      if (!peer->session_id().empty())  // a session's request asks on its own POST stream
+        request.ask_client = [b, peer, id](std::string m, nlohmann::json p, std::chrono::milliseconds t) {
+          return ask(b, peer, id, std::move(m), std::move(p), t);
+        };
       request.param_headers.emplace();
       for (auto& [k, v] : info.params) (*request.param_headers)[k] = mcp_http_header_text(v);
       if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&
@@ -259,8 +286,95 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     peer->send(std::move(reply));
   }
 
+  // One ask of a tool's in flight: its answer (or failure), and the timer its asker waits on (on its strand).
+  struct pending_ask {
+    explicit pending_ask(const boost::asio::any_io_executor& ex) : strand(boost::asio::make_strand(ex)), timer(strand) {}
+    boost::asio::strand<boost::asio::any_io_executor> strand;
+    boost::asio::steady_timer timer;
+    std::mutex m;
+    bool done = false;
+    nlohmann::json reply;  // the client's response message
+    std::string failure;   // when no response will come
+    static void finish(const std::shared_ptr<pending_ask>& p, nlohmann::json r, std::string why) {
+      {
+        std::lock_guard lock(p->m);
+        if (p->done) return;
+        p->done = true;
+        p->reply = std::move(r);
+        p->failure = std::move(why);
+      }
+      boost::asio::post(p->strand, [p] { p->timer.cancel(); });  // after `done`: the waiter sees one or the other
+    }
+  };
+
+  // A tool's request to the client of `peer`'s session, sent on the POST stream of request `related`; its
+  // result, or mcp_ask_error (timeout, an error response, the session's end).
+  static boost::asio::awaitable<nlohmann::json> ask(std::shared_ptr<mcp_server_http_bridge> b,
+                                                    std::shared_ptr<mcp_http_peer> peer, nlohmann::json related,
+                                                    std::string method, nlohmann::json params,
+                                                    std::chrono::milliseconds timeout) {
+    auto p = std::make_shared<pending_ask>(b->ex_);
+    const nlohmann::json id = str_cat("tool_effects/ask/", std::to_string(b->next_ask_.fetch_add(1) + 1));
+    const std::string k = key(peer->session_id(), id);
+    {
+      std::lock_guard lock(b->m_);
+      b->asks_[k] = p;
+    }
+    peer->send(nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}},
+               related);
+    co_await boost::asio::co_spawn(
+        p->strand,
+        [](std::shared_ptr<pending_ask> p, std::chrono::milliseconds t) -> boost::asio::awaitable<void> {
+          {
+            std::lock_guard lock(p->m);
+            if (p->done) co_return;
+          }
+          p->timer.expires_after(t);  // in the same turn as the check: finish's cancel comes after it
+          (void)co_await p->timer.async_wait(boost::asio::as_tuple(boost::asio::use_awaitable));
+        }(p, timeout),
+        boost::asio::use_awaitable);
+    {
+      std::lock_guard lock(b->m_);
+      b->asks_.erase(k);
+    }
+    std::lock_guard lock(p->m);
+    if (!p->done) {
+      p->done = true;
+      throw mcp_ask_error(mcp_ask_timeout, str_cat(method, " got no response within ", std::to_string(timeout.count()),
+                                                   " ms"));
+    }
+    if (!p->failure.empty()) throw mcp_ask_error(mcp_ask_failed, str_cat(method, ": ", p->failure));
+    nlohmann::json& reply = p->reply;
+    if (const auto e = reply.find("error"); e != reply.end()) {
+      const auto m = e->is_object() ? e->find("message") : e->end();
+      throw mcp_ask_error(mcp_ask_refused,
+                          str_cat(method, ": the client answered error ",
+                                  e->is_object() && e->contains("code") ? e->at("code").dump() : std::string("?"), ": ",
+                                  m != e->end() && m->is_string() ? mcp_cut(m->get<std::string>(), 1000) : std::string()));
+    }
+    co_return std::move(reply["result"]);
+  }
+
+  // The client's response to one of our asks (others are dropped).
+  void answered(const std::string& session, nlohmann::json& msg) {
+    const auto id = msg.find("id");
+    if (id == msg.end() || !(msg.contains("result") || msg.contains("error"))) return;
+    std::shared_ptr<pending_ask> p;
+    {
+      std::lock_guard lock(m_);
+      const auto it = asks_.find(key(session, *id));
+      if (it == asks_.end()) return;
+      p = it->second;
+      asks_.erase(it);
+    }
+    pending_ask::finish(p, std::move(msg), std::string());
+  }
+
   Server* server_;
   boost::asio::any_io_executor ex_;
+  std::atomic<std::uint64_t> next_ask_{0};
+  std::map<std::string, nlohmann::json> caps_;                        // session → its client's capabilities
+  std::map<std::string, std::shared_ptr<pending_ask>> asks_;          // session "\n" id → a tool's ask in flight
   std::mutex m_;
   std::map<std::string, turn_cancellation> running_;  // session "\n" id → the request's cancellation
   std::map<std::string, std::shared_ptr<std::atomic<mcp_log_level>>> levels_;  // session → its log level

@@ -10,6 +10,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/json/arguments.hpp>
 #include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/detail/server_ask.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
@@ -151,9 +153,10 @@ struct mcp_request_reporter final : attempt_reporter {
   const mcp_request_log* to;
   std::string_view tool;
   std::size_t max_bytes;
+  const mcp_client_asker* asker = nullptr;  // what the call may ask its client
   mcp_request_reporter(const std::function<void(double, double, const std::string&)>* f, const mcp_request_log* l,
-                       std::string_view t, std::size_t max)
-      : send(f), to(l), tool(t), max_bytes(max) {}
+                       std::string_view t, std::size_t max, const mcp_client_asker* a = nullptr)
+      : send(f), to(l), tool(t), max_bytes(max), asker(a) {}
   void progress(double p, double total, const std::string& message) const override {
     if (*send) (*send)(p, total, valid_utf8(message));
   }
@@ -163,6 +166,23 @@ struct mcp_request_reporter final : attempt_reporter {
     if (!mcp_log_level_passes(l, to->level->load())) return;
     to->send(log_message_params(l, tool, message, max_bytes));
   }
+};
+
+// The capabilities a session's client declared in `initialize` (set once on the session, read by its calls).
+class mcp_peer_capabilities {
+ public:
+  void set(nlohmann::json c) {
+    const std::lock_guard lock(m_);
+    caps_ = c.is_object() ? std::move(c) : nlohmann::json::object();
+  }
+  [[nodiscard]] nlohmann::json get() const {
+    const std::lock_guard lock(m_);
+    return caps_;
+  }
+
+ private:
+  mutable std::mutex m_;
+  nlohmann::json caps_ = nlohmann::json::object();
 };
 
 // Why `args` do not fit the described `arguments` struct of static tool `Tool`, if it has one.
@@ -182,6 +202,15 @@ std::optional<std::string> mcp_argument_error_of(const nlohmann::json& args) {
 }
 
 }  // namespace detail
+
+/// What the tool running with `ctx` may ask the client of its MCP request
+/// (elicitation, sampling); null when the call was not started by an
+/// `mcp_server`. Valid while the call runs.
+inline const mcp_client_asker* mcp_client_asker_of(const attempt_context& ctx) noexcept {
+  const auto* r = dynamic_cast<const detail::mcp_request_reporter*>(ctx.reporter);
+  return r ? r->asker : nullptr;
+}
+
 }  // namespace tool_effects
 
 #endif  // TOOL_EFFECTS_MCP_DETAIL_SERVER_CORE_HPP
