@@ -238,7 +238,8 @@ class mcp_server {
 
   /// Answers one request of the 2026-07-28 era (no session: its `_meta`
   /// says which version and client capabilities): `server/discover`,
-  /// `tools/list`, `tools/call`; a method that era removed (initialize,
+  /// `tools/list`, `tools/call`, and the resources, prompts and completion
+  /// methods once any are registered; a method that era removed (initialize,
   /// ping, ...) or that this server lacks is -32601. Throws
   /// `mcp_server_error`: -32602 for a bad `_meta` (named by JSON pointer),
   /// -32020 for a transport version that `_meta` contradicts, -32022 for a
@@ -452,6 +453,7 @@ class mcp_server {
   // 2026-07-28 era (its not-found code; no subscriptions there).
   std::optional<nlohmann::json> catalog_request(const std::string& method, const nlohmann::json& params, bool modern,
                                                 const mcp_server_request& request) {
+    if (!catalog_.serves(method)) return std::nullopt;
     if (method == "resources/list") return catalog_.list_resources();
     if (method == "resources/templates/list") return catalog_.list_templates();
     if (method == "resources/read") return catalog_.read(params, modern);

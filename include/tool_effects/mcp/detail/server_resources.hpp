@@ -281,6 +281,20 @@ class mcp_catalog {
     if (!prompts_.empty() || !templates_.empty()) caps["completions"] = nlohmann::json::object();
   }
 
+  // Whether `method` is one this catalog answers now: resources/* once a resource or template is registered,
+  // prompts/* once a prompt is, completion/complete once either prompts or templates are (the capabilities
+  // declared); before that, the method is not found (-32601), as for a server without them.
+  bool serves(std::string_view method) const {
+    std::lock_guard lock(m_);
+    const bool resources = !resources_.empty() || !templates_.empty();
+    if (method == "resources/list" || method == "resources/templates/list" || method == "resources/read" ||
+        method == "resources/subscribe" || method == "resources/unsubscribe")
+      return resources;
+    if (method == "prompts/list" || method == "prompts/get") return !prompts_.empty();
+    if (method == "completion/complete") return !prompts_.empty() || !templates_.empty();
+    return false;
+  }
+
   nlohmann::json list_resources() const {
     nlohmann::json out = nlohmann::json::array();
     std::lock_guard lock(m_);
