@@ -3,8 +3,12 @@
 // texts in both eras; the capabilities follow what is registered (none registered: the methods are not found);
 // every input bounded (URI length, argument count and size, subscriptions per session, completion values);
 // resources/updated reaches the subscribed session only.
+#include <chrono>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -22,7 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/mcp/host.hpp>
+#include <tool_effects/mcp/http.hpp>
 #include <tool_effects/mcp/server.hpp>
+#include <tool_effects/mcp/server_http.hpp>
 
 namespace mcp_server_resources_test_ns {
 
@@ -396,6 +402,59 @@ TEST(McpServerResources, AnUpdateReachesTheSubscribedSessionOnly) {
   c.close_input();
   serving.join();
   server.resource_updated("note://readme");  // the session is gone: nothing, no crash
+}
+
+// Over HTTP with our client: the subscribed session gets notifications/resources/updated (on its GET stream,
+// unrelated to any request); another session of the same server, not subscribed, gets none; the prompts and
+// resources methods answer as in-process.
+TEST(McpServerResources, AnUpdateReachesTheSubscribedHttpSession) {
+  registry reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(2);
+  std::optional<server_type> server;
+  server.emplace(pool, host);
+  register_catalog(*server);
+  const unsigned short port = server->listen_http("127.0.0.1", 0, "/mcp");
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/mcp";
+  std::mutex m;
+  std::condition_variable cv;
+  std::vector<json> a_updates, b_updates;
+  auto collect = [&](std::vector<json>& into) {
+    return [&m, &cv, &into](const std::string& method, const json& params) {
+      if (method != "notifications/resources/updated") return;
+      std::lock_guard lock(m);
+      into.push_back(params);
+      cv.notify_all();
+    };
+  };
+  {
+    te::mcp_client_options ao;
+    ao.protocol_versions = {"2025-11-25"};  // subscriptions are of the legacy era (sessions)
+    ao.on_notification = collect(a_updates);
+    te::mcp_client_options bo = ao;
+    bo.on_notification = collect(b_updates);
+    auto a = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, ao);
+    auto b = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, bo);
+    EXPECT_EQ(a.request("resources/read", {{"uri", "note://readme"}})["contents"][0]["text"], "hello");
+    EXPECT_EQ(a.request("prompts/get", {{"name", "plain"}})["messages"][0]["content"]["text"], "plain");
+    EXPECT_EQ(a.request("resources/subscribe", {{"uri", "note://readme"}}), json::object());
+    EXPECT_EQ(b.request("resources/subscribe", {{"uri", "note://logo"}}), json::object());
+    server->resource_updated("note://readme");
+    {
+      std::unique_lock lock(m);
+      ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !a_updates.empty(); }))
+          << "the subscribed session got no notifications/resources/updated";
+      EXPECT_EQ(a_updates, (std::vector<json>{{{"uri", "note://readme"}}}));
+      EXPECT_TRUE(b_updates.empty()) << "a session subscribed to another resource";
+    }
+    server->resource_updated("note://logo");
+    std::unique_lock lock(m);
+    ASSERT_TRUE(cv.wait_for(lock, std::chrono::seconds(10), [&] { return !b_updates.empty(); }));
+    EXPECT_EQ(b_updates, (std::vector<json>{{{"uri", "note://logo"}}}));
+    EXPECT_EQ(a_updates.size(), 1u);
+  }
+  server.reset();
+  pool.join();
 }
 
 }  // namespace mcp_server_resources_test_ns
