@@ -332,6 +332,23 @@ TEST(McpServerResources, SubscriptionsAreBoundedPerSession) {
             "-32600 Invalid Request: resources/subscribe needs a session to hold the subscription");
 }
 
+// The catalog's list of subscribed sessions does not grow with sessions that ended, even when no update is ever
+// sent (a server up for months with clients that come and go). Checked by hand: without the pruning in
+// list_subscriber the count is 1000.
+TEST(McpServerResources, EndedSessionsLeaveTheSubscriptionList) {
+  te::detail::mcp_catalog catalog;
+  catalog.add(te::mcp_resource{.uri = "note://readme", .name = "readme"});
+  for (int i = 0; i < 1000; ++i) {
+    auto subs = std::make_shared<te::detail::mcp_resource_subscriptions>();
+    subs->uris.insert(catalog.subscribable_uri({{"uri", "note://readme"}}));
+    catalog.list_subscriber(subs);
+  }  // each session ends here
+  EXPECT_LE(catalog.subscriber_count(), 1u);
+  auto live = std::make_shared<te::detail::mcp_resource_subscriptions>();
+  catalog.list_subscriber(live);
+  EXPECT_EQ(catalog.subscriber_count(), 1u);
+}
+
 namespace {
 // A raw client of `serve_fds` over two pipes (each read bounded by 10 s).
 struct pipe_client {

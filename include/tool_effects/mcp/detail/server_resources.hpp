@@ -462,7 +462,15 @@ class mcp_catalog {
     std::lock_guard lock(m_);
     if (s->listed) return;
     s->listed = true;
+    // Sessions that ended drop out here too, so the list stays within the live sessions (plus those that ended
+    // since the last subscription) even when the application never calls resource_updated.
+    std::erase_if(subscribers_, [](const auto& w) { return w.expired(); });
     subscribers_.push_back(s);
+  }
+  // The sessions in the subscription list (live or not yet pruned).
+  std::size_t subscriber_count() const {
+    std::lock_guard lock(m_);
+    return subscribers_.size();
   }
   void updated(std::string_view uri) {
     std::vector<std::shared_ptr<mcp_resource_subscriptions>> live;
