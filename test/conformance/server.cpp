@@ -3,19 +3,23 @@
 // the tools the suite names, with the texts its scenarios describe. Usage: conformance_server PORT (the last
 // argument); serves http://127.0.0.1:PORT/mcp until SIGINT or SIGTERM.
 //
-// What the suite also asks for and mcp_server does not serve yet (prompts, resources, completion, the SSE
-// polling tool): see docs/mcp.md ("The conformance suite, server side").
+// It also serves the resources, the resource template and the prompts the resources-*, prompts-* and
+// completion-complete scenarios name (serve_catalog below), and the tools of the sampling and elicitation
+// scenarios. What the suite also asks for and mcp_server does not serve yet (the SSE polling tool, MRTR): see
+// docs/mcp.md ("The conformance suite, server side").
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
 #include <initializer_list>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
@@ -251,6 +255,71 @@ using registry = te::tool_registry<simple_text, image_content, audio_content, em
                                    streaming_elicitation, logging_tool, region_header, sampling_tool, elicitation_tool,
                                    elicitation_defaults, elicitation_enums>;
 
+// The resources, template and prompts of the suite's resources-*, prompts-* and completion-complete scenarios,
+// with the texts their descriptions give.
+template <class Server>
+void serve_catalog(Server& server) {
+  server.add_resource(te::mcp_resource{.uri = "test://static-text", .name = "static-text",
+                                       .description = "A static text resource.", .mime_type = "text/plain",
+                                       .text = "This is the content of the static text resource."});
+  server.add_resource(te::mcp_resource{.uri = "test://static-binary", .name = "static-binary",
+                                       .description = "A static binary resource (a 1x1 PNG).",
+                                       .mime_type = "image/png", .blob = std::string(png_1x1)});
+  server.add_resource(te::mcp_resource{.uri = "test://watched-resource", .name = "watched-resource",
+                                       .description = "A resource to subscribe to.", .mime_type = "text/plain",
+                                       .text = "Watched resource content."});
+  server.add_resource_template(te::mcp_resource_template{
+      .uri_template = "test://template/{id}/data",
+      .name = "template-data",
+      .description = "Data for an ID.",
+      .mime_type = "application/json",
+      .read = [](const std::string& uri, const std::map<std::string, std::string>& vars) {
+        const std::string& id = vars.at("id");
+        json data = {{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
+        return std::vector<te::mcp_resource_content>{{.uri = uri, .mime_type = "application/json", .text = data.dump()}};
+      }});
+  server.add_prompt(te::mcp_prompt{
+      .name = "test_simple_prompt",
+      .description = "A simple prompt without arguments.",
+      .get = [](const std::map<std::string, std::string>&) {
+        return std::vector<te::mcp_prompt_message>{{"user", te::mcp_text_content("This is a simple prompt for testing.")}};
+      }});
+  // Completes arg1 from a fixed list by prefix (completion-complete).
+  auto complete_arg1 = [](const std::string& value, const std::map<std::string, std::string>&) {
+    std::vector<std::string> out;
+    for (const char* c : {"paris", "park", "party", "test", "testValue1"})
+      if (std::string_view(c).starts_with(value)) out.emplace_back(c);
+    return out;
+  };
+  server.add_prompt(te::mcp_prompt{
+      .name = "test_prompt_with_arguments",
+      .description = "A prompt with two required arguments.",
+      .arguments = {{.name = "arg1", .description = "First test argument", .required = true, .complete = complete_arg1},
+                    {.name = "arg2", .description = "Second test argument", .required = true}},
+      .get = [](const std::map<std::string, std::string>& a) {
+        return std::vector<te::mcp_prompt_message>{
+            {"user", te::mcp_text_content("Prompt with arguments: arg1='" + a.at("arg1") + "', arg2='" + a.at("arg2") +
+                                          "'")}};
+      }});
+  server.add_prompt(te::mcp_prompt{
+      .name = "test_prompt_with_embedded_resource",
+      .description = "A prompt that embeds a resource.",
+      .arguments = {{.name = "resourceUri", .description = "URI of the resource to embed", .required = true}},
+      .get = [](const std::map<std::string, std::string>& a) {
+        return std::vector<te::mcp_prompt_message>{
+            {"user", te::mcp_embedded_resource({.uri = a.at("resourceUri"), .mime_type = "text/plain",
+                                                .text = "Embedded resource content for testing."})},
+            {"user", te::mcp_text_content("Please process the embedded resource above.")}};
+      }});
+  server.add_prompt(te::mcp_prompt{
+      .name = "test_prompt_with_image",
+      .description = "A prompt with an image.",
+      .get = [](const std::map<std::string, std::string>&) {
+        return std::vector<te::mcp_prompt_message>{{"user", te::mcp_image_content(png_1x1, "image/png")},
+                                                   {"user", te::mcp_text_content("Please analyze the image above.")}};
+      }});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -268,6 +337,7 @@ int main(int argc, char** argv) {
     te::json_tool_host host(reg);
     boost::asio::thread_pool pool(2);
     te::mcp_server server(pool, host, te::mcp_server_options{.name = "tool-effects-conformance", .version = "1.0.0"});
+    serve_catalog(server);
     const unsigned short port =
         server.listen_http("127.0.0.1", static_cast<unsigned short>(std::atoi(argv[argc - 1])), "/mcp");
     std::fprintf(stderr, "conformance_server: http://127.0.0.1:%u/mcp\n", port);

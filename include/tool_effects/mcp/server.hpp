@@ -24,6 +24,9 @@
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
 //   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
+// - resources, resource templates, prompts (`add_resource`, `add_resource_template`, `add_prompt`) and
+//   `completion/complete` for their arguments; `resources/subscribe` (legacy era), and `resource_updated`
+//   tells the subscribed sessions (notifications/resources/updated).
 // Reasoning and bounds: docs/mcp.md ("The server").
 #ifndef TOOL_EFFECTS_MCP_SERVER_HPP
 #define TOOL_EFFECTS_MCP_SERVER_HPP
@@ -65,6 +68,7 @@
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/server_core.hpp>
 #include <tool_effects/mcp/detail/server_modern.hpp>
+#include <tool_effects/mcp/detail/server_resources.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/detail/stdio_server_transport.hpp>
 #include <tool_effects/mcp/tool_meta.hpp>
@@ -132,6 +136,9 @@ struct mcp_server_request {
   /// stream) and returns its result, within the given time; empty: the request cannot ask (a 2026-07-28
   /// request, whose era asks by InputRequiredResult). What a tool's `mcp_client_asker` sends through.
   mcp_client_asker::send_function ask_client{};
+  /// The resource subscriptions of the request's session (shared by its requests); null: the request has no
+  /// session, and resources/subscribe is refused (-32600).
+  std::shared_ptr<detail::mcp_resource_subscriptions> subscriptions{};
 };
 
 /// The client capability (e.g. "sampling") a tool type needs of a client to
@@ -188,13 +195,29 @@ class mcp_server {
     return {{"tools", std::move(tools)}};
   }
 
+  /// Serves `r` (resources/list, resources/read). Throws std::invalid_argument for an empty uri or name, or
+  /// a URI already registered. Thread-safe (also while serving).
+  void add_resource(mcp_resource r) { catalog_.add(std::move(r)); }
+  /// Serves the resources `t` names (resources/templates/list; resources/read of a URI it matches). Throws
+  /// std::invalid_argument for an empty template or name, no `read`, a template that is not RFC 6570 level 1
+  /// with text between variables, a completer for no variable, or a template already registered.
+  void add_resource_template(mcp_resource_template t) { catalog_.add(std::move(t)); }
+  /// Serves `p` (prompts/list, prompts/get). Throws std::invalid_argument for an empty name, no `get`,
+  /// argument names empty or repeated, or a name already registered.
+  void add_prompt(mcp_prompt p) { catalog_.add(std::move(p)); }
+  /// Tells every session subscribed to `uri` that the resource changed (notifications/resources/updated;
+  /// over HTTP on the session's GET stream). Never blocks on a client.
+  void resource_updated(std::string_view uri) { catalog_.updated(uri); }
+
   /// The `initialize` result for a client asking for `requested` (the same
   /// version if we speak it, else our newest legacy one).
   [[nodiscard]] nlohmann::json initialize_result(const std::string& requested) const {
     nlohmann::json info = {{"name", options_.name}, {"version", options_.version}};
     if (!options_.title.empty()) info["title"] = options_.title;
+    nlohmann::json caps = {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}};
+    catalog_.add_capabilities(caps, true);
     nlohmann::json r = {{"protocolVersion", negotiate(requested)},
-                        {"capabilities", {{"tools", {{"listChanged", false}}}, {"logging", nlohmann::json::object()}}},
+                        {"capabilities", std::move(caps)},
                         {"serverInfo", std::move(info)}};
     if (!options_.instructions.empty()) r["instructions"] = options_.instructions;
     return r;
@@ -215,6 +238,8 @@ class mcp_server {
   /// `_meta`) that `initialize` answers, and the era's result fields.
   [[nodiscard]] nlohmann::json discover_result() const {
     nlohmann::json init = initialize_result(std::string());
+    // No resources/subscribe in that era.
+    if (init["capabilities"].contains("resources")) init["capabilities"]["resources"].erase("subscribe");
     nlohmann::json r = {{"supportedVersions", mcp_protocol_versions()},
                         {"capabilities", std::move(init["capabilities"])},
                         {"_meta", {{detail::mcp_meta_server_info, std::move(init["serverInfo"])}}}};
@@ -225,7 +250,8 @@ class mcp_server {
 
   /// Answers one request of the 2026-07-28 era (no session: its `_meta`
   /// says which version and client capabilities): `server/discover`,
-  /// `tools/list`, `tools/call`; a method that era removed (initialize,
+  /// `tools/list`, `tools/call`, and the resources, prompts and completion
+  /// methods once any are registered; a method that era removed (initialize,
   /// ping, ...) or that this server lacks is -32601. Throws
   /// `mcp_server_error`: -32602 for a bad `_meta` (named by JSON pointer),
   /// -32020 for a transport version that `_meta` contradicts, -32022 for a
@@ -262,6 +288,9 @@ class mcp_server {
               nlohmann::json{{"requiredCapabilities", {{std::string(needed), nlohmann::json::object()}}}});
       }
       r = co_await call_tool(std::move(params), std::move(request));
+    } else if (auto c = catalog_request(method, params, true, request)) {
+      r = std::move(*c);
+      cacheable = method != "prompts/get" && method != "completion/complete";
     } else {
       throw mcp_server_error(detail::rpc_method_not_found,
                              detail::str_cat("Method not found: ", detail::quote_input(method),
@@ -283,6 +312,7 @@ class mcp_server {
     if (method == "tools/call") co_return co_await call_tool(std::move(params), std::move(request));
     if (method == "tools/list") co_return list_tools();
     if (method == "ping") co_return nlohmann::json::object();
+    if (auto c = catalog_request(method, params, false, request)) co_return std::move(*c);
     if (method == "logging/setLevel") {
       const mcp_log_level level = detail::read_set_level(params);
       if (request.log_level) request.log_level->store(level);
@@ -354,10 +384,20 @@ class mcp_server {
   void bind(detail::mcp_session& s) {
     // The session's log level: every level until the client sets one (as the TypeScript SDK's server).
     auto level = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
+    // The session's resource subscriptions: resources/updated goes to it as a notification of its own.
+    auto subs = std::make_shared<detail::mcp_resource_subscriptions>();
+    subs->send_updated = [weak = s.weak_from_this()](nlohmann::json params) {
+      if (auto p = weak.lock())
+        boost::asio::post(p->strand(), [p, params = std::move(params)]() mutable {
+          p->notify("notifications/resources/updated", std::move(params));
+        });
+    };
     auto caps = std::make_shared<detail::mcp_peer_capabilities>();  // what the client's initialize declared
-    for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover"})
-      s.on_request(m, [this, level, caps](detail::mcp_request_context ctx) {
-        return serve_request(std::move(ctx), level, caps);
+    for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover",
+                          "resources/list", "resources/read", "resources/templates/list", "resources/subscribe",
+                          "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete"})
+      s.on_request(m, [this, level, caps, subs](detail::mcp_request_context ctx) {
+        return serve_request(std::move(ctx), level, caps, subs);
       });
     s.on_other_notification([](const std::string&, const nlohmann::json&) {});
   }
@@ -389,10 +429,12 @@ class mcp_server {
   }
   boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx,
                                                        std::shared_ptr<std::atomic<mcp_log_level>> level,
-                                                       std::shared_ptr<detail::mcp_peer_capabilities> caps) {
+                                                       std::shared_ptr<detail::mcp_peer_capabilities> caps,
+                                                       std::shared_ptr<detail::mcp_resource_subscriptions> subs) {
     mcp_server_request r;
     r.id = ctx.id;
     r.log_level = std::move(level);
+    r.subscriptions = std::move(subs);
     if (ctx.method == "initialize" && ctx.params.is_object() && ctx.params.contains("capabilities"))
       caps->set(ctx.params["capabilities"]);
     r.client_capabilities = caps->get();
@@ -438,6 +480,40 @@ class mcp_server {
       co_return result;
     }
     co_return co_await handle_request(std::move(ctx.method), std::move(ctx.params), std::move(r));
+  }
+
+  // The answer of a resources, prompts or completion method; nothing for another method. `modern`: of the
+  // 2026-07-28 era (its not-found code; no subscriptions there).
+  std::optional<nlohmann::json> catalog_request(const std::string& method, const nlohmann::json& params, bool modern,
+                                                const mcp_server_request& request) {
+    if (!catalog_.serves(method)) return std::nullopt;
+    if (method == "resources/list") return catalog_.list_resources();
+    if (method == "resources/templates/list") return catalog_.list_templates();
+    if (method == "resources/read") return catalog_.read(params, modern);
+    if (method == "prompts/list") return catalog_.list_prompts();
+    if (method == "prompts/get") return catalog_.get_prompt(params);
+    if (method == "completion/complete") return catalog_.complete(params);
+    if (modern || (method != "resources/subscribe" && method != "resources/unsubscribe")) return std::nullopt;
+    const std::string uri = catalog_.subscribable_uri(params);
+    if (!request.subscriptions)
+      throw mcp_server_error(detail::rpc_invalid_request,
+                             detail::str_cat("Invalid Request: ", method, " needs a session to hold the subscription"));
+    {
+      std::lock_guard lock(request.subscriptions->m);
+      auto& uris = request.subscriptions->uris;
+      if (method == "resources/unsubscribe") {
+        uris.erase(uri);
+        return nlohmann::json::object();
+      }
+      if (!uris.contains(uri) && uris.size() >= mcp_max_subscriptions)
+        throw mcp_server_error(detail::rpc_invalid_params,
+                               detail::str_cat("Invalid params: at /uri: the session already has ",
+                                               std::to_string(mcp_max_subscriptions),
+                                               " subscriptions (mcp_max_subscriptions)"));
+      uris.insert(uri);
+    }
+    catalog_.list_subscriber(request.subscriptions);
+    return nlohmann::json::object();
   }
 
   nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
@@ -511,6 +587,7 @@ class mcp_server {
   mcp_server_options options_;
   Options dispatch_;
   std::unique_ptr<boost::asio::thread_pool> callers_;
+  detail::mcp_catalog catalog_;  // resources, templates, prompts; the sessions' subscriptions
   std::vector<std::shared_ptr<void>> transports_;  // listen_http's listeners (closed when destroyed)
 };
 

@@ -188,6 +188,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
     turn_cancellation cancel;
     std::shared_ptr<std::atomic<mcp_log_level>> level;
     nlohmann::json caps;  // what the session's initialize declared
+    std::shared_ptr<mcp_resource_subscriptions> subs;
     {
       std::lock_guard lock(m_);
       if (!peer->session_id().empty()) {
@@ -202,18 +203,30 @@ class mcp_server_http_bridge final : public mcp_http_handler,
         auto& l = levels_[peer->session_id()];
         if (!l) l = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
         level = l;
+        auto& sub = subs_[peer->session_id()];
+        if (!sub) {  // resources/updated goes on the session's GET stream (related to no request)
+          sub = std::make_shared<mcp_resource_subscriptions>();
+          sub->send_updated = [weak = std::weak_ptr<mcp_http_peer>(peer)](nlohmann::json p) {
+            if (auto pe = weak.lock())
+              pe->send(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/resources/updated"},
+                                      {"params", std::move(p)}});
+          };
+        }
+        subs = sub;
       }
     }
     nlohmann::json params = msg.contains("params") ? std::move(msg["params"]) : nlohmann::json::object();
     boost::asio::co_spawn(ex_,
                           run(this->shared_from_this(), peer, method->get<std::string>(), std::move(params),
-                              std::move(id), std::move(cancel), std::move(level), std::move(caps), info),
+                              std::move(id), std::move(cancel), std::move(level), std::move(caps), std::move(subs),
+                              info),
                           boost::asio::detached);
   }
   void on_closed(const std::shared_ptr<mcp_http_peer>& peer) override {
     std::lock_guard lock(m_);
     levels_.erase(peer->session_id());
     caps_.erase(peer->session_id());
+    subs_.erase(peer->session_id());
     const std::string prefix = str_cat(peer->session_id(), "\n");
     for (auto it = asks_.lower_bound(prefix); it != asks_.end() && it->first.rfind(prefix, 0) == 0;) {
       pending_ask::finish(it->second, nullptr, "the session ended");
@@ -241,6 +254,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
                                           std::shared_ptr<mcp_http_peer> peer, std::string method,
                                           nlohmann::json params, nlohmann::json id, turn_cancellation cancel,
                                           std::shared_ptr<std::atomic<mcp_log_level>> level, nlohmann::json caps,
+                                          std::shared_ptr<mcp_resource_subscriptions> subs,
                                           mcp_http_request_info info) {
     nlohmann::json reply{{"jsonrpc", "2.0"}, {"id", id}};
     try {
@@ -249,6 +263,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
       request.id = id;
       request.cancel = cancel;
       request.log_level = std::move(level);
+      request.subscriptions = std::move(subs);
       request.log = [peer, id](nlohmann::json p) {  // on the request's own stream, as progress
         peer->send(nlohmann::json{{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", std::move(p)}},
                    id);
@@ -378,6 +393,7 @@ class mcp_server_http_bridge final : public mcp_http_handler,
   std::mutex m_;
   std::map<std::string, turn_cancellation> running_;  // session "\n" id → the request's cancellation
   std::map<std::string, std::shared_ptr<std::atomic<mcp_log_level>>> levels_;  // session → its log level
+  std::map<std::string, std::shared_ptr<mcp_resource_subscriptions>> subs_;   // session → its subscriptions
 };
 
 }  // namespace detail
