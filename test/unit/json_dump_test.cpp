@@ -26,6 +26,11 @@ std::string random_text(std::mt19937_64& rng) {
                                        "\xc0\xaf" /* overlong */, "\xf4\x90\x80\x80" /* > U+10FFFF */, "\x80",
                                        "\xe2\x82" /* cut short */, "\xff"};
   std::string s;
+  if (rng() % 8 == 0) {  // long plain ASCII with a rare special byte: the 8-byte scan must stop at each
+    for (std::size_t i = 200 + rng() % 200; i > 0; --i)
+      s += rng() % 40 == 0 ? pieces[rng() % (sizeof pieces / sizeof *pieces)] : std::string(1, static_cast<char>('a' + rng() % 26));
+    return s;
+  }
   const std::size_t n = rng() % 24;
   for (std::size_t i = 0; i < n; ++i) {
     switch (rng() % 4) {

@@ -10,6 +10,7 @@
 #include <charconv>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -29,33 +30,45 @@ inline constexpr std::array<unsigned char, 256> json_dump_class = [] {
   return t;
 }();
 
-// Whether `s` is valid UTF-8 (the fast path's precondition; otherwise nlohmann's own replacement is used).
-inline bool json_dump_valid_utf8(std::string_view s) noexcept {
-  for (std::size_t i = 0; i < s.size();) {
-    if (static_cast<unsigned char>(s[i]) < 0x80) {
-      ++i;
-      continue;
-    }
-    const std::size_t at = i;
-    const char32_t cp = next_code_point(s, i);
-    if (cp == 0xFFFD && i == at + 1) return false;  // an invalid byte (a real U+FFFD takes three)
-  }
-  return true;
+// Whether the 8 bytes of `w` may hold a byte to escape or a non-ASCII byte (a false positive costs only time):
+// a byte below 0x20, '"', '\\' or one with the high bit set.
+inline bool json_dump_word_special(std::uint64_t w) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t highs = 0x8080808080808080ULL;
+  const auto has_zero = [](std::uint64_t x) { return (x - ones) & ~x & highs; };
+  return ((w - ones * 0x20) & ~w & highs) | has_zero(w ^ (ones * '"')) | has_zero(w ^ (ones * '\\')) | (w & highs);
 }
 
 inline void json_dump_string(std::string& out, std::string_view s) {
-  if (!json_dump_valid_utf8(s)) {  // rare: nlohmann's replacement, exactly
-    out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-    return;
-  }
+  const std::size_t mark = out.size();
   out.reserve(out.size() + s.size() + 2);
   out.push_back('"');
-  std::size_t start = 0;
-  for (std::size_t i = 0; i < s.size(); ++i) {
-    const auto c = static_cast<unsigned char>(s[i]);
-    if (json_dump_class[c] != 1) continue;
-    out.append(s.data() + start, i - start);
+  const char* const p = s.data();
+  const std::size_t n = s.size();
+  std::size_t start = 0;  // the first byte not yet copied
+  for (std::size_t i = 0; i < n;) {
+    for (std::uint64_t w; i + 8 <= n; i += 8) {  // eight plain ASCII bytes at a time
+      std::memcpy(&w, p + i, 8);
+      if (json_dump_word_special(w)) break;
+    }
+    if (i >= n) break;
+    const auto c = static_cast<unsigned char>(p[i]);
+    if (json_dump_class[c] == 0) {
+      ++i;
+      continue;
+    }
+    if (json_dump_class[c] == 2) {  // a multi-byte character: kept if valid
+      const std::size_t at = i;
+      if (next_code_point(s, i) == 0xFFFD && i == at + 1) {  // invalid (a real U+FFFD takes three bytes)
+        out.resize(mark);  // rare: nlohmann's own replacement, exactly
+        out += nlohmann::json(std::string(s)).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return;
+      }
+      continue;
+    }
+    out.append(p + start, i - start);
     start = i + 1;
+    ++i;
     switch (c) {
       case '"': out.append("\\\"", 2); break;
       case '\\': out.append("\\\\", 2); break;
@@ -71,7 +84,7 @@ inline void json_dump_string(std::string& out, std::string_view s) {
       }
     }
   }
-  out.append(s.data() + start, s.size() - start);
+  out.append(p + start, n - start);
   out.push_back('"');
 }
 
