@@ -250,10 +250,26 @@ struct elicitation_enums : elicit_schema_tool<elicitation_enums> {
                                                           {"const": "value3", "title": "Third Choice"}]}}}})";
 };
 
+// json-schema-2020-12 (SEP-1613, and SEP-2106 in the 2026-07-28 suite): an input schema with 2020-12 keywords,
+// listed as written ($schema, $defs with an $anchor, additionalProperties, allOf/anyOf, if/then/else kept).
+struct json_schema_2020_12 : fixture_tool<json_schema_2020_12> {
+  static constexpr std::string_view name = "json_schema_2020_12_tool";
+  static constexpr std::string_view description = "Tool with JSON Schema 2020-12 features";
+  static constexpr std::string_view input_schema = R"({
+    "$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object",
+    "$defs": {"address": {"$anchor": "address", "type": "object",
+                          "properties": {"street": {"type": "string"}, "city": {"type": "string"}}}},
+    "properties": {"name": {"type": "string"}, "address": {"$ref": "#/$defs/address"}},
+    "allOf": [{"anyOf": [{"required": ["name"]}, {"required": ["address"]}]}],
+    "if": {"required": ["address"]}, "then": {"properties": {"name": {"minLength": 1}}}, "else": {},
+    "additionalProperties": false})";
+  static json run() { return result({text("ok")}); }
+};
+
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
                                    error_handling, tool_with_logging, tool_with_progress, missing_capability,
                                    streaming_elicitation, logging_tool, region_header, sampling_tool, elicitation_tool,
-                                   elicitation_defaults, elicitation_enums>;
+                                   elicitation_defaults, elicitation_enums, json_schema_2020_12>;
 
 // The resources, template and prompts of the suite's resources-*, prompts-* and completion-complete scenarios,
 // with the texts their descriptions give.
