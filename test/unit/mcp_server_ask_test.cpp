@@ -29,6 +29,8 @@
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
 
+#include "mcp_test_support.hpp"
+
 namespace mcp_server_ask_test_ns {
 
 namespace te = tool_effects;
@@ -86,50 +88,14 @@ struct quick {
 using registry = te::tool_registry<ask_age, ask_llm, quick, ask_age_async>;
 using host_type = te::json_tool_host<ask_age, ask_llm, quick, ask_age_async>;
 
-// A scripted client of `serve_fds` over two pipes: writes lines, reads lines (each read bounded by 10 s).
-struct pipe_peer {
-  int to_server[2]{-1, -1};
-  int from_server[2]{-1, -1};
-  std::string buffer;
-  pipe_peer() {
-    if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) throw std::runtime_error("pipe");
-  }
-  ~pipe_peer() {
-    for (int fd : {to_server[0], to_server[1], from_server[0], from_server[1]})
-      if (fd >= 0) ::close(fd);
-  }
-  void send(const json& message) {
-    const std::string line = message.dump() + "\n";
-    ASSERT_EQ(::write(to_server[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
-  }
-  void close_input() {
-    ::close(to_server[1]);
-    to_server[1] = -1;
-  }
-  json next() {
-    for (;;) {
-      if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
-        json j = json::parse(buffer.substr(0, nl));
-        buffer.erase(0, nl + 1);
-        return j;
-      }
-      pollfd p{from_server[0], POLLIN, 0};
-      if (::poll(&p, 1, 10000) <= 0) return nullptr;
-      char chunk[65536];
-      const ssize_t n = ::read(from_server[0], chunk, sizeof chunk);
-      if (n <= 0) return nullptr;
-      buffer.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
+// The pipe peer, which can also initialize.
+struct pipe_peer : mcp_test::pipe_peer {
   void initialize(json capabilities) {
-    send(rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", std::move(capabilities)},
+    send(mcp_test::rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", std::move(capabilities)},
                                {"clientInfo", {{"name", "scripted"}, {"version", "1"}}}}));
     const json r = next();
     ASSERT_EQ(r["id"], 1) << r.dump();
     send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
-  }
-  static json rpc(int id, const std::string& method, json params) {
-    return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
   }
 };
 
@@ -162,7 +128,7 @@ struct stdio_fixture {
 TEST(McpServerAsk, AToolElicitsOverStdio) {
   stdio_fixture f;
   f.peer.initialize({{"elicitation", json::object()}});
-  f.peer.send(pipe_peer::rpc(2, "tools/call", {{"name", "ask_age"}}));
+  f.peer.send(mcp_test::rpc(2, "tools/call", {{"name", "ask_age"}}));
   const json ask = f.peer.next();
   ASSERT_EQ(ask.value("method", ""), "elicitation/create") << ask.dump();
   EXPECT_EQ(ask["params"], (json{{"message", "Who are you?"}, {"requestedSchema", json::parse(age_schema)}}));
@@ -171,12 +137,12 @@ TEST(McpServerAsk, AToolElicitsOverStdio) {
   ASSERT_EQ(response["id"], 2) << response.dump();
   EXPECT_EQ(response["result"]["structuredContent"], json::parse(R"({"action": "accept", "content": {"name": "Ada", "age": 30}})"));
   // decline carries no content.
-  f.peer.send(pipe_peer::rpc(3, "tools/call", {{"name", "ask_age"}}));
+  f.peer.send(mcp_test::rpc(3, "tools/call", {{"name", "ask_age"}}));
   const json ask2 = f.peer.next();
   f.peer.send(json{{"jsonrpc", "2.0"}, {"id", ask2["id"]}, {"result", {{"action", "decline"}}}});
   EXPECT_EQ(f.peer.next()["result"]["structuredContent"], json::parse(R"({"action": "decline"})"));
   // A coroutine tool co_awaits the same ask.
-  f.peer.send(pipe_peer::rpc(4, "tools/call", {{"name", "ask_age_async"}}));
+  f.peer.send(mcp_test::rpc(4, "tools/call", {{"name", "ask_age_async"}}));
   const json ask3 = f.peer.next();
   ASSERT_EQ(ask3.value("method", ""), "elicitation/create") << ask3.dump();
   f.peer.send(json{{"jsonrpc", "2.0"}, {"id", ask3["id"]}, {"result", {{"action", "accept"}, {"content", {{"name", "Bo"}, {"age", 7}}}}}});
@@ -187,7 +153,7 @@ TEST(McpServerAsk, AToolElicitsOverStdio) {
 TEST(McpServerAsk, AToolSamplesOverStdio) {
   stdio_fixture f;
   f.peer.initialize({{"sampling", json::object()}});
-  f.peer.send(pipe_peer::rpc(2, "tools/call", {{"name", "ask_llm"}, {"arguments", {{"prompt", "2+2?"}}}}));
+  f.peer.send(mcp_test::rpc(2, "tools/call", {{"name", "ask_llm"}, {"arguments", {{"prompt", "2+2?"}}}}));
   const json ask = f.peer.next();
   ASSERT_EQ(ask.value("method", ""), "sampling/createMessage") << ask.dump();
   EXPECT_EQ(ask["params"], json::parse(R"({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}],
@@ -205,7 +171,7 @@ TEST(McpServerAsk, AToolSamplesOverStdio) {
 TEST(McpServerAsk, AClientWithoutTheCapabilityIsNotAsked) {
   stdio_fixture f;
   f.peer.initialize({{"sampling", json::object()}});  // no elicitation
-  f.peer.send(pipe_peer::rpc(2, "tools/call", {{"name", "ask_age"}}));
+  f.peer.send(mcp_test::rpc(2, "tools/call", {{"name", "ask_age"}}));
   const json response = f.peer.next();
   ASSERT_EQ(response["id"], 2) << "a request went out: " << response.dump();
   EXPECT_EQ(stdio_fixture::text_of(response),
@@ -219,10 +185,10 @@ TEST(McpServerAsk, AClientWithoutTheCapabilityIsNotAsked) {
 TEST(McpServerAsk, AnUnansweredAskTimesOutAndTheCallFailsAlone) {
   stdio_fixture f(te::mcp_server_options{.client_request_timeout = 300ms});
   f.peer.initialize({{"elicitation", json::object()}});
-  f.peer.send(pipe_peer::rpc(2, "tools/call", {{"name", "ask_age"}}));
+  f.peer.send(mcp_test::rpc(2, "tools/call", {{"name", "ask_age"}}));
   const json ask = f.peer.next();
   ASSERT_EQ(ask.value("method", ""), "elicitation/create") << ask.dump();
-  f.peer.send(pipe_peer::rpc(3, "tools/call", {{"name", "quick"}}));
+  f.peer.send(mcp_test::rpc(3, "tools/call", {{"name", "quick"}}));
   const json quick = f.peer.next();
   EXPECT_EQ(quick["id"], 3) << "another call is served while one waits for its client: " << quick.dump();
   const json cancelled = f.peer.next();
@@ -236,7 +202,7 @@ TEST(McpServerAsk, AnUnansweredAskTimesOutAndTheCallFailsAlone) {
   EXPECT_EQ(text, "tool_error: client_ask_timeout: mcp server \"stdio client\": timeout: elicitation/create (request 1) "
                   "got no response within 300 ms; cancellation sent");
   f.peer.send(json{{"jsonrpc", "2.0"}, {"id", ask["id"]}, {"result", {{"action", "decline"}}}});  // late: ignored
-  f.peer.send(pipe_peer::rpc(4, "tools/call", {{"name", "quick"}}));
+  f.peer.send(mcp_test::rpc(4, "tools/call", {{"name", "quick"}}));
   EXPECT_EQ(f.peer.next()["id"], 4);
 }
 
@@ -246,7 +212,7 @@ TEST(McpServerAsk, AMalformedAnswerNamesTheMember) {
   f.peer.initialize({{"elicitation", json::object()}, {"sampling", json::object()}});
   int id = 10;
   auto failure = [&](const char* tool, const json& answer) {
-    f.peer.send(pipe_peer::rpc(++id, "tools/call", {{"name", tool}, {"arguments", {{"prompt", "p"}}}}));
+    f.peer.send(mcp_test::rpc(++id, "tools/call", {{"name", tool}, {"arguments", {{"prompt", "p"}}}}));
     const json ask = f.peer.next();
     json reply = {{"jsonrpc", "2.0"}, {"id", ask["id"]}};
     if (answer.contains("error")) reply["error"] = answer["error"];

@@ -30,6 +30,8 @@
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
 
+#include "mcp_test_support.hpp"
+
 namespace mcp_server_resources_test_ns {
 
 namespace te = tool_effects;
@@ -350,45 +352,8 @@ TEST(McpServerResources, EndedSessionsLeaveTheSubscriptionList) {
 }
 
 namespace {
-// A raw client of `serve_fds` over two pipes (each read bounded by 10 s).
-struct pipe_client {
-  int to_server[2]{-1, -1};
-  int from_server[2]{-1, -1};
-  std::string buffer;
-  pipe_client() {
-    if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) throw std::runtime_error("pipe");
-  }
-  ~pipe_client() {
-    for (int fd : {to_server[0], to_server[1], from_server[0], from_server[1]})
-      if (fd >= 0) ::close(fd);
-  }
-  void send(const json& message) {
-    const std::string line = message.dump() + "\n";
-    ASSERT_EQ(::write(to_server[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
-  }
-  void close_input() {
-    ::close(to_server[1]);
-    to_server[1] = -1;
-  }
-  json next() {
-    for (;;) {
-      if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
-        json j = json::parse(buffer.substr(0, nl));
-        buffer.erase(0, nl + 1);
-        return j;
-      }
-      pollfd p{from_server[0], POLLIN, 0};
-      if (::poll(&p, 1, 10000) <= 0) return nullptr;
-      char chunk[65536];
-      const ssize_t n = ::read(from_server[0], chunk, sizeof chunk);
-      if (n <= 0) return nullptr;
-      buffer.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
-};
-json rpc(int id, const std::string& method, json params) {
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
-}
+using pipe_client = mcp_test::pipe_peer;
+using mcp_test::rpc;
 }  // namespace
 
 // Over stdio: resource_updated reaches the session subscribed to that URI, not for another URI, and no longer

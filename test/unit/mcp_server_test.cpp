@@ -33,6 +33,8 @@
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/sqlite_journal.hpp>
 
+#include "mcp_test_support.hpp"
+
 namespace mcp_server_test_ns {
 
 namespace te = tool_effects;
@@ -526,42 +528,8 @@ struct quartered {
   }
 };
 
-// A raw client of `serve_fds` over two pipes: writes lines, reads lines (each read bounded by 10 s).
-struct pipe_client {
-  int to_server[2]{-1, -1};
-  int from_server[2]{-1, -1};
-  std::string buffer;
-  pipe_client() {
-    if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) throw std::runtime_error("pipe");
-  }
-  ~pipe_client() {
-    for (int fd : {to_server[0], to_server[1], from_server[0], from_server[1]})
-      if (fd >= 0) ::close(fd);
-  }
-  void send(const json& message) {
-    const std::string line = message.dump() + "\n";
-    ASSERT_EQ(::write(to_server[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
-  }
-  void close_input() {
-    ::close(to_server[1]);
-    to_server[1] = -1;
-  }
-  // The next line the server writes, parsed; null when none comes within 10 s.
-  json next() {
-    for (;;) {
-      if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
-        json j = json::parse(buffer.substr(0, nl));
-        buffer.erase(0, nl + 1);
-        return j;
-      }
-      pollfd p{from_server[0], POLLIN, 0};
-      if (::poll(&p, 1, 10000) <= 0) return nullptr;
-      char chunk[65536];
-      const ssize_t n = ::read(from_server[0], chunk, sizeof chunk);
-      if (n <= 0) return nullptr;
-      buffer.append(chunk, static_cast<std::size_t>(n));
-    }
-  }
+// The pipe peer, and what these tests read from it.
+struct pipe_client : mcp_test::pipe_peer {
   // The notifications/message params the server sends before the response to request `id` (which it returns
   // in `response`).
   std::vector<json> logs_until(int id, json& response) {
@@ -577,9 +545,7 @@ struct pipe_client {
   }
 };
 
-json rpc(int id, const std::string& method, json params) {
-  return json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
-}
+using mcp_test::rpc;
 }  // namespace
 
 // logging/setLevel is read strictly: a level that is not one of the eight names is invalid params naming it.

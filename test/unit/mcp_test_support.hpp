@@ -8,13 +8,18 @@
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
+#include <stdexcept>
 #include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include <poll.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <tool_effects/mcp.hpp>
 
@@ -139,6 +144,51 @@ inline std::vector<nlohmann::json> json_lines(const std::filesystem::path& file)
   std::ifstream in(file);
   for (std::string line; std::getline(in, line);) out.push_back(nlohmann::json::parse(line));
   return out;
+}
+
+// A raw client of `mcp_server::serve_fds` over two pipes: writes lines, reads lines (each read bounded by 10 s).
+struct pipe_peer {
+  int to_server[2]{-1, -1};
+  int from_server[2]{-1, -1};
+  std::string buffer;
+  pipe_peer() {
+    if (::pipe(to_server) != 0 || ::pipe(from_server) != 0) throw std::runtime_error("pipe");
+  }
+  pipe_peer(const pipe_peer&) = delete;
+  pipe_peer& operator=(const pipe_peer&) = delete;
+  ~pipe_peer() {
+    for (int fd : {to_server[0], to_server[1], from_server[0], from_server[1]})
+      if (fd >= 0) ::close(fd);
+  }
+  void send(const nlohmann::json& message) {
+    const std::string line = message.dump() + "\n";
+    ASSERT_EQ(::write(to_server[1], line.data(), line.size()), static_cast<ssize_t>(line.size()));
+  }
+  void close_input() {
+    ::close(to_server[1]);
+    to_server[1] = -1;
+  }
+  // The next line the server writes, parsed; null when none comes within 10 s.
+  nlohmann::json next() {
+    for (;;) {
+      if (const auto nl = buffer.find('\n'); nl != std::string::npos) {
+        nlohmann::json j = nlohmann::json::parse(buffer.substr(0, nl));
+        buffer.erase(0, nl + 1);
+        return j;
+      }
+      pollfd p{from_server[0], POLLIN, 0};
+      if (::poll(&p, 1, 10000) <= 0) return nullptr;
+      char chunk[65536];
+      const ssize_t n = ::read(from_server[0], chunk, sizeof chunk);
+      if (n <= 0) return nullptr;
+      buffer.append(chunk, static_cast<std::size_t>(n));
+    }
+  }
+};
+
+// A JSON-RPC request.
+inline nlohmann::json rpc(int id, const std::string& method, nlohmann::json params) {
+  return nlohmann::json{{"jsonrpc", "2.0"}, {"id", id}, {"method", method}, {"params", std::move(params)}};
 }
 
 }  // namespace mcp_test
