@@ -10,7 +10,8 @@
 //
 //   bench_mcp_vs_ts_client --path host --transport stdio --server "node server.mjs" --tool blob --bytes 1048576
 //   bench_mcp_vs_ts_client --path raw --transport http --url http://127.0.0.1:PORT/mcp --concurrency 16
-// Options: --threads N (the thread_pool, default 1), --calls N, --warmup N.
+// Options: --threads N (the thread_pool, default 1), --calls N, --warmup N, --idle N (HTTP: the endpoint's
+// max_idle_connections; default: the library's).
 // bench_mcp_vs_ts_client_boost_json is the same program built with TOOL_EFFECTS_JSON_BOOST_PARSER=1 (the
 // optional Boost.JSON lexer of parse_untrusted_json, json/detail/boost_json_parse.hpp), and
 // bench_mcp_vs_ts_client_nlohmann with TOOL_EFFECTS_JSON_FAST_PARSER=0 (nlohmann's lexer only).
@@ -97,7 +98,11 @@ int main(int argc, char** argv) {
 
   boost::asio::thread_pool pool(std::stoul(opt["threads"]));
   te::mcp_client client = [&] {
-    if (opt["transport"] == "http") return te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = opt["url"]});
+    if (opt["transport"] == "http") {
+      te::mcp_http_endpoint ep{.url = opt["url"]};
+      if (!opt["idle"].empty()) ep.max_idle_connections = std::stoul(opt["idle"]);
+      return te::mcp_client::connect(pool, ep);
+    }
     return te::mcp_client::launch(pool, split(opt["server"]));
   }();
   const json arguments =

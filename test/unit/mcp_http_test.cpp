@@ -425,6 +425,36 @@ TEST(McpHttp, KeptAliveConnectionsServeLaterRequests) {
   }
 }
 
+// The idle pool keeps as many connections as the client runs calls at once (`max_idle_connections`, 32 by
+// default): waves of 16 concurrent calls reuse the first wave's 16 connections. The control keeps 8, the pool's
+// size before issue 29: every later wave opens 8 connections anew (a TCP connect and close per second call, the
+// larger part of the HTTP client's CPU per concurrent call in docs/benchmarks.md).
+TEST(McpHttp, TheIdlePoolKeepsAsManyConnectionsAsTheClientRunsAtOnce) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  for (const std::size_t kept : {std::size_t{32}, std::size_t{8}}) {
+    http_server s({"--no-get"});
+    te::mcp_http_endpoint ep = endpoint(s);
+    if (kept != 32) ep.max_idle_connections = kept;
+    auto c = te::mcp_client::connect(pool, ep);
+    for (int wave = 0; wave < 3; ++wave) {
+      std::vector<std::thread> callers;
+      std::atomic<int> ok{0};
+      for (int i = 0; i < 16; ++i)
+        callers.emplace_back([&] {
+          if (te::mcp_text(c.call("slow", {{"ms", 150}})) == "slept") ++ok;
+        });
+      for (auto& t : callers) t.join();
+      EXPECT_EQ(ok.load(), 16);
+    }
+    const auto ports = call_ports(s);
+    if (kept == 32)
+      EXPECT_LE(ports.size(), 16u);
+    else
+      EXPECT_GE(ports.size(), 24u);
+  }
+}
+
 // A kept-alive connection the server closed while idle is not reused (a peek sees its end): the calls after
 // each pause succeed.
 TEST(McpHttp, AConnectionClosedWhileIdleIsNotReused) {

@@ -65,6 +65,11 @@ struct mcp_http_endpoint {
   /// Time limit of connecting and sending one request (the response of a
   /// request is bounded by the request's own timeout).
   std::chrono::milliseconds connect_timeout = std::chrono::seconds(10);
+  /// Connections kept open between requests for reuse, each for at most 2 s
+  /// (under servers' keep-alive timeouts). Requests in flight beyond it
+  /// still run, on connections opened for them and closed after; size it to
+  /// the concurrency the client runs at (docs/mcp.md, "Connections").
+  std::size_t max_idle_connections = 32;
   /// Resumptions (or GET-stream reconnections) in a row that delivered no
   /// message, before the stream is given up (its request fails with
   /// server_exited); a blank line, a priming event or a comment is no

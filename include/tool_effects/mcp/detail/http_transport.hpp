@@ -169,8 +169,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     };
   }
 
-  // The network layer's settings for this endpoint: its TLS (the CA file; loaded once), the idle pool (8
-  // connections, each reused for at most 2 s: well under servers' keep-alive timeouts — Node's is 5 s — so that a
+  // The network layer's settings for this endpoint: its TLS (the CA file; loaded once), the idle pool
+  // (`max_idle_connections`, each reused for at most 2 s: well under servers' keep-alive timeouts — Node's is 5 s — so that a
   // server rarely closes one just as a request is sent on it; a POST is never sent twice by the transport), the
   // bounds of a response, and the open connections kept for stop().
   client_options_t client_options(const mcp_shared& shared, const mcp_http_endpoint& ep, const net::url& url) {
@@ -182,7 +182,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         throw mcp_error(mcp_error_kind::launch_failed, shared.name, e.what());
       }
     }
-    o.max_idle = 8;
+    o.max_idle = ep.max_idle_connections;
     o.max_idle_age = std::chrono::milliseconds(2000);
     o.header_limit = 64 * 1024;
     o.body_limit = shared.options.max_line_bytes;
