@@ -30,6 +30,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <tool_effects/detail/config.hpp>
+#include <tool_effects/detail/utf8.hpp>
 #include <tool_effects/effect.hpp>
 #include <tool_effects/rules.hpp>
 
@@ -112,32 +113,6 @@ constexpr bool terminal_unsafe(char32_t c) noexcept {
          c == 0x1160 || c == 0x180E || (c >= 0x200B && c <= 0x200F) || (c >= 0x2028 && c <= 0x202E) ||
          (c >= 0x2060 && c <= 0x206F) || c == 0x3164 || c == 0xFEFF || c == 0xFFA0 || (c >= 0xFFF9 && c <= 0xFFFB) ||
          (c >= 0xE0000 && c <= 0xE007F);
-}
-
-// Decodes one UTF-8 character at s[i]: its code point and length, or
-// length 0 for a byte that does not start a well-formed character
-// (stray continuation, overlong form, surrogate, above U+10FFFF, cut short).
-struct utf8_char {
-  char32_t code = 0;
-  std::size_t size = 0;
-};
-constexpr utf8_char decode_utf8(std::string_view s, std::size_t i) noexcept {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c0 = b(i);
-  if (c0 < 0x80) return {c0, 1};
-  std::size_t n = 0;
-  char32_t cp = 0, min = 0;
-  if ((c0 & 0xE0) == 0xC0) n = 2, cp = c0 & 0x1F, min = 0x80;
-  else if ((c0 & 0xF0) == 0xE0) n = 3, cp = c0 & 0x0F, min = 0x800;
-  else if ((c0 & 0xF8) == 0xF0) n = 4, cp = c0 & 0x07, min = 0x10000;
-  else return {};
-  if (i + n > s.size()) return {};
-  for (std::size_t k = 1; k < n; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) return {};
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {};
-  return {cp, n};
 }
 
 inline void append_hex(std::string& out, unsigned long v, int min_digits) {

@@ -10,38 +10,43 @@
 
 namespace tool_effects::detail {
 
+// One UTF-8 character at `s[i]`: its code point and length in bytes, or length 0 for a byte that does not start a
+// well-formed character (a stray continuation byte, an overlong form, a surrogate, beyond U+10FFFF, cut short).
+// The one decoder of the library: everything below and the terminal quoting of confirmation.hpp use it.
+struct utf8_char {
+  char32_t code = 0;
+  std::size_t size = 0;
+};
+constexpr utf8_char decode_utf8(std::string_view s, std::size_t i) noexcept {
+  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+  const unsigned char c0 = b(i);
+  if (c0 < 0x80) return {c0, 1};
+  std::size_t n = 0;
+  char32_t cp = 0;
+  char32_t min = 0;
+  if ((c0 & 0xE0) == 0xC0) n = 2, cp = c0 & 0x1F, min = 0x80;
+  else if ((c0 & 0xF0) == 0xE0) n = 3, cp = c0 & 0x0F, min = 0x800;
+  else if ((c0 & 0xF8) == 0xF0) n = 4, cp = c0 & 0x07, min = 0x10000;
+  else return {};
+  if (i + n > s.size()) return {};
+  for (std::size_t k = 1; k < n; ++k) {
+    if ((b(i + k) & 0xC0) != 0x80) return {};
+    cp = (cp << 6) | (b(i + k) & 0x3F);
+  }
+  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return {};
+  return {cp, n};
+}
+
 // Decodes the code point at `s[i]` (advancing `i`); an invalid sequence (overlong, surrogate, beyond U+10FFFF,
 // truncated) yields U+FFFD and advances one byte.
 inline char32_t next_code_point(std::string_view s, std::size_t& i) noexcept {
-  const auto b = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
-  const unsigned char c = b(i);
-  if (c < 0x80) {
-    ++i;
-    return c;
-  }
-  std::size_t len = 0;
-  char32_t cp = 0;
-  char32_t min = 0;
-  if ((c & 0xE0) == 0xC0) len = 2, cp = c & 0x1F, min = 0x80;
-  else if ((c & 0xF0) == 0xE0) len = 3, cp = c & 0x0F, min = 0x800;
-  else if ((c & 0xF8) == 0xF0) len = 4, cp = c & 0x07, min = 0x10000;
-  if (len == 0 || i + len > s.size()) {
+  const utf8_char u = decode_utf8(s, i);
+  if (u.size == 0) {
     ++i;
     return 0xFFFD;
   }
-  for (std::size_t k = 1; k < len; ++k) {
-    if ((b(i + k) & 0xC0) != 0x80) {
-      ++i;
-      return 0xFFFD;
-    }
-    cp = (cp << 6) | (b(i + k) & 0x3F);
-  }
-  if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
-    ++i;
-    return 0xFFFD;
-  }
-  i += len;
-  return cp;
+  i += u.size;
+  return u.code;
 }
 
 // Appends `cp` (a valid code point) to `out` in UTF-8.
