@@ -117,4 +117,56 @@ TEST(LazyIdentityKey, APlanStillListsEveryIdentity) {
   EXPECT_EQ(p.identities[0].key.size(), 36u);
 }
 
+// Static tools: one that takes no attempt_context cannot read its key, so none is derived for it (issue 28's
+// server: a SHA-1 of the arguments on every call, 12% of its CPU on small calls); the control takes the context
+// and gets the same key as a dynamic tool would.
+namespace {
+struct blobs {};
+std::atomic<int> static_identities{0};
+te::identity_policy counting_policy() {
+  te::identity_policy p;
+  p.key_fn = [](std::string_view, const json&) -> std::optional<std::string> {
+    ++static_identities;
+    return std::nullopt;
+  };
+  return p;
+}
+struct size_plain {
+  static constexpr std::string_view name = "size_plain";
+  using side_effects = te::effects<te::reads<blobs>>;
+  static te::identity_policy identity() { return counting_policy(); }
+  json operator()(const json& args) const { return args.at("blob").get_ref<const std::string&>().size(); }
+};
+std::string static_key_seen;
+struct size_keyed {
+  static constexpr std::string_view name = "size_keyed";
+  using side_effects = te::effects<te::reads<blobs>>;
+  static te::identity_policy identity() { return counting_policy(); }
+  json operator()(const te::attempt_context& ctx, const json& args) const {
+    static_key_seen = ctx.idempotency_key;
+    return args.at("blob").get_ref<const std::string&>().size();
+  }
+};
+}  // namespace
+
+TEST(LazyIdentityKey, AStaticToolWithoutAContextDerivesNoKey) {
+  te::tool_registry<size_plain, size_keyed> reg;
+  te::json_tool_host<size_plain, size_keyed> host(reg);
+  boost::asio::thread_pool pool(1);
+  const json args{{"blob", std::string(1 << 16, 'x')}};
+  static_identities = 0;
+  const std::vector<te::tool_call> plain{{"c1", "size_plain", args}};
+  auto out = host.run(pool, te::run_options{}, plain, "turn-1");
+  ASSERT_TRUE(out[0].has_value());
+  EXPECT_EQ(out[0].value(), json(1 << 16));
+  EXPECT_EQ(static_identities.load(), 0);
+
+  const std::vector<te::tool_call> keyed{{"c1", "size_keyed", args}};
+  out = host.run(pool, te::run_options{}, keyed, "turn-1");
+  ASSERT_TRUE(out[0].has_value());
+  EXPECT_EQ(static_identities.load(), 1);
+  EXPECT_EQ(static_key_seen,
+            te::idempotency_key(te::identify("size_keyed", counting_policy(), args), "turn-1/c1"));
+}
+
 }  // namespace json_lazy_identity_test_ns

@@ -419,10 +419,12 @@ class json_tool_host {
   [[nodiscard]] call_identity identify_as(std::size_t i, const tool_call& c) const {
     return tool_effects::identify(c.name, policy(i), c.arguments);
   }
-  // Whether tool `i` may read its context's idempotency key (static tools: assumed).
+  // Whether tool `i` may read its context's idempotency key: a static tool that takes an attempt_context (one
+  // that does not cannot see it: its key is then derived only if something else asks, e.g. an approver); a
+  // dynamic tool unless registered `idempotency_key_use::unused`.
   [[nodiscard]] bool reads_key(std::size_t i) const {
     if constexpr (registry_type::static_size > 0)
-      if (registry_type::is_static(i)) return true;
+      if (registry_type::is_static(i)) return static_reads_key_[i];
     return dynamic_.at(i - registry_type::static_size).key_use == idempotency_key_use::used;
   }
 
@@ -476,6 +478,8 @@ class json_tool_host {
   };
   registry_type* registry_;
   std::array<identity_policy, sizeof...(Tools)> static_identities_;
+  static constexpr std::array<bool, sizeof...(Tools)> static_reads_key_{
+      AttemptAware<Tools, const nlohmann::json>...};
   std::vector<dynamic_entry> dynamic_;
 };
 
