@@ -25,6 +25,7 @@ using namespace std::chrono_literals;
 
 using etcd_test::endpoints;
 
+#undef REQUIRE_CLUSTER  // unity-built with the other etcd tests, which define their own
 #define REQUIRE_CLUSTER()                                                                       \
   const auto eps = endpoints();                                                                 \
   if (eps.size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)"; \

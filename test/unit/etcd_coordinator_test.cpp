@@ -258,6 +258,7 @@ fleet_result run_fleet(int n, int turns, bool coordinated, During&& during) {
   return r;
 }
 
+#undef REQUIRE_CLUSTER  // unity-built with the other etcd tests, which define their own
 #define REQUIRE_CLUSTER()                                                                    \
   if (endpoints().size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)"
 

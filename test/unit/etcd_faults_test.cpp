@@ -188,6 +188,7 @@ struct fenced_writer {
   }
 };
 
+#undef REQUIRE_CLUSTER  // unity-built with the other etcd tests, which define their own
 #define REQUIRE_CLUSTER()                                                                    \
   if (endpoints().size() < 3) GTEST_SKIP() << "no etcd cluster (the fixture etcd_cluster needs etcd)"
 
