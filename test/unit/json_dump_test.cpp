@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/json/detail/dump.hpp>
+#include <tool_effects/mcp/detail/wire.hpp>
 
 namespace json_dump_test_ns {
 
@@ -90,6 +91,28 @@ TEST(JsonDump, WrittenOutCases) {
   EXPECT_EQ(td::json_dump(json::array()), "[]");
   const std::string big(1 << 20, 'x');
   EXPECT_EQ(td::json_dump(json(big)), reference(json(big)));
+}
+
+// The session writes a request's text around its params (mcp_request_text) instead of dumping a message object
+// built for it: the same bytes as mcp_dump of that object, for random params (absent, null, any value), methods and
+// ids. (Fails if a key were out of nlohmann's sorted order, "params": null were written, or the method unescaped.)
+TEST(JsonDump, RequestTextIsTheDumpOfItsMessage) {
+  std::mt19937_64 rng(271127);
+  int differ = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const std::string method = random_text(rng);
+    const std::int64_t id = static_cast<std::int64_t>(rng()) >> (rng() % 64);
+    const json params = random_value(rng, 0);
+    const bool absent = rng() % 5 == 0;
+    json msg = {{"jsonrpc", "2.0"}, {"method", method}, {"id", id}};
+    if (!absent && !params.is_null()) msg["params"] = params;
+    const std::string want = td::mcp_dump(msg);
+    const std::string got = td::mcp_request_text(id, method, absent ? nullptr : &params);
+    if (got != want && ++differ <= 5) ADD_FAILURE() << "request " << i << "\n got: " << got << "\nwant: " << want;
+  }
+  EXPECT_EQ(differ, 0);
+  const json p = {{"name", "echo"}};
+  EXPECT_EQ(td::mcp_request_text(7, "tools/call", &p), R"({"id":7,"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}})");
 }
 
 }  // namespace json_dump_test_ns

@@ -473,11 +473,11 @@ class mcp_connection {
   static asio::awaitable<nlohmann::json> exchange(std::shared_ptr<mcp_connection> self, const std::string& method,
                                                   nlohmann::json& msg, bool modern, std::chrono::milliseconds timeout) {
     // (no temporaries in the co_await expression: g++ 12 destroys a conditional's temporary there twice)
-    nlohmann::json params;
-    if (const auto p = msg.find("params"); p != msg.end()) params = *p;
+    // The params are read where they are in `msg` (not copied): a HeaderMismatch retry sends `msg` again.
+    const auto p = msg.find("params");
+    const nlohmann::json* params = p != msg.end() ? &*p : nullptr;
     mcp_outgoing meta = self->outgoing(msg, modern);
-    nlohmann::json r =
-        co_await mcp_session::request(self->session_, method, std::move(params), timeout, std::move(meta));
+    nlohmann::json r = co_await mcp_session::request_of(self->session_, method, params, timeout, std::move(meta));
     if (modern) self->check_result_type(r);
     co_return r;
   }

@@ -235,16 +235,22 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_session> self, std::string method,
                                                  nlohmann::json params, std::chrono::milliseconds timeout,
                                                  mcp_outgoing meta = {}) {
+    co_return co_await request_of(std::move(self), method, &params, timeout, std::move(meta));
+  }
+
+  // `request` with the params read where they are (null: none): they must outlive the co_await, as the
+  // caller's own message does. The request's text is written around the params' text (mcp_request_text):
+  // a client's arguments are neither copied nor wrapped in a new message object.
+  static asio::awaitable<nlohmann::json> request_of(std::shared_ptr<mcp_session> self, const std::string& method,
+                                                    const nlohmann::json* params, std::chrono::milliseconds timeout,
+                                                    mcp_outgoing meta = {}) {
     if (self->dead_) std::rethrow_exception(self->dead_error_);
-    nlohmann::json msg = {{"jsonrpc", "2.0"}, {"method", method}};
-    if (!params.is_null()) msg["params"] = std::move(params);
     const std::int64_t id = self->next_id_++;
     auto p = std::make_shared<pending_request>(self->strand_);
     self->pending_.emplace(id, p);
-    msg["id"] = id;
     if (meta.method.empty()) meta.method = method;
     const bool modern = meta.modern;
-    self->send(mcp_dump(msg), id, std::move(meta));
+    self->send(mcp_request_text(id, method, params), id, std::move(meta));
     if (!p->done) {
       p->timer.expires_after(timeout);
       (void)co_await p->timer.async_wait(asio::as_tuple(asio::use_awaitable));

@@ -7,6 +7,7 @@
 #define TOOL_EFFECTS_MCP_DETAIL_WIRE_HPP
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,6 +21,22 @@ namespace tool_effects::detail {
 
 // A message as it goes on the wire (json/detail/dump.hpp: compact, invalid UTF-8 replaced).
 inline std::string mcp_dump(const nlohmann::json& j) { return json_dump(j); }
+
+// The request {"id": id, "jsonrpc": "2.0", "method": method, "params": *params} (no "params" when `params` is null
+// or points to null) as mcp_dump writes it, byte for byte (nlohmann's objects keep their keys sorted), written
+// around the params' own text: the params are neither copied nor wrapped in a new message object.
+inline std::string mcp_request_text(std::int64_t id, std::string_view method, const nlohmann::json* params) {
+  std::string out = "{\"id\":";
+  out += std::to_string(id);
+  out += ",\"jsonrpc\":\"2.0\",\"method\":";
+  json_dump_string(out, method);
+  if (params != nullptr && !params->is_null()) {
+    out += ",\"params\":";
+    json_dump_to(out, *params);
+  }
+  out += '}';
+  return out;
+}
 
 // The envelope of a line the bounded parse refused: is it JSON at all, and
 // its top-level "id" (a number or a string) and "method", if any. A SAX pass
