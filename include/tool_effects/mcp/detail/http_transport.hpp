@@ -190,6 +190,11 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     return o;
   }
 
+  // Room to read a body into: Beast reads at most the buffer's free capacity (at least 512 bytes), so without it
+  // a 1 MiB body or event took 2,000 reads (an asynchronous operation each: a third of the client's instructions
+  // for a 1 MiB JSON response); with 64 KiB, about 16.
+  static void reserve_for_body(exchange& x) { x.conn->buffer().reserve(64 * 1024); }
+
   // After a whole response: the connection goes back to the pool when both sides keep it alive and nothing
   // unread is left (net::client::release).
   void put_idle(exchange& x, std::int64_t id) {
@@ -459,6 +464,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
     if (status / 100 != 2) x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
     x->conn->tcp().expires_never();
+    reserve_for_body(*x);
     auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
       return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
     });
@@ -533,9 +539,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
                                         std::int64_t id, mcp_sse_parser& sse) {
     const std::size_t limit = self->shared_->options.max_line_bytes;
     sse.begin_stream(limit);
-    // Beast reads at most the buffer's free capacity (at least 512 bytes): without room, a 1 MiB event took
-    // 2,000 reads; with 64 KiB, about 16.
-    x->conn->buffer().reserve(64 * 1024);
+    reserve_for_body(*x);
     x->parser.body_limit(boost::none);
     x->conn->tcp().expires_never();
     for (;;) {
