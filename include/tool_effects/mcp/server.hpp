@@ -20,10 +20,13 @@
 //   `mcp_idempotency_meta_key`).
 // - logging: declared; `logging/setLevel` sets the session's level (every
 //   level until then), and a tool's `report_log` on its attempt_context goes
-//   to the client of its request as `notifications/message` when at or above it.
+//   to the client of its request as `notifications/message` when at or above it (at most
+//   `max_log_messages` per call; the excess dropped and counted in one warning).
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
 //   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
+// - SSE polling: a tool's `mcp_close_request_stream(ctx)` ends its request's HTTP stream unanswered; the client
+//   resumes it with Last-Event-ID and gets the result there (a no-op over stdio).
 // - resources, resource templates, prompts (`add_resource`, `add_resource_template`, `add_prompt`) and
 //   `completion/complete` for their arguments; `resources/subscribe` (legacy era), and `resource_updated`
 //   tells the subscribed sessions (notifications/resources/updated).
