@@ -5,8 +5,8 @@
 //
 // It also serves the resources, the resource template and the prompts the resources-*, prompts-* and
 // completion-complete scenarios name (serve_catalog below), and the tools of the sampling and elicitation
-// scenarios. What the suite also asks for and mcp_server does not serve yet (the SSE polling tool, MRTR): see
-// docs/mcp.md ("The conformance suite, server side").
+// scenarios, and test_reconnection (server-sse-polling: it ends its request's SSE stream mid-call). What the suite
+// also asks for and mcp_server does not serve yet (MRTR): see docs/mcp.md ("The conformance suite, server side").
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -252,6 +252,19 @@ struct elicitation_enums : elicit_schema_tool<elicitation_enums> {
 
 // json-schema-2020-12 (SEP-1613, and SEP-2106 in the 2026-07-28 suite): an input schema with 2020-12 keywords,
 // listed as written ($schema, $defs with an $anchor, additionalProperties, allOf/anyOf, if/then/else kept).
+// server-sse-polling (SEP-1699): ends its POST stream before it answers (after the priming event, which carries an
+// id and `retry`); the suite reconnects with GET and Last-Event-ID and must get the result there.
+struct reconnection_tool {
+  static constexpr std::string_view name = "test_reconnection";
+  static constexpr std::string_view description =
+      "Closes the SSE stream of its request mid-call; the result comes on the resumed stream (SEP-1699).";
+  using side_effects = te::effects<te::reads<fixtures>>;
+  json operator()(const te::attempt_context& ctx, const json&) const {
+    const bool closed = te::mcp_close_request_stream(ctx);
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // mid-call: the client reconnects meanwhile
+    return result({text(closed ? "Reconnection test completed" : "Reconnection test completed (no stream to close)")});
+  }
+};
 struct json_schema_2020_12 : fixture_tool<json_schema_2020_12> {
   static constexpr std::string_view name = "json_schema_2020_12_tool";
   static constexpr std::string_view description = "Tool with JSON Schema 2020-12 features";
@@ -269,7 +282,8 @@ struct json_schema_2020_12 : fixture_tool<json_schema_2020_12> {
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
                                    error_handling, tool_with_logging, tool_with_progress, missing_capability,
                                    streaming_elicitation, logging_tool, region_header, sampling_tool, elicitation_tool,
-                                   elicitation_defaults, elicitation_enums, json_schema_2020_12>;
+                                   elicitation_defaults, elicitation_enums, json_schema_2020_12,
+                                   reconnection_tool>;
 
 // The resources, template and prompts of the suite's resources-*, prompts-* and completion-complete scenarios,
 // with the texts their descriptions give.

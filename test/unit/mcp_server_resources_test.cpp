@@ -190,6 +190,37 @@ TEST(McpServerResources, ListsAndReadsInBothEras) {
             "-32002 Resource not found: \"note");
 }
 
+// Template values reach `read` percent-decoded (RFC 3986: "%2F" is a '/' inside a value, '+' stays), the URI as
+// sent; a broken escape or one decoding to NUL is refused before `read`, naming the reason, the URI and the
+// variable. (Control checked by hand: without the decoding in template_variables, the first expectation gets
+// "a%2Fb+c/%37" and the refusals are "Resource not found" or reach `read`.)
+TEST(McpServerResources, TemplateValuesArePercentDecoded) {
+  registry reg;
+  te::json_tool_host host(reg);
+  boost::asio::thread_pool pool(1);
+  server_type server(pool, host);
+  register_catalog(server);
+  EXPECT_EQ(answer(server, "resources/read", {{"uri", "note://users/a%2Fb+c/notes/%37"}}),
+            json::parse(R"({"contents": [{"uri": "note://users/a%2Fb+c/notes/%37", "mimeType": "text/plain",
+                                          "text": "a/b+c/7"}]})"));
+  EXPECT_EQ(answer(server, "resources/read", {{"uri", "note://users/%c3%A9/notes/1"}})["contents"][0]["text"],
+            "\u00e9/1");
+  EXPECT_EQ(answer(server, "resources/read", {{"uri", "note://users/%zz/notes/1"}}),
+            "-32602 Invalid params: at /uri: bad_percent: bad URL \"note://users/%zz/notes/1\": a % not followed by "
+            "two hex digits (in the value of \"user\")");
+  EXPECT_EQ(answer(server, "resources/read", {{"uri", "note://users/ada/notes/1%4"}}),
+            "-32602 Invalid params: at /uri: bad_percent: bad URL \"note://users/ada/notes/1%4\": a % not followed by "
+            "two hex digits (in the value of \"id\")");
+  EXPECT_EQ(answer(server, "resources/read", {{"uri", "note://users/a%00/notes/1"}}),
+            "-32602 Invalid params: at /uri: bad_character: bad URL \"note://users/a%00/notes/1\": an escape that "
+            "decodes to NUL (%00) (in the value of \"user\")");
+  te::mcp_server_request r;
+  r.subscriptions = std::make_shared<te::detail::mcp_resource_subscriptions>();
+  EXPECT_EQ(answer(server, "resources/subscribe", {{"uri", "note://users/%zz/notes/1"}}, r),
+            "-32602 Invalid params: at /uri: bad_percent: bad URL \"note://users/%zz/notes/1\": a % not followed by "
+            "two hex digits (in the value of \"user\")");
+}
+
 TEST(McpServerResources, PromptsGetReadsItsArgumentsStrictly) {
   registry reg;
   te::json_tool_host host(reg);

@@ -20,10 +20,13 @@
 //   `mcp_idempotency_meta_key`).
 // - logging: declared; `logging/setLevel` sets the session's level (every
 //   level until then), and a tool's `report_log` on its attempt_context goes
-//   to the client of its request as `notifications/message` when at or above it.
+//   to the client of its request as `notifications/message` when at or above it (at most
+//   `max_log_messages` per call; the excess dropped and counted in one warning).
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
 //   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
+// - SSE polling: a tool's `mcp_close_request_stream(ctx)` ends its request's HTTP stream unanswered; the client
+//   resumes it with Last-Event-ID and gets the result there (a no-op over stdio).
 // - resources, resource templates, prompts (`add_resource`, `add_resource_template`, `add_prompt`) and
 //   `completion/complete` for their arguments; `resources/subscribe` (legacy era), and `resource_updated`
 //   tells the subscribed sessions (notifications/resources/updated).
@@ -99,6 +102,9 @@ struct mcp_server_options {
   /// The longest log message of a tool forwarded (`data` of notifications/message), at most an eighth of
   /// `max_message_bytes`: longer ones are cut at a UTF-8 character boundary and end with "...".
   std::size_t max_log_bytes = std::size_t{64} << 10;
+  /// Log messages of one call forwarded at most (those at or above the session's level): later ones are
+  /// dropped, and one warning after the call says how many.
+  std::size_t max_log_messages = 1000;
   /// The longest a tool's ask of its client (elicitation, sampling) waits for the answer, unless the ask
   /// gives its own; past it the ask fails (client_ask_timeout) and the call goes on without an answer.
   std::chrono::milliseconds client_request_timeout = std::chrono::seconds(60);
@@ -139,6 +145,10 @@ struct mcp_server_request {
   /// The resource subscriptions of the request's session (shared by its requests); null: the request has no
   /// session, and resources/subscribe is refused (-32600).
   std::shared_ptr<detail::mcp_resource_subscriptions> subscriptions{};
+  /// Ends the stream that carries this request without answering it (Streamable HTTP, SEP-1699 polling: the
+  /// client resumes with GET and Last-Event-ID); empty: the request has no such stream (stdio, stateless).
+  /// What a tool's `mcp_close_request_stream` calls. Thread-safe, never blocks.
+  std::function<void()> close_stream{};
 };
 
 /// The client capability (e.g. "sampling") a tool type needs of a client to
@@ -339,16 +349,17 @@ class mcp_server {
     auto asker = std::make_shared<const mcp_client_asker>(
         std::move(request.ask_client), std::move(request.client_capabilities), options_.client_request_timeout,
         executor_, "a 2026-07-28 request asks its client by InputRequiredResult, which this server does not send");
-    auto initiate = [this, call, asker, cancel = request.cancel, progress = std::move(request.progress),
+    auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
+    auto initiate = [this, call, asker, close, cancel = request.cancel, progress = std::move(request.progress),
                      log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
       // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
       // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
       auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
-      boost::asio::post(*callers_, [this, call, asker, cancel, progress, log, work,
+      boost::asio::post(*callers_, [this, call, asker, close, cancel, progress, log, work,
                                     handler = std::move(handler)]() mutable {
-        nlohmann::json result = run_call(*call, cancel, progress, log, asker.get());
+        nlohmann::json result = run_call(*call, cancel, progress, log, asker.get(), close.get());
         auto ex = boost::asio::get_associated_executor(handler);
         boost::asio::post(ex, [work, handler = std::move(handler), result = std::move(result)]() mutable {
           auto slot = boost::asio::get_associated_cancellation_slot(handler);
@@ -518,7 +529,8 @@ class mcp_server {
 
   nlohmann::json run_call(const detail::tool_call_request& r, const turn_cancellation& cancel,
                           const std::function<void(double, double, const std::string&)>& progress,
-                          const detail::mcp_request_log& log, const mcp_client_asker* asker = nullptr) {
+                          const detail::mcp_request_log& log, const mcp_client_asker* asker = nullptr,
+                          const std::function<void()>* close_stream = nullptr) {
     if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
       return {{"content", nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
               {"isError", true}};
@@ -527,10 +539,13 @@ class mcp_server {
     call.name = r.name;
     call.arguments = r.arguments;
     const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : str_key(r.idempotency_key);
-    const detail::mcp_request_reporter reporter(&progress, &log, r.name,
-                                    std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker);
+    detail::mcp_request_reporter reporter(&progress, &log, r.name,
+                                    std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker,
+                                    close_stream);
+    reporter.max_messages = options_.max_log_messages;
     auto out = host_->run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::span<const tool_call>(&call, 1),
                           scope);
+    reporter.report_dropped();
     return detail::call_tool_result(out.front(), r.name);
   }
   // The key's own scope: calls of one key share their journal entries, calls of different keys never do.

@@ -270,10 +270,12 @@ class mcp_server_http_bridge final : public mcp_http_handler,
       };
       request.transport_version = std::move(info.protocol_version);
       request.client_capabilities = std::move(caps);
-      if (!peer->session_id().empty())  // a session's request asks on its own POST stream
+      if (!peer->session_id().empty()) {  // a session's request asks on its own POST stream
         request.ask_client = [b, peer, id](std::string m, nlohmann::json p, std::chrono::milliseconds t) {
           return ask(b, peer, id, std::move(m), std::move(p), t);
         };
+        request.close_stream = [peer, id] { peer->close_stream(id); };  // resumed on a GET with Last-Event-ID
+      }
       request.param_headers.emplace();
       for (auto& [k, v] : info.params) (*request.param_headers)[k] = mcp_http_header_text(v);
       if (params.is_object() && params.contains("_meta") && params["_meta"].is_object() &&

@@ -10,6 +10,7 @@
 //   net::parse_http_url(text)         an absolute http:// or https:// URL with a host, no user information,
 //                                     a port up to 65535, at most max_url_bytes
 //   net::resolve(base, reference)     reference resolution (RFC 3986 section 5.2.2, dot segments removed)
+//   net::percent_decode(part, whole)  RFC 3986 percent-decoding of one component of `whole` (strict)
 //   url::port_or_default(), authority(), origin(), target(), text(), printable(), is_https()
 // Reasons: "too_long", "bad_character", "bad_percent", "no_scheme", "bad_scheme", "not_http", "no_host",
 // "bad_host", "bad_port", "user_information".
@@ -303,6 +304,28 @@ inline url resolve(const url& base, const url& reference) {
   }
   t.path = detail::remove_dot_segments(merged);
   return t;
+}
+
+// RFC 3986 percent-decoding of `part`, a component of the URI `whole` (named in errors): every %XX (either case)
+// becomes its byte, every other byte stays ('+' too: this is not form decoding). Throws url_error
+// "bad_percent" for a '%' not followed by two hex digits, "bad_character" for an escape that decodes to NUL.
+inline std::string percent_decode(std::string_view part, std::string_view whole) {
+  auto val = [](char c) { return c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10; };
+  std::string out;
+  out.reserve(part.size());
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    if (part[i] != '%') {
+      out += part[i];
+      continue;
+    }
+    if (i + 2 >= part.size() || !detail::url_hex(part[i + 1]) || !detail::url_hex(part[i + 2]))
+      detail::url_fail("bad_percent", whole, "a % not followed by two hex digits");
+    const char c = static_cast<char>(val(part[i + 1]) * 16 + val(part[i + 2]));
+    if (c == '\0') detail::url_fail("bad_character", whole, "an escape that decodes to NUL (%00)");
+    out += c;
+    i += 2;
+  }
+  return out;
 }
 
 }  // namespace tool_effects::net

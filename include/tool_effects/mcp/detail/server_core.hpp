@@ -154,17 +154,35 @@ struct mcp_request_reporter final : attempt_reporter {
   std::string_view tool;
   std::size_t max_bytes;
   const mcp_client_asker* asker = nullptr;  // what the call may ask its client
+  const std::function<void()>* close_stream = nullptr;  // ends the request's stream unanswered (may be empty)
   mcp_request_reporter(const std::function<void(double, double, const std::string&)>* f, const mcp_request_log* l,
-                       std::string_view t, std::size_t max, const mcp_client_asker* a = nullptr)
-      : send(f), to(l), tool(t), max_bytes(max), asker(a) {}
+                       std::string_view t, std::size_t max, const mcp_client_asker* a = nullptr,
+                       const std::function<void()>* close = nullptr)
+      : send(f), to(l), tool(t), max_bytes(max), asker(a), close_stream(close) {}
   void progress(double p, double total, const std::string& message) const override {
     if (*send) (*send)(p, total, valid_utf8(message));
   }
+  std::size_t max_messages = static_cast<std::size_t>(-1);  // forwarded per call; past it dropped and counted
+  mutable std::atomic<std::size_t> forwarded{0};
+  mutable std::atomic<std::size_t> dropped{0};
   void log(const std::string& level, const std::string& message) const override {
     if (!to->send || !to->level) return;
     const mcp_log_level l = tool_log_level(level);
     if (!mcp_log_level_passes(l, to->level->load())) return;
+    if (forwarded.fetch_add(1) >= max_messages) {
+      dropped.fetch_add(1);
+      return;
+    }
     to->send(log_message_params(l, tool, message, max_bytes));
+  }
+  // After the call, before its response: one warning saying how many messages the bound dropped, if any.
+  void report_dropped() const {
+    const std::size_t n = dropped.load();
+    if (n == 0 || !to->send || !to->level || !mcp_log_level_passes(mcp_log_level::warning, to->level->load())) return;
+    to->send(log_message_params(mcp_log_level::warning, tool,
+                                str_cat(std::to_string(n), " log message(s) of this call dropped past the bound of ",
+                                        std::to_string(max_messages), " per call (max_log_messages)"),
+                                max_bytes));
   }
 };
 
@@ -209,6 +227,18 @@ std::optional<std::string> mcp_argument_error_of(const nlohmann::json& args) {
 inline const mcp_client_asker* mcp_client_asker_of(const attempt_context& ctx) noexcept {
   const auto* r = dynamic_cast<const detail::mcp_request_reporter*>(ctx.reporter);
   return r ? r->asker : nullptr;
+}
+
+/// Ends the stream that carries the MCP request of the tool running with `ctx`, without answering it (SEP-1699
+/// polling, Streamable HTTP): the client reconnects with GET and `Last-Event-ID` (after the priming event's
+/// `retry`) and the tool's result comes there, replayed if it was sent before. Returns whether the request has
+/// such a stream: false over stdio, for a request without a session (2026-07-28, stateless) and for a call
+/// not started by an `mcp_server`, where it does nothing. The call goes on either way.
+inline bool mcp_close_request_stream(const attempt_context& ctx) {
+  const auto* r = dynamic_cast<const detail::mcp_request_reporter*>(ctx.reporter);
+  if (!r || !r->close_stream || !*r->close_stream) return false;
+  (*r->close_stream)();
+  return true;
 }
 
 }  // namespace tool_effects

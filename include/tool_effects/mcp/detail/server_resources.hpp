@@ -25,6 +25,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/detail/server_core.hpp>
+#include <tool_effects/net/url.hpp>
 
 namespace tool_effects {
 
@@ -64,7 +65,8 @@ struct mcp_resource {
 };
 
 /// Resources named by an RFC 6570 level-1 template (`test://template/{id}/data`): a variable matches one or more
-/// characters other than '/', up to the template's next literal text. `read` gets the URI and the variables;
+/// characters other than '/', up to the template's next literal text. `read` gets the URI and the variables,
+/// percent-decoded (RFC 3986: "%2F" is a '/' in a value; a broken escape or %00 is refused before `read`);
 /// no contents (an empty vector) means there is no such resource (the not-found error); it may throw
 /// mcp_server_error for an error of its own (any other exception: -32603).
 struct mcp_resource_template {
@@ -196,6 +198,21 @@ inline std::optional<std::map<std::string, std::string>> match_uri_template(cons
 
 inline mcp_server_error invalid_params(std::string_view at, std::string_view message) {
   return mcp_server_error(rpc_invalid_params, str_cat("Invalid params: at ", at, ": ", message));
+}
+
+// The variables of `uri` when it matches the template, percent-decoded (RFC 3986, net::percent_decode: "%2F" is
+// a '/' inside a value); else nothing. A value with a broken escape or one decoding to NUL is invalid params at
+// /uri, with the URL error's stable reason (bad_percent, bad_character) and the URI.
+inline std::optional<std::map<std::string, std::string>> template_variables(const uri_template_parts& p,
+                                                                            std::string_view uri) {
+  auto v = match_uri_template(p, uri);
+  if (!v) return v;
+  for (auto& [name, value] : *v) try {
+      value = net::percent_decode(value, uri);
+    } catch (const net::url_error& e) {
+      throw invalid_params("/uri", str_cat(e.reason(), ": ", e.what(), " (in the value of ", quote_input(name), ")"));
+    }
+  return v;
 }
 
 // A string member `key` of `params` (an object), required, non-empty, at most `max` bytes.
@@ -346,7 +363,7 @@ class mcp_catalog {
           return {{"contents", nlohmann::json::array({mcp_resource_content_json(c)})}};
         }
       for (const auto& x : templates_)
-        if (auto v = match_uri_template(x.parts, uri)) {
+        if (auto v = template_variables(x.parts, uri)) {
           f = x.t.read;
           vars = std::move(*v);
           break;
@@ -368,7 +385,7 @@ class mcp_catalog {
     for (const auto& r : resources_)
       if (r.uri == uri) return uri;
     for (const auto& x : templates_)
-      if (match_uri_template(x.parts, uri)) return uri;
+      if (template_variables(x.parts, uri)) return uri;
     throw not_found(uri, false);
   }
 
