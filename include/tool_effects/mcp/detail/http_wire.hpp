@@ -45,40 +45,45 @@ inline constexpr std::size_t mcp_max_request_header_bytes = 16 * 1024;
 // "message" (or none).
 class mcp_sse_parser {
  public:
-  // The unfinished line at the end is moved out of `buf` (into line_), so that every byte is scanned once:
-  // a 1 MiB event read in 4 KiB pieces is not scanned again after every piece (linear, not quadratic).
+  // Consumes the complete lines at the front of `buf` (erased) and leaves the unfinished line there, at the front,
+  // for the caller to append the next read to: the parser remembers how far it scanned, so every byte is scanned
+  // once (a 1 MiB event read in 64 KiB pieces is linear, not quadratic). An event whose data is one line (as
+  // servers send a message) is handed to on_event as a view into `buf`, not copied; the data of several lines is
+  // gathered (pending_bytes()). `buf` must not be changed between feeds but by appending to it.
   template <class F>
   void feed(std::string& buf, F&& on_event) {
     std::size_t pos = 0;
+    std::size_t from = std::min(scanned_, buf.size());
     for (;;) {
-      const auto nl = line_end(buf, pos);
-      if (nl == std::string::npos) break;
+      const auto nl = line_end(buf, from);
+      if (nl == std::string::npos) {
+        scanned_ = buf.size();
+        break;
+      }
       std::size_t next = nl + 1;
       if (buf[nl] == '\r') {
-        if (nl + 1 == buf.size()) {  // CR LF split across reads: wait for the rest
-          line_.append(buf, pos, nl - pos);
-          buf.erase(0, nl);
-          return;
+        if (nl + 1 == buf.size()) {  // CR LF split across reads: wait for the rest (the CR is scanned again)
+          scanned_ = nl;
+          break;
         }
         if (buf[nl + 1] == '\n') ++next;
       }
-      if (line_.empty()) {
-        line(std::string_view(buf.data() + pos, nl - pos), on_event);
-      } else {
-        line_.append(buf, pos, nl - pos);
-        line(std::string_view(line_), on_event);
-        line_.clear();
-      }
-      pos = next;
+      line(std::string_view(buf.data() + pos, nl - pos), on_event);
+      pos = from = next;
     }
-    line_.append(buf, pos);
-    buf.clear();
+    gather_single();  // a one-line event whose end has not come yet: its data leaves `buf` below
+    buf.erase(0, pos);
+    scanned_ -= pos;
   }
-  // A new stream (a resumption, the GET stream): the unfinished line of the last one is dropped. An event
-  // whose data exceeds `max_event_bytes` is not delivered and sets `oversized()` (a large read can bring a
-  // whole event at once: the caller's check of what is pending between reads does not see it).
+  // A new stream (a resumption, the GET stream) in a new buffer: where the parser scanned the last one is
+  // forgotten, and so is the event the last one left unfinished (as the event-stream format resets its data
+  // buffer on a new connection). An event whose data exceeds `max_event_bytes` is not delivered and sets `oversized()` (a large read
+  // can bring a whole event at once: the caller's check of what is pending between reads does not see it).
   void begin_stream(std::size_t max_event_bytes = static_cast<std::size_t>(-1)) noexcept {
-    line_.clear();
+    scanned_ = 0;
+    single_.reset();
+    data_.clear();
+    event_.clear();
     max_event_ = max_event_bytes;
   }
   // An event over the limit was seen.
@@ -87,8 +92,11 @@ class mcp_sse_parser {
   [[nodiscard]] const std::string& last_event_id() const noexcept { return last_id_; }
   // The server's last `retry` (ms), if any, as sent (0 included): the transport clamps it to its floor.
   [[nodiscard]] std::optional<std::chrono::milliseconds> retry() const noexcept { return retry_; }
-  // Bytes of the event being gathered (bounded by the caller).
-  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size() + line_.size(); }
+  // Bytes of the event being gathered outside the caller's buffer (bounded by the caller, with the buffer's size:
+  // the unfinished line is there).
+  [[nodiscard]] std::size_t pending_bytes() const noexcept { return data_.size(); }
+  // Bytes examined for line ends so far (each byte once, but a CR that waits for its LF).
+  [[nodiscard]] std::size_t bytes_scanned() const noexcept { return bytes_scanned_; }
   // Messages delivered (to on_event) since the last call: a blank line, a priming event (an id, empty data) or an
   // event of another type is none, so it does not reset a reconnect budget (issue 26).
   std::size_t take_events() noexcept { return std::exchange(events_, 0); }
@@ -97,15 +105,12 @@ class mcp_sse_parser {
   template <class F>
   void line(std::string_view l, F& on_event) {
     if (l.empty()) {
-      if (!data_.empty()) {
+      if (single_) {  // one data line, still in the caller's buffer
+        deliver(*single_, on_event);
+        single_.reset();
+      } else if (!data_.empty()) {
         data_.pop_back();  // the LF after the last data line
-        if (data_.size() > max_event_) {
-          oversized_ = true;
-        } else if ((event_.empty() || event_ == "message") &&
-                   data_.find_first_not_of(" \t\r\n") != std::string::npos) {
-          ++events_;
-          on_event(std::string_view(data_));
-        }
+        deliver(std::string_view(data_), on_event);
       }
       data_.clear();
       event_.clear();
@@ -117,6 +122,11 @@ class mcp_sse_parser {
     std::string_view value = colon == std::string_view::npos ? std::string_view() : l.substr(colon + 1);
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
     if (field == "data") {
+      if (!single_ && data_.empty()) {
+        single_ = value;
+        return;
+      }
+      gather_single();
       // One allocation for the value and its LF, grown geometrically (an exact reserve would be quadratic on
       // libc++; appending the LF after an exact-size append copied a 1 MiB event once more).
       const std::size_t need = data_.size() + value.size() + 1;
@@ -133,17 +143,37 @@ class mcp_sse_parser {
         retry_ = std::chrono::milliseconds(std::stol(std::string(value)));
     }
   }
+  template <class F>
+  void deliver(std::string_view data, F& on_event) {
+    if (data.size() > max_event_) {
+      oversized_ = true;
+    } else if ((event_.empty() || event_ == "message") && data.find_first_not_of(" \t\r\n") != std::string_view::npos) {
+      ++events_;
+      on_event(data);
+    }
+  }
+  // The one data line seen so far, copied out of the caller's buffer (with its LF) before it changes.
+  void gather_single() {
+    if (!single_) return;
+    data_.reserve(single_->size() + 1);
+    data_.assign(*single_);
+    data_ += '\n';
+    single_.reset();
+  }
   // The first CR or LF at or after `from` (npos: none), by memchr (std::string::find_first_of compares
   // every byte with every character of the set).
-  static std::size_t line_end(const std::string& buf, std::size_t from) noexcept {
+  std::size_t line_end(const std::string& buf, std::size_t from) noexcept {
     const char* b = buf.data() + from;
     const std::size_t n = buf.size() - from;
     const void* lf = std::memchr(b, '\n', n);
     const std::size_t until = lf ? static_cast<std::size_t>(static_cast<const char*>(lf) - b) : n;
+    bytes_scanned_ += lf ? until + 1 : n;
     if (const void* cr = std::memchr(b, '\r', until)) return from + static_cast<std::size_t>(static_cast<const char*>(cr) - b);
     return lf ? from + until : std::string::npos;
   }
-  std::string line_;  // the unfinished line at the end of what was fed
+  std::size_t scanned_ = 0;                     // how far the front of the caller's buffer was scanned
+  std::optional<std::string_view> single_;      // the event's only data line so far, in the caller's buffer
+  std::size_t bytes_scanned_ = 0;
   std::size_t max_event_ = static_cast<std::size_t>(-1);
   bool oversized_ = false;
   std::string data_;
