@@ -108,9 +108,15 @@ void print_tools(const te::tool_registry<>& registry) {
 // The library's plan printer, with workspace paths shortened to ".".
 std::string plan_text(const te::turn_plan& plan, const fs::path& ws) {
   const std::string root = ws.string();
-  std::string text = te::to_string(plan);
-  for (std::size_t p = 0; (p = text.find(root, p)) != std::string::npos;) text.replace(p, root.size(), ".");
-  return text;
+  const std::string text = te::to_string(plan);
+  std::string out;  // appended piece by piece: g++ 12 -O3 warns (-Wrestrict, a false positive) on replace here
+  std::size_t from = 0;
+  for (std::size_t p; (p = text.find(root, from)) != std::string::npos; from = p + root.size()) {
+    out.append(text, from, p - from);
+    out += '.';
+  }
+  out.append(text, from);
+  return out;
 }
 
 void print_indented(const std::string& text) {
