@@ -9,6 +9,7 @@
 // The demonstration lists the tools, plans a turn through the server (trusted, no overlay) and in-process
 // with the same tools and checks that the edges are the same, and shows three confined paths: a `..`, a
 // symbolic link out of the root (both refused with their stable reasons) and a path inside (read).
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -86,8 +87,11 @@ int main(int argc, char** argv) {
   std::cout << "the same edges as in-process: " << (same_plan ? "yes" : "NO") << "\n";
 
   const auto out = host.run(pool, te::run_options{}.with(te::approve_all()), calls);
-  for (std::size_t i = 0; i < calls.size(); ++i)
-    std::cout << "#" << calls[i].id << " " << calls[i].name << " -> " << te::answer_of(out[i], calls[i].name).content << "\n";
+  for (std::size_t i = 0; i < calls.size(); ++i) {
+    std::string text = te::answer_of(out[i], calls[i].name).content;
+    std::replace(text.begin(), text.end(), '\n', '|');
+    std::cout << "#" << calls[i].id << " " << calls[i].name << " -> " << text << "\n";
+  }
   auto says = [&](std::size_t i, std::string_view text) {
     return te::answer_of(out[i], calls[i].name).content.find(text) != std::string::npos;
   };

@@ -19,10 +19,6 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
-#include <memory>
-#include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <string_view>
