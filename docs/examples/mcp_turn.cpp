@@ -14,6 +14,14 @@
 // pool with the approver consulted for destructive calls, prints the results
 // and the workspace afterwards, and compares the wall time with the same calls
 // in sequence (max_concurrency = 1) on a fresh copy of the workspace.
+//
+// Then the same turn against our own filesystem server (example_mcp_fs_server,
+// beside this program: docs/examples/mcp_fs_server.cpp), marked trusted and with
+// NO overlay: its tools/list publishes the hints derived from its declared
+// effects and its scoped accesses under _meta. It prints that plan, which must
+// be the npm server's (same waves, same edges and reasons), runs the turn and
+// compares the workspace with the npm server's. Exit status 1 when a call
+// fails, the plans differ or the workspaces do.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +29,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
 #include <sstream>
 #include <string>
@@ -85,6 +94,53 @@ std::string label(const te::tool_call& c, const fs::path& ws) {
   return out;
 }
 
+// The tools of a host: name, effects and scoped resources.
+void print_tools(const te::tool_registry<>& registry) {
+  for (std::size_t i = 0; i < registry.size(); ++i) {
+    const auto& d = registry.description(i);
+    std::string scope;
+    for (const auto& a : d.accesses)
+      scope.append(" ").append(te::to_string(a.mode)).append(":").append(a.resource.empty() ? "*" : a.resource);
+    std::printf("  %-26s %-34s%s\n", d.name.c_str(), te::to_string(d.effects).c_str(), scope.c_str());
+  }
+}
+
+// The library's plan printer, with workspace paths shortened to ".".
+std::string plan_text(const te::turn_plan& plan, const fs::path& ws) {
+  const std::string root = ws.string();
+  const std::string text = te::to_string(plan);
+  std::string out;  // appended piece by piece: g++ 12 -O3 warns (-Wrestrict, a false positive) on replace here
+  std::size_t from = 0;
+  for (std::size_t p; (p = text.find(root, from)) != std::string::npos; from = p + root.size()) {
+    out.append(text, from, p - from);
+    out += '.';
+  }
+  out.append(text, from);
+  return out;
+}
+
+void print_indented(const std::string& text) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) std::printf("  %s\n", line.c_str());
+}
+
+// Every file and directory of the workspace with its content ("/" for a directory).
+std::map<std::string, std::string> snapshot(const fs::path& ws) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(ws)) {
+    std::string& v = out[fs::relative(e.path(), ws).string()];
+    if (e.is_directory()) {
+      v = "/";
+      continue;
+    }
+    std::ifstream in(e.path());
+    std::stringstream s;
+    s << in.rdbuf();
+    v = s.str();
+  }
+  return out;
+}
+
 struct timed_run {
   std::vector<te::outcome<json>> outcomes;
   double wall_ms = 0;
@@ -132,26 +188,15 @@ int main(int argc, char** argv) {
   std::printf("Server: %s, protocol %s, workspace %s\n", client.server_info()["serverInfo"].dump().c_str(),
               client.protocol_version().c_str(), ws.string().c_str());
   std::printf("Tools (trusted annotations give the flags, the filesystem overlay the scope):\n");
-  for (std::size_t i = 0; i < registry.size(); ++i) {
-    const auto& d = registry.description(i);
-    std::string scope;
-    for (const auto& a : d.accesses)
-      scope.append(" ").append(te::to_string(a.mode)).append(":").append(a.resource.empty() ? "*" : a.resource);
-    std::printf("  %-26s %-34s%s\n", d.name.c_str(), te::to_string(d.effects).c_str(), scope.c_str());
-  }
+  print_tools(registry);
 
   const auto calls = te::parse_tool_calls(turn_text(ws));
   const auto plan = host.plan(calls);
   std::printf("\nThe model's turn: %zu calls. The plan (a call starts once every earlier call it conflicts with\n"
               "has finished; calls on different files do not conflict):\n",
               calls.size());
-  {  // the library's plan printer, with workspace paths shortened to "."
-    const std::string root = ws.string();
-    std::string text = te::to_string(plan);
-    for (std::size_t p = 0; (p = text.find(root, p)) != std::string::npos;) text.replace(p, root.size(), ".");
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) std::printf("  %s\n", line.c_str());
-  }
+  const std::string npm_plan = plan_text(plan, ws);
+  print_indented(npm_plan);
 
   std::mutex m;
   std::vector<std::string> asked;
@@ -184,6 +229,7 @@ int main(int argc, char** argv) {
     std::printf("  %-40s %s\n", label(calls[i], ws).c_str(), what.c_str());
   }
 
+  const auto npm_workspace = snapshot(ws);
   std::printf("\nThe workspace afterwards:\n");
   std::vector<fs::path> files;
   for (const auto& e : fs::recursive_directory_iterator(ws)) files.push_back(e.path());
@@ -221,6 +267,34 @@ int main(int argc, char** argv) {
               "   with tools that wait on disks or networks the waves are where the wall time goes)\n");
 
   client.close();
+
+  // The same turn against our own server: C++ tools with declared effects, trusted, no overlay.
+  const fs::path fs_server = fs::read_symlink("/proc/self/exe").parent_path() / "example_mcp_fs_server";
+  make_workspace(ws);
+  auto ours_client = te::mcp_client::launch(pool, {fs_server.string(), "--serve", ws.string()});
+  te::tool_registry<> ours_registry;
+  te::json_tool_host<> ours_host(ours_registry);
+  te::add_mcp_server(ours_host, ours_client, te::server_trust::trusted, {}, te::mcp_naming{.server = "tool_effects-fs"});
+  std::printf("\nThe same turn against our own server (docs/examples/mcp_fs_server.cpp), trusted, with NO overlay:\n"
+              "Server: %s. Its tools/list gives the flags (hints derived from the declared effects)\n"
+              "and the scope (the declared accesses under _meta, io.github.tool-effects/accesses):\n",
+              ours_client.server_info()["serverInfo"].dump().c_str());
+  print_tools(ours_registry);
+  const std::string ours_plan = plan_text(ours_host.plan(calls), ws);
+  std::printf("The plan:\n");
+  print_indented(ours_plan);
+  const bool same_plan = ours_plan == npm_plan;
+  std::printf("Same plan as the npm server's with its overlay (waves, edges, reasons): %s\n", same_plan ? "yes" : "NO");
+  const std::size_t npm_asked = asked.size();
+  asked.clear();
+  const timed_run ours_run = run(ours_host, pool, options, calls, "demo-ours");
+  std::size_t ours_ok = 0;
+  for (const auto& o : ours_run.outcomes) ours_ok += o.has_value() ? 1 : 0;
+  const bool same_workspace = snapshot(ws) == npm_workspace;
+  std::printf("Run: %zu of %zu calls ok, the approver asked for %zu; the workspace afterwards is the npm server's: %s\n",
+              ours_ok, calls.size(), asked.size(), same_workspace ? "yes" : "NO");
+  ours_client.close();
+
   fs::remove_all(ws);
-  return failures == 0 && asked.size() == 3 ? 0 : 1;
+  return failures == 0 && npm_asked == 3 && asked.size() == 3 && same_plan && ours_ok == calls.size() && same_workspace ? 0 : 1;
 }
