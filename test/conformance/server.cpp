@@ -417,6 +417,19 @@ void serve_catalog(Server& server) {
         json data = {{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
         return std::vector<te::mcp_resource_content>{{.uri = uri, .mime_type = "application/json", .text = data.dump()}};
       }});
+  // input-required-result-non-tool-request (2026-07-28): a prompt that asks its client (by InputRequiredResult).
+  server.add_prompt(te::mcp_prompt{
+      .name = "test_input_required_result_prompt",
+      .description = "Asks the client which context to use (key user_context).",
+      .get_asking = [](std::map<std::string, std::string>,
+                       const te::mcp_client_asker& a) -> boost::asio::awaitable<std::vector<te::mcp_prompt_message>> {
+        const te::mcp_client_asker keyed = a.keyed("user_context");
+        json schema = elicit_params("", "context", "string")["requestedSchema"];
+        const json r = co_await keyed.async_elicit("What context should the prompt use?", std::move(schema));
+        const std::string context = r.value("content", json::object()).value("context", std::string());
+        co_return std::vector<te::mcp_prompt_message>{
+            {.role = "user", .content = te::mcp_text_content("Use this context: " + context)}};
+      }});
   server.add_prompt(te::mcp_prompt{
       .name = "test_simple_prompt",
       .description = "A simple prompt without arguments.",

@@ -6,6 +6,8 @@
 // reading of inputResponses; HMAC-SHA256 against RFC 4231.
 #include <atomic>
 #include <chrono>
+#include <map>
+#include <vector>
 #include <mutex>
 #include <optional>
 #include <stdexcept>
@@ -13,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -337,6 +340,35 @@ TEST(McpServerMrtr, ParkedCallsAreBounded) {
   EXPECT_EQ(text_of(f.answer(call_params("greet", {{"inputResponses", {{"user_name", accept({{"name", "A"}})}}},
                                                    {"requestState", first["requestState"]}}))),
             "Hello, A!");
+}
+
+// prompts/get of a prompt that asks (get_asking): the same round trip, answered with its GetPromptResult.
+TEST(McpServerMrtr, APromptAsksByInputRequiredResult) {
+  fixture f;
+  f.server->add_prompt(te::mcp_prompt{
+      .name = "ctx",
+      .get_asking = [](std::map<std::string, std::string>,
+                       const te::mcp_client_asker& a) -> boost::asio::awaitable<std::vector<te::mcp_prompt_message>> {
+        const te::mcp_client_asker keyed = a.keyed("user_context");
+        json schema = json::parse(R"({"type": "object", "properties": {"context": {"type": "string"}}})");
+        const json r = co_await keyed.async_elicit("Which context?", std::move(schema));
+        co_return std::vector<te::mcp_prompt_message>{
+            {.role = "user", .content = te::mcp_text_content(r["content"].value("context", std::string()))}};
+      }});
+  const json p = {{"name", "ctx"}, {"_meta", meta()}};
+  const json first = f.answer(p, "prompts/get");
+  ASSERT_EQ(first.value("resultType", ""), "input_required") << first.dump();
+  EXPECT_EQ(first["inputRequests"]["user_context"]["params"]["message"], "Which context?");
+  json retry = p;
+  retry["inputResponses"] = {{"user_context", accept({{"context", "tests"}})}};
+  retry["requestState"] = first["requestState"];
+  EXPECT_EQ(f.answer(retry, "prompts/get"),
+            (json{{"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", "tests"}}}}})},
+                  {"resultType", "complete"}}));
+  // A state of a prompt does not resume a tool call.
+  const json again = f.answer(p, "prompts/get");
+  EXPECT_EQ(f.answer(call_params("greet", {{"requestState", again["requestState"]}})),
+            "-32602 Invalid params: at /requestState: issued for prompts/get of \"ctx\", not for tools/call of \"greet\"");
 }
 
 // inputResponses and requestState are read strictly.

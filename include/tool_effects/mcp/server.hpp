@@ -54,6 +54,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -296,6 +298,8 @@ class mcp_server {
               nlohmann::json{{"requiredCapabilities", {{std::string(needed), nlohmann::json::object()}}}});
       }
       r = co_await call_tool_asking(std::move(params), std::move(request));
+    } else if (method == "prompts/get" && catalog_.prompt_asks(params)) {
+      r = co_await get_prompt_asking(std::move(params), std::move(request), true);
     } else if (auto c = catalog_request(method, params, true, request)) {
       r = std::move(*c);
       cacheable = method != "prompts/get" && method != "completion/complete";
@@ -320,6 +324,8 @@ class mcp_server {
     if (method == "tools/call") co_return co_await call_tool(std::move(params), std::move(request));
     if (method == "tools/list") co_return list_tools();
     if (method == "ping") co_return nlohmann::json::object();
+    if (method == "prompts/get" && catalog_.prompt_asks(params))
+      co_return co_await get_prompt_asking(std::move(params), std::move(request), false);
     if (auto c = catalog_request(method, params, false, request)) co_return std::move(*c);
     if (method == "logging/setLevel") {
       const mcp_log_level level = detail::read_set_level(params);
@@ -407,6 +413,43 @@ class mcp_server {
     co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start));
   }
 
+  /// Answers prompts/get of a prompt that asks its client (`mcp_prompt::get_asking`): in the 2026-07-28 era
+  /// (`modern`) by InputRequiredResult, the request parked as `call_tool_asking` parks a call; before it over
+  /// the request's channel.
+  boost::asio::awaitable<nlohmann::json> get_prompt_asking(nlohmann::json params, mcp_server_request request,
+                                                           bool modern) {
+    auto checked = catalog_.checked_prompt(params);
+    auto prompt = std::make_shared<mcp_prompt>(std::move(checked.first));
+    std::map<std::string, std::string> args = std::move(checked.second);
+    if (!modern) {
+      const mcp_client_asker asker(std::move(request.ask_client), std::move(request.client_capabilities),
+                                   options_.client_request_timeout, executor_, "the request has no channel to its client");
+      std::vector<mcp_prompt_message> messages = co_await prompt->get_asking(std::move(args), asker);
+      co_return detail::mcp_catalog::prompt_result(*prompt, std::move(messages));
+    }
+    const detail::mcp_input_params in = detail::read_input_params(params);
+    if (in.state) {
+      std::shared_ptr<detail::mcp_mrtr_call> parked = parking_->find(*in.state);
+      if (parked->method() != "prompts/get" || parked->name() != prompt->name)
+        throw mcp_server_error(detail::rpc_invalid_params,
+                               detail::str_cat("Invalid params: at /requestState: issued for ", parked->method(), " of ",
+                                               detail::quote_input(parked->name()), ", not for prompts/get of ",
+                                               detail::quote_input(prompt->name)));
+      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {});
+    }
+    auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "prompts/get", prompt->name);
+    auto asker = std::make_shared<const mcp_client_asker>(
+        [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
+          return call->ask(std::move(asks), timeout);
+        },
+        std::move(request.client_capabilities), options_.client_request_timeout, asks_->get_executor());
+    std::function<void()> start = [this, call, asker, prompt, args = std::move(args)]() mutable {
+      boost::asio::co_spawn(asks_->get_executor(), run_prompt(call, asker, prompt, std::move(args)),
+                            boost::asio::detached);
+    };
+    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start));
+  }
+
   /// Serves one client over this process's stdin and stdout until stdin
   /// closes (blocking; the calls under way are answered first).
   void serve_stdio() { serve_fds(STDIN_FILENO, STDOUT_FILENO); }
@@ -466,6 +509,17 @@ class mcp_server {
   static boost::asio::any_io_executor to_any(E& e) {
     if constexpr (requires { e.get_executor(); }) return e.get_executor();
     else return boost::asio::any_io_executor(e);
+  }
+  // Runs a prompt that asks, for its MRTR call.
+  static boost::asio::awaitable<void> run_prompt(std::shared_ptr<detail::mcp_mrtr_call> call,
+                                                 std::shared_ptr<const mcp_client_asker> asker,
+                                                 std::shared_ptr<mcp_prompt> prompt, std::map<std::string, std::string> args) {
+    try {
+      std::vector<mcp_prompt_message> messages = co_await prompt->get_asking(std::move(args), *asker);
+      call->finish(detail::mcp_catalog::prompt_result(*prompt, std::move(messages)));
+    } catch (...) {
+      call->fail(std::current_exception());
+    }
   }
   // The next outcome of an MRTR call for the request waiting (`first`: the request that starts it, `start`).
   static boost::asio::awaitable<nlohmann::json> next_outcome(std::shared_ptr<detail::mcp_mrtr_call> call, bool first,

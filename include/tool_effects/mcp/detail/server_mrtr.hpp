@@ -207,6 +207,14 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
     });
   }
 
+  // The call ended with the error `e` (of a prompt that asks: its request gets the error).
+  void fail(std::exception_ptr e) {
+    boost::asio::post(strand_, [self = shared_from_this(), e] {
+      self->finished_ = true;
+      if (auto h = std::exchange(self->waiter_, {})) h(e, nullptr);
+    });
+  }
+
   // The call ended with `result` (no request waits: the result is dropped, its ask having expired).
   void finish(nlohmann::json result) {
     boost::asio::post(strand_, [self = shared_from_this(), result = std::move(result)]() mutable {
