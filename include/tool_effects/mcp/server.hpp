@@ -410,7 +410,8 @@ class mcp_server {
         call->finish(run_call(*args, cancel, progress, log, asker.get()));
       });
     };
-    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start));
+    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start),
+                                    request.cancel);
   }
 
   /// Answers prompts/get of a prompt that asks its client (`mcp_prompt::get_asking`): in the 2026-07-28 era
@@ -522,17 +523,25 @@ class mcp_server {
     }
   }
   // The next outcome of an MRTR call for the request waiting (`first`: the request that starts it, `start`).
+  // `cancel`: the call's turn, cancelled by notifications/cancelled for the request (as `call_tool`).
   static boost::asio::awaitable<nlohmann::json> next_outcome(std::shared_ptr<detail::mcp_mrtr_call> call, bool first,
                                                              std::string state, nlohmann::json responses,
-                                                             std::function<void()> start) {
-    auto initiate = [call, first, state = std::move(state), responses = std::move(responses),
-                     start = std::move(start)](auto handler) mutable {
+                                                             std::function<void()> start,
+                                                             turn_cancellation cancel = {}) {
+    auto initiate = [call, first, state = std::move(state), responses = std::move(responses), start = std::move(start),
+                     cancel](auto handler) mutable {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
       auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
       auto h = std::make_shared<decltype(handler)>(std::move(handler));
       call->wait(first, std::move(state), std::move(responses),
                  [work, h](std::exception_ptr e, nlohmann::json r) mutable {
                    auto ex = boost::asio::get_associated_executor(*h);
-                   boost::asio::post(ex, [work, h, e, r = std::move(r)]() mutable { std::move(*h)(e, std::move(r)); });
+                   boost::asio::post(ex, [work, h, e, r = std::move(r)]() mutable {
+                     auto slot = boost::asio::get_associated_cancellation_slot(*h);
+                     if (slot.is_connected()) slot.clear();
+                     std::move(*h)(e, std::move(r));
+                   });
                  });
       if (start) start();
     };
