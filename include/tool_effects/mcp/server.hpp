@@ -23,7 +23,9 @@
 //   to the client of its request as `notifications/message` when at or above it.
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
-//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
+//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp); in the
+//   2026-07-28 era by InputRequiredResult (MRTR), the call parked until the retry resumes it, never re-run
+//   (mcp/detail/server_mrtr.hpp).
 // - resources, resource templates, prompts (`add_resource`, `add_resource_template`, `add_prompt`) and
 //   `completion/complete` for their arguments; `resources/subscribe` (legacy era), and `resource_updated`
 //   tells the subscribed sessions (notifications/resources/updated).
