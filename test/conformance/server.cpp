@@ -21,6 +21,7 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <nlohmann/json.hpp>
 
@@ -279,11 +280,132 @@ struct json_schema_2020_12 : fixture_tool<json_schema_2020_12> {
   static json run() { return result({text("ok")}); }
 };
 
+// MRTR, the input-required-result-* scenarios of 2026-07-28: tools that ask by InputRequiredResult (the server
+// parks the call and the retry resumes it), under the keys and with the requests the scenarios describe.
+// Coroutine tools: a parked call holds no thread.
+json elicit_params(const char* message, const char* property, const char* type) {
+  return {{"message", message},
+          {"requestedSchema",
+           {{"type", "object"}, {"properties", {{property, {{"type", type}}}}}, {"required", json::array({property})}}}};
+}
+json sample_params(const char* prompt, int max_tokens) {
+  return {{"messages", json::array({{{"role", "user"}, {"content", {{"type", "text"}, {"text", prompt}}}}})},
+          {"maxTokens", max_tokens}};
+}
+std::string sampled_text(const json& r) {
+  const json& c = r["content"];
+  const json& first = c.is_array() ? (c.empty() ? json() : c[0]) : c;
+  return first.is_object() && first.value("type", "") == "text" ? first.value("text", std::string()) : first.dump();
+}
+json text_result(const std::string& t) { return json{{"content", json::array({{{"type", "text"}, {"text", t}}})}}; }
+template <class Self>
+struct mrtr_tool {
+  using side_effects = te::effects<te::reads<fixtures>>;
+  boost::asio::awaitable<json> operator()(const te::attempt_context& ctx, const json&) const {
+    co_return co_await Self::run(asker(ctx));
+  }
+};
+struct mrtr_elicitation : mrtr_tool<mrtr_elicitation> {
+  static constexpr std::string_view name = "test_input_required_result_elicitation";
+  static constexpr std::string_view description = "Asks the user's name by InputRequiredResult (key user_name).";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    const te::mcp_client_asker r_asker = a.keyed("user_name");  // (locals: g++ 12 and temporaries in co_await)
+    json r_schema = elicit_params("", "name", "string")["requestedSchema"];
+    const json r = co_await r_asker.async_elicit("What is your name?", std::move(r_schema));
+    co_return text_result("Hello, " + r.value("content", json::object()).value("name", std::string("stranger")) + "!");
+  }
+};
+struct mrtr_sampling : mrtr_tool<mrtr_sampling> {
+  static constexpr std::string_view name = "test_input_required_result_sampling";
+  static constexpr std::string_view description = "Asks the client's LLM by InputRequiredResult (key capital_question).";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    const te::mcp_client_asker keyed = a.keyed("capital_question");
+    json params = sample_params("What is the capital of France?", 100);
+    const json r = co_await keyed.async_create_message(std::move(params));
+    co_return text_result("LLM response: " + sampled_text(r));
+  }
+};
+struct mrtr_list_roots : mrtr_tool<mrtr_list_roots> {
+  static constexpr std::string_view name = "test_input_required_result_list_roots";
+  static constexpr std::string_view description = "Asks the client's roots by InputRequiredResult (key client_roots).";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    const te::mcp_client_asker keyed = a.keyed("client_roots");
+    const json r = co_await keyed.async_list_roots();
+    std::string uris;
+    for (const json& root : r["roots"]) uris += (uris.empty() ? "" : ", ") + root["uri"].get<std::string>();
+    co_return text_result("Roots: " + uris);
+  }
+};
+struct mrtr_request_state : mrtr_tool<mrtr_request_state> {
+  static constexpr std::string_view name = "test_input_required_result_request_state";
+  static constexpr std::string_view description = "Asks a confirmation; the retry's requestState resumes the call.";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    const te::mcp_client_asker r_asker = a.keyed("confirm");  // (locals: g++ 12 and temporaries in co_await)
+    json r_schema = elicit_params("", "ok", "boolean")["requestedSchema"];
+    const json r = co_await r_asker.async_elicit("Please confirm", std::move(r_schema));
+    co_return text_result("state-ok: the requestState resumed the call (action " + r["action"].get<std::string>() + ")");
+  }
+};
+struct mrtr_tampered_state : mrtr_tool<mrtr_tampered_state> {
+  static constexpr std::string_view name = "test_input_required_result_tampered_state";
+  static constexpr std::string_view description = "Asks a confirmation under an HMAC-signed requestState.";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    const te::mcp_client_asker r_asker = a.keyed("confirm");  // (locals: g++ 12 and temporaries in co_await)
+    json r_schema = elicit_params("", "ok", "boolean")["requestedSchema"];
+    const json r = co_await r_asker.async_elicit("Please confirm", std::move(r_schema));
+    co_return text_result("confirmed (action " + r["action"].get<std::string>() + ")");
+  }
+};
+struct mrtr_multiple_inputs : mrtr_tool<mrtr_multiple_inputs> {
+  static constexpr std::string_view name = "test_input_required_result_multiple_inputs";
+  static constexpr std::string_view description = "Asks a name, a greeting and the roots in one InputRequiredResult.";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    std::vector<te::mcp_input_request> asks = {
+        {"user_name", "elicitation/create", elicit_params("What is your name?", "name", "string")},
+        {"greeting", "sampling/createMessage", sample_params("Generate a greeting", 50)},
+        {"client_roots", "roots/list", json::object()}};
+    const json r = co_await a.async_ask_all(std::move(asks));
+    co_return text_result("Name: " + r["user_name"].value("content", json::object()).value("name", std::string()) +
+                          ", greeting: " + sampled_text(r["greeting"]) +
+                          ", roots: " + std::to_string(r["client_roots"]["roots"].size()));
+  }
+};
+struct mrtr_multi_round : mrtr_tool<mrtr_multi_round> {
+  static constexpr std::string_view name = "test_input_required_result_multi_round";
+  static constexpr std::string_view description = "Asks a name, then a colour: two rounds, two requestStates.";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    const te::mcp_client_asker n_asker = a.keyed("step1");  // (locals: g++ 12 and temporaries in co_await)
+    json n_schema = elicit_params("", "name", "string")["requestedSchema"];
+    const json n = co_await n_asker.async_elicit("Step 1: What is your name?", std::move(n_schema));
+    const te::mcp_client_asker c_asker = a.keyed("step2");  // (locals: g++ 12 and temporaries in co_await)
+    json c_schema = elicit_params("", "color", "string")["requestedSchema"];
+    const json c = co_await c_asker.async_elicit("Step 2: What is your favorite color?", std::move(c_schema));
+    co_return text_result(n.value("content", json::object()).value("name", std::string()) + " likes " +
+                          c.value("content", json::object()).value("color", std::string()));
+  }
+};
+// input-required-result-capability-check: asks only for what the request's clientCapabilities declare.
+struct mrtr_capabilities : mrtr_tool<mrtr_capabilities> {
+  static constexpr std::string_view name = "test_input_required_result_capabilities";
+  static constexpr std::string_view description = "Asks by elicitation and by sampling, each only if declared.";
+  static boost::asio::awaitable<json> run(const te::mcp_client_asker& a) {
+    std::vector<te::mcp_input_request> asks;
+    if (a.client_declared("elicitation"))
+      asks.push_back({"user_name", "elicitation/create", elicit_params("What is your name?", "name", "string")});
+    if (a.client_declared("sampling"))
+      asks.push_back({"capital_question", "sampling/createMessage", sample_params("What is the capital of France?", 100)});
+    if (asks.empty()) co_return text_result("The client declared neither elicitation nor sampling: nothing asked.");
+    const json r = co_await a.async_ask_all(std::move(asks));
+    co_return text_result("Answered: " + std::to_string(r.size()));
+  }
+};
+
 using registry = te::tool_registry<simple_text, image_content, audio_content, embedded_resource, multiple_content_types,
                                    error_handling, tool_with_logging, tool_with_progress, missing_capability,
                                    streaming_elicitation, logging_tool, region_header, sampling_tool, elicitation_tool,
-                                   elicitation_defaults, elicitation_enums, json_schema_2020_12,
-                                   reconnection_tool>;
+                                   elicitation_defaults, elicitation_enums, json_schema_2020_12, mrtr_elicitation,
+                                   mrtr_sampling, mrtr_list_roots, mrtr_request_state, mrtr_tampered_state,
+                                   mrtr_multiple_inputs, mrtr_multi_round, mrtr_capabilities, reconnection_tool>;
 
 // The resources, template and prompts of the suite's resources-*, prompts-* and completion-complete scenarios,
 // with the texts their descriptions give.
@@ -307,6 +429,19 @@ void serve_catalog(Server& server) {
         const std::string& id = vars.at("id");
         json data = {{"id", id}, {"templateTest", true}, {"data", "Data for ID: " + id}};
         return std::vector<te::mcp_resource_content>{{.uri = uri, .mime_type = "application/json", .text = data.dump()}};
+      }});
+  // input-required-result-non-tool-request (2026-07-28): a prompt that asks its client (by InputRequiredResult).
+  server.add_prompt(te::mcp_prompt{
+      .name = "test_input_required_result_prompt",
+      .description = "Asks the client which context to use (key user_context).",
+      .get_asking = [](std::map<std::string, std::string>,
+                       const te::mcp_client_asker& a) -> boost::asio::awaitable<std::vector<te::mcp_prompt_message>> {
+        const te::mcp_client_asker keyed = a.keyed("user_context");
+        json schema = elicit_params("", "context", "string")["requestedSchema"];
+        const json r = co_await keyed.async_elicit("What context should the prompt use?", std::move(schema));
+        const std::string context = r.value("content", json::object()).value("context", std::string());
+        co_return std::vector<te::mcp_prompt_message>{
+            {.role = "user", .content = te::mcp_text_content("Use this context: " + context)}};
       }});
   server.add_prompt(te::mcp_prompt{
       .name = "test_simple_prompt",

@@ -2,7 +2,7 @@
 // sampling/createMessage over stdio (a scripted peer on a pipe pair: the exact request, the answer checked)
 // and over Streamable HTTP (our own client's handlers answer on the call's POST stream); the capability check
 // (no request goes out); a client that never answers (the ask times out, cancellation sent, the call fails
-// alone); malformed answers (the error names the member); a 2026-07-28 request (no channel).
+// alone); malformed answers (the error names the member); a 2026-07-28 request (MRTR, answered by our client).
 #include <chrono>
 #include <cstddef>
 #include <optional>
@@ -239,7 +239,7 @@ TEST(McpServerAsk, AMalformedAnswerNamesTheMember) {
 }
 
 // Over Streamable HTTP, the ask goes on the call's POST stream and our client's handlers answer it; a
-// 2026-07-28 request has no channel to ask on (client_ask_unavailable).
+// 2026-07-28 request asks by InputRequiredResult, which our client's handlers answer as well.
 TEST(McpServerAsk, AToolAsksOurClientOverHttp) {
   registry reg;
   te::json_tool_host host(reg);
@@ -263,18 +263,16 @@ TEST(McpServerAsk, AToolAsksOurClientOverHttp) {
     EXPECT_EQ(asked, "Who are you?");
     EXPECT_EQ(c.call("ask_llm", {{"prompt", "2+2?"}})["structuredContent"]["content"]["text"], "4");
 
+    // A 2026-07-28 call asks by InputRequiredResult (MRTR): our client's handlers answer it and send the
+    // request again with the requestState, which resumes the parked call.
     te::mcp_client_options m = o;
     m.protocol_versions = {"2026-07-28"};
+    asked.clear();
     auto modern = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = url}, m);
-    try {
-      modern.call("ask_age");
-      ADD_FAILURE() << "a 2026-07-28 call asked its client";
-    } catch (const te::mcp_error& e) {
-      EXPECT_NE(std::string(e.what()).find("client_ask_unavailable: elicitation/create: a 2026-07-28 request asks its "
-                                           "client by InputRequiredResult, which this server does not send"),
-                std::string::npos)
-          << e.what();
-    }
+    EXPECT_EQ(modern.call("ask_age")["structuredContent"],
+              json::parse(R"({"action": "accept", "content": {"name": "Ada", "age": 36}})"));
+    EXPECT_EQ(asked, "Who are you?");
+    EXPECT_EQ(modern.call("ask_llm", {{"prompt", "2+2?"}})["structuredContent"]["content"]["text"], "4");
   }
   server.reset();
   pool.join();

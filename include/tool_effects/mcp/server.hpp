@@ -24,7 +24,9 @@
 //   `max_log_messages` per call; the excess dropped and counted in one warning).
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
-//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp).
+//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp); in the
+//   2026-07-28 era by InputRequiredResult (MRTR), the call parked until the retry resumes it, never re-run
+//   (mcp/detail/server_mrtr.hpp).
 // - SSE polling: a tool's `mcp_close_request_stream(ctx)` ends its request's HTTP stream unanswered; the client
 //   resumes it with Last-Event-ID and gets the result there (a no-op over stdio).
 // - resources, resource templates, prompts (`add_resource`, `add_resource_template`, `add_prompt`) and
@@ -57,6 +59,8 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -71,6 +75,7 @@
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/detail/server_core.hpp>
 #include <tool_effects/mcp/detail/server_modern.hpp>
+#include <tool_effects/mcp/detail/server_mrtr.hpp>
 #include <tool_effects/mcp/detail/server_resources.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/detail/stdio_server_transport.hpp>
@@ -108,6 +113,10 @@ struct mcp_server_options {
   /// The longest a tool's ask of its client (elicitation, sampling) waits for the answer, unless the ask
   /// gives its own; past it the ask fails (client_ask_timeout) and the call goes on without an answer.
   std::chrono::milliseconds client_request_timeout = std::chrono::seconds(60);
+  /// Calls of the 2026-07-28 era parked at once while they wait for their client's input (MRTR: answered by
+  /// an InputRequiredResult, resumed by the retry's requestState); past it an ask fails at once
+  /// (client_ask_too_many_parked). A parked synchronous tool also holds one of `max_concurrent_calls`.
+  std::size_t max_parked_calls = 64;
 };
 
 /// What a transport tells the server about one incoming request.
@@ -184,13 +193,16 @@ class mcp_server {
         dispatch_(std::move(dispatch)),
         callers_(std::make_unique<boost::asio::thread_pool>(options_.max_concurrent_calls == 0
                                                                 ? 1
-                                                                : options_.max_concurrent_calls)) {}
+                                                                : options_.max_concurrent_calls)),
+        parking_(std::make_shared<detail::mcp_mrtr_parking>(options_.max_parked_calls)),
+        asks_(std::make_unique<boost::asio::thread_pool>(1)) {}
 
   mcp_server(const mcp_server&) = delete;
   mcp_server& operator=(const mcp_server&) = delete;
   /// Stops the HTTP listeners, then waits for the calls under way.
   ~mcp_server() {
     transports_.clear();
+    parking_->abandon_all();
     callers_->join();
   }
 
@@ -271,7 +283,7 @@ class mcp_server {
                                                                mcp_server_request request) {
     const detail::mcp_request_meta meta = detail::read_request_meta(params, request.transport_version);
     request.client_capabilities = meta.client_capabilities;
-    request.ask_client = {};  // no server-to-client request inside a 2026-07-28 call (InputRequiredResult)
+    request.ask_client = {};  // no server-to-client request inside a 2026-07-28 call: it asks by InputRequiredResult
     // A modern request's log level is its own (no session to set one on): none asks for no log messages.
     request.log_level = meta.log_level.empty()
                             ? nullptr
@@ -297,7 +309,9 @@ class mcp_server {
                               detail::pointer_token(detail::mcp_meta_client_capabilities), " does not declare"),
               nlohmann::json{{"requiredCapabilities", {{std::string(needed), nlohmann::json::object()}}}});
       }
-      r = co_await call_tool(std::move(params), std::move(request));
+      r = co_await call_tool_asking(std::move(params), std::move(request));
+    } else if (method == "prompts/get" && catalog_.prompt_asks(params)) {
+      r = co_await get_prompt_asking(std::move(params), std::move(request), true);
     } else if (auto c = catalog_request(method, params, true, request)) {
       r = std::move(*c);
       cacheable = method != "prompts/get" && method != "completion/complete";
@@ -322,6 +336,8 @@ class mcp_server {
     if (method == "tools/call") co_return co_await call_tool(std::move(params), std::move(request));
     if (method == "tools/list") co_return list_tools();
     if (method == "ping") co_return nlohmann::json::object();
+    if (method == "prompts/get" && catalog_.prompt_asks(params))
+      co_return co_await get_prompt_asking(std::move(params), std::move(request), false);
     if (auto c = catalog_request(method, params, false, request)) co_return std::move(*c);
     if (method == "logging/setLevel") {
       const mcp_log_level level = detail::read_set_level(params);
@@ -348,7 +364,7 @@ class mcp_server {
     auto call = std::make_shared<detail::tool_call_request>(std::move(r));
     auto asker = std::make_shared<const mcp_client_asker>(
         std::move(request.ask_client), std::move(request.client_capabilities), options_.client_request_timeout,
-        executor_, "a 2026-07-28 request asks its client by InputRequiredResult, which this server does not send");
+        executor_, "the request has no channel to its client");
     auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
     auto initiate = [this, call, asker, close, cancel = request.cancel, progress = std::move(request.progress),
                      log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
@@ -370,6 +386,82 @@ class mcp_server {
     };
     co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
         initiate, boost::asio::use_awaitable);
+  }
+
+  /// Runs one `tools/call` of the 2026-07-28 era, whose tool asks its client by InputRequiredResult (MRTR):
+  /// when the tool asks what the request's `inputResponses` do not answer, the call is parked and the
+  /// request answered with an InputRequiredResult; the request sent again with `inputResponses` and the
+  /// `requestState` resumes the parked call (it never runs twice). A `requestState` this server did not
+  /// issue, altered, or whose call waits no more: -32602 naming /requestState.
+  boost::asio::awaitable<nlohmann::json> call_tool_asking(nlohmann::json params, mcp_server_request request) {
+    const detail::mcp_input_params in = detail::read_input_params(params);
+    detail::tool_call_request r = detail::read_tool_call(params);
+    if (in.state) {
+      std::shared_ptr<detail::mcp_mrtr_call> parked = parking_->find(*in.state);
+      if (parked->method() != "tools/call" || parked->name() != r.name)
+        throw mcp_server_error(detail::rpc_invalid_params,
+                               detail::str_cat("Invalid params: at /requestState: issued for ", parked->method(), " of ",
+                                               detail::quote_input(parked->name()), ", not for tools/call of ",
+                                               detail::quote_input(r.name)));
+      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {});
+    }
+    if (!host_->registry().index_of(r.name))
+      throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
+    // The call's state and its asks run on the server's own thread (never blocked by a tool: a synchronous
+    // tool blocks its thread while it waits for the answers).
+    auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "tools/call", r.name);
+    auto asker = std::make_shared<const mcp_client_asker>(
+        [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
+          return call->ask(std::move(asks), timeout);
+        },
+        std::move(request.client_capabilities), options_.client_request_timeout, asks_->get_executor());
+    auto args = std::make_shared<detail::tool_call_request>(std::move(r));
+    std::function<void()> start = [this, call, asker, args, cancel = request.cancel,
+                                   progress = std::move(request.progress),
+                                   log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)}] {
+      boost::asio::post(*callers_, [this, call, asker, args, cancel, progress, log] {
+        call->finish(run_call(*args, cancel, progress, log, asker.get()));
+      });
+    };
+    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start),
+                                    request.cancel);
+  }
+
+  /// Answers prompts/get of a prompt that asks its client (`mcp_prompt::get_asking`): in the 2026-07-28 era
+  /// (`modern`) by InputRequiredResult, the request parked as `call_tool_asking` parks a call; before it over
+  /// the request's channel.
+  boost::asio::awaitable<nlohmann::json> get_prompt_asking(nlohmann::json params, mcp_server_request request,
+                                                           bool modern) {
+    auto checked = catalog_.checked_prompt(params);
+    auto prompt = std::make_shared<mcp_prompt>(std::move(checked.first));
+    std::map<std::string, std::string> args = std::move(checked.second);
+    if (!modern) {
+      const mcp_client_asker asker(std::move(request.ask_client), std::move(request.client_capabilities),
+                                   options_.client_request_timeout, executor_, "the request has no channel to its client");
+      std::vector<mcp_prompt_message> messages = co_await prompt->get_asking(std::move(args), asker);
+      co_return detail::mcp_catalog::prompt_result(*prompt, std::move(messages));
+    }
+    const detail::mcp_input_params in = detail::read_input_params(params);
+    if (in.state) {
+      std::shared_ptr<detail::mcp_mrtr_call> parked = parking_->find(*in.state);
+      if (parked->method() != "prompts/get" || parked->name() != prompt->name)
+        throw mcp_server_error(detail::rpc_invalid_params,
+                               detail::str_cat("Invalid params: at /requestState: issued for ", parked->method(), " of ",
+                                               detail::quote_input(parked->name()), ", not for prompts/get of ",
+                                               detail::quote_input(prompt->name)));
+      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {});
+    }
+    auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "prompts/get", prompt->name);
+    auto asker = std::make_shared<const mcp_client_asker>(
+        [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
+          return call->ask(std::move(asks), timeout);
+        },
+        std::move(request.client_capabilities), options_.client_request_timeout, asks_->get_executor());
+    std::function<void()> start = [this, call, asker, prompt, args = std::move(args)]() mutable {
+      boost::asio::co_spawn(asks_->get_executor(), run_prompt(call, asker, prompt, std::move(args)),
+                            boost::asio::detached);
+    };
+    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start));
   }
 
   /// Serves one client over this process's stdin and stdout until stdin
@@ -431,6 +523,44 @@ class mcp_server {
   static boost::asio::any_io_executor to_any(E& e) {
     if constexpr (requires { e.get_executor(); }) return e.get_executor();
     else return boost::asio::any_io_executor(e);
+  }
+  // Runs a prompt that asks, for its MRTR call.
+  static boost::asio::awaitable<void> run_prompt(std::shared_ptr<detail::mcp_mrtr_call> call,
+                                                 std::shared_ptr<const mcp_client_asker> asker,
+                                                 std::shared_ptr<mcp_prompt> prompt, std::map<std::string, std::string> args) {
+    try {
+      std::vector<mcp_prompt_message> messages = co_await prompt->get_asking(std::move(args), *asker);
+      call->finish(detail::mcp_catalog::prompt_result(*prompt, std::move(messages)));
+    } catch (...) {
+      call->fail(std::current_exception());
+    }
+  }
+  // The next outcome of an MRTR call for the request waiting (`first`: the request that starts it, `start`).
+  // `cancel`: the call's turn, cancelled by notifications/cancelled for the request (as `call_tool`).
+  static boost::asio::awaitable<nlohmann::json> next_outcome(std::shared_ptr<detail::mcp_mrtr_call> call, bool first,
+                                                             std::string state, nlohmann::json responses,
+                                                             std::function<void()> start,
+                                                             turn_cancellation cancel = {}) {
+    auto initiate = [call, first, state = std::move(state), responses = std::move(responses), start = std::move(start),
+                     cancel](auto handler) mutable {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+      auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
+      auto h = std::make_shared<decltype(handler)>(std::move(handler));
+      call->wait(first, std::move(state), std::move(responses),
+                 [work, h](std::exception_ptr e, nlohmann::json r) mutable {
+                   auto ex = boost::asio::get_associated_executor(*h);
+                   boost::asio::post(ex, [work, h, e, r = std::move(r)]() mutable {
+                     auto slot = boost::asio::get_associated_cancellation_slot(*h);
+                     if (slot.is_connected()) slot.clear();
+                     std::move(*h)(e, std::move(r));
+                   });
+                 });
+      if (start) start();
+    };
+    co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
+                                                   void(std::exception_ptr, nlohmann::json)>(initiate,
+                                                                                             boost::asio::use_awaitable);
   }
   // A request of the client's session, asked over the session (the role-neutral engine's own requests).
   static boost::asio::awaitable<nlohmann::json> ask_over_session(std::shared_ptr<const detail::mcp_request_context> c,
@@ -604,6 +734,8 @@ class mcp_server {
   std::unique_ptr<boost::asio::thread_pool> callers_;
   detail::mcp_catalog catalog_;  // resources, templates, prompts; the sessions' subscriptions
   std::vector<std::shared_ptr<void>> transports_;  // listen_http's listeners (closed when destroyed)
+  std::shared_ptr<detail::mcp_mrtr_parking> parking_;  // the 2026-07-28 calls waiting for their client's input
+  std::unique_ptr<boost::asio::thread_pool> asks_;     // runs the MRTR calls' asks (one thread, never blocked)
 };
 
 template <class Executor, class Host>

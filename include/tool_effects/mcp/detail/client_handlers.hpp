@@ -44,17 +44,13 @@
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/capabilities.hpp>
 #include <tool_effects/mcp/detail/elicitation_schema.hpp>
+#include <tool_effects/mcp/detail/mrtr_wire.hpp>
 #include <tool_effects/mcp/detail/sampling_checks.hpp>
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects {
 namespace detail {
-
-// MRTR (2026-07-28): the most input requests of one InputRequiredResult,
-// and the most rounds of one request (the server may ask again and again).
-inline constexpr std::size_t mcp_max_input_requests = 16;
-inline constexpr std::size_t mcp_max_input_rounds = 8;
 
 // The `capabilities` of initialize: only what has a handler.
 inline nlohmann::json mcp_client_capabilities(const mcp_client_options& o) {
@@ -287,11 +283,6 @@ boost::asio::awaitable<nlohmann::json> mcp_run_handler(Strand strand, mcp_handle
   co_return std::move(*st->result);
 }
 
-inline bool mcp_is_input_required(const nlohmann::json& r) {
-  const auto t = r.is_object() ? r.find("resultType") : r.end();
-  return t != r.end() && *t == "input_required";
-}
-
 // A request to a modern server whose InputRequiredResults (MRTR,
 // basic/patterns/mrtr.mdx) the application's handlers answer: each input
 // request is checked as the server's own request would be, served by its
@@ -311,7 +302,7 @@ boost::asio::awaitable<nlohmann::json> mcp_request_with_input(std::shared_ptr<Co
   for (std::size_t round = 1;; ++round) {
     json r = co_await Connection::request(c, method, params, timeout);
     if (!mcp_is_input_required(r)) co_return r;
-    if (method != "tools/call" && method != "prompts/get" && method != "resources/read")
+    if (!mcp_method_takes_input(method))
       throw refuse("/result/resultType", "\"input_required\" is not allowed here (only on tools/call, prompts/get "
                                          "and resources/read)");
     if (round >= mcp_max_input_rounds)

@@ -50,6 +50,7 @@ namespace detail {
 // JSON-RPC codes the server uses.
 inline constexpr int rpc_invalid_params = -32602;
 inline constexpr int rpc_method_not_found = -32601;
+inline constexpr int rpc_internal_error = -32603;
 
 // The `tools/call` request read strictly: name (non-empty string), arguments (object, absent = {}),
 // the idempotency key in _meta when present. Errors name the member (JSON pointer into params).

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/awaitable.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
@@ -103,7 +105,12 @@ struct mcp_prompt {
   std::string title{};
   std::string description{};
   std::vector<mcp_prompt_argument> arguments{};
-  std::function<std::vector<mcp_prompt_message>(const std::map<std::string, std::string>& arguments)> get;
+  std::function<std::vector<mcp_prompt_message>(const std::map<std::string, std::string>& arguments)> get{};
+  /// Instead of `get`: a coroutine given the arguments and the asker of its request, which may ask the client
+  /// (elicitation, sampling, roots; in the 2026-07-28 era by InputRequiredResult, the request parked meanwhile).
+  std::function<boost::asio::awaitable<std::vector<mcp_prompt_message>>(std::map<std::string, std::string> arguments,
+                                                                        const mcp_client_asker& asker)>
+      get_asking{};
 };
 
 /// A text content block.
@@ -276,7 +283,8 @@ class mcp_catalog {
   }
   void add(mcp_prompt p) {
     if (p.name.empty()) throw std::invalid_argument("mcp_prompt: name must not be empty");
-    if (!p.get) throw std::invalid_argument(str_cat("mcp_prompt ", quote_input(p.name), ": get is empty"));
+    if (!p.get && !p.get_asking)
+      throw std::invalid_argument(str_cat("mcp_prompt ", quote_input(p.name), ": get is empty"));
     std::set<std::string> seen;
     for (const auto& a : p.arguments)
       if (a.name.empty() || !seen.insert(a.name).second)
@@ -389,8 +397,8 @@ class mcp_catalog {
     throw not_found(uri, false);
   }
 
-  // prompts/get: the prompt's messages for arguments read strictly (strings; every required one; no other).
-  nlohmann::json get_prompt(const nlohmann::json& params) const {
+  // The prompt prompts/get names and its arguments, read strictly (strings; every required one; no other).
+  std::pair<mcp_prompt, std::map<std::string, std::string>> checked_prompt(const nlohmann::json& params) const {
     const std::string name = read_string_member(params, "name", mcp_max_uri_bytes);
     std::map<std::string, std::string> args =
         read_string_map(params.contains("arguments") ? params["arguments"] : nlohmann::json(), "/arguments");
@@ -412,11 +420,32 @@ class mcp_catalog {
         throw invalid_params(str_cat("/arguments/", pointer_token(k)),
                              str_cat("not an argument of prompt ", quote_input(name)));
     }
-    nlohmann::json messages = nlohmann::json::array();
-    for (auto& m : p.get(args)) messages.push_back({{"role", std::move(m.role)}, {"content", std::move(m.content)}});
-    nlohmann::json out = {{"messages", std::move(messages)}};
-    if (!p.description.empty()) out["description"] = p.description;
-    return out;
+    return {std::move(p), std::move(args)};
+  }
+  // The GetPromptResult of `p` with `messages`.
+  static nlohmann::json prompt_result(const mcp_prompt& p, std::vector<mcp_prompt_message> messages) {
+    nlohmann::json out = nlohmann::json::array();
+    for (auto& m : messages) out.push_back({{"role", std::move(m.role)}, {"content", std::move(m.content)}});
+    nlohmann::json r = {{"messages", std::move(out)}};
+    if (!p.description.empty()) r["description"] = p.description;
+    return r;
+  }
+  // Whether prompts/get of `params` names a prompt that asks its client (`get_asking`).
+  bool prompt_asks(const nlohmann::json& params) const {
+    const auto n = params.is_object() ? params.find("name") : params.end();
+    if (n == params.end() || !n->is_string()) return false;
+    std::lock_guard lock(m_);
+    const mcp_prompt* found = find_prompt(n->get<std::string>());
+    return found && !found->get && found->get_asking;
+  }
+
+  // prompts/get: the prompt's messages for its arguments.
+  nlohmann::json get_prompt(const nlohmann::json& params) const {
+    auto [p, args] = checked_prompt(params);
+    if (!p.get)  // a prompt that asks its client is served by mcp_server (prompt_asks)
+      throw mcp_server_error(rpc_invalid_params, str_cat("Invalid params: at /name: prompt ", quote_input(p.name),
+                                                         " asks its client, which this request cannot"));
+    return prompt_result(p, p.get(args));
   }
 
   // completion/complete: ref {type "ref/prompt", name} or {type "ref/resource", uri (a registered template)},
