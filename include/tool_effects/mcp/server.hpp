@@ -547,7 +547,12 @@ class mcp_server {
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
       auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
       auto h = std::make_shared<decltype(handler)>(std::move(handler));
-      call->wait(first, std::move(state), std::move(responses),
+      // Locals, not this lambda's members: the lambda lives in the awaiting coroutine's frame, and once `wait`
+      // holds the completion another thread may complete it, resume the coroutine and free that frame (TSan:
+      // heap-use-after-free reading `start` after `wait`).
+      const std::shared_ptr<detail::mcp_mrtr_call> c = call;
+      std::function<void()> start_now = std::move(start);
+      c->wait(first, std::move(state), std::move(responses),
                  [work, h](std::exception_ptr e, nlohmann::json r) mutable {
                    auto ex = boost::asio::get_associated_executor(*h);
                    boost::asio::post(ex, [work, h, e, r = std::move(r)]() mutable {
@@ -556,7 +561,7 @@ class mcp_server {
                      std::move(*h)(e, std::move(r));
                    });
                  });
-      if (start) start();
+      if (start_now) start_now();
     };
     co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
                                                    void(std::exception_ptr, nlohmann::json)>(initiate,
