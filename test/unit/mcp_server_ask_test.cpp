@@ -88,16 +88,7 @@ struct quick {
 using registry = te::tool_registry<ask_age, ask_llm, quick, ask_age_async>;
 using host_type = te::json_tool_host<ask_age, ask_llm, quick, ask_age_async>;
 
-// The pipe peer, which can also initialize.
-struct pipe_peer : mcp_test::pipe_peer {
-  void initialize(json capabilities) {
-    send(mcp_test::rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", std::move(capabilities)},
-                               {"clientInfo", {{"name", "scripted"}, {"version", "1"}}}}));
-    const json r = next();
-    ASSERT_EQ(r["id"], 1) << r.dump();
-    send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
-  }
-};
+using mcp_test::pipe_peer;
 
 // One server on stdio (a pipe pair) for a test; stops when the peer closes its input.
 struct stdio_fixture {

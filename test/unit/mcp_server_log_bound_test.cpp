@@ -68,12 +68,7 @@ TEST(McpServerLogBound, MessagesPastTheBoundAreDroppedAndCountedOnce) {
     te::mcp_server<host_type> server(pool, host, o);
     mcp_test::pipe_peer peer;
     std::thread serving([&] { server.serve_fds(peer.to_server[0], peer.from_server[1]); });
-    peer.send(mcp_test::rpc(1, "initialize",
-                            {{"protocolVersion", "2025-11-25"},
-                             {"capabilities", json::object()},
-                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}}));
-    EXPECT_EQ(peer.next()["id"], 1);
-    peer.send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+    peer.initialize();
     const std::vector<json> four{info("m0"), info("m1"), info("m2"), info("m3")};
     auto dropped = [](int n) {
       return json{{"level", "warning"},

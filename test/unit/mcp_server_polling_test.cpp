@@ -232,12 +232,7 @@ TEST(McpServerPolling, OverStdioNothingIsEnded) {
     te::mcp_server<host_type> server(pool, host);
     mcp_test::pipe_peer peer;
     std::thread serving([&] { server.serve_fds(peer.to_server[0], peer.from_server[1]); });
-    peer.send(mcp_test::rpc(1, "initialize",
-                            {{"protocolVersion", "2025-11-25"},
-                             {"capabilities", json::object()},
-                             {"clientInfo", {{"name", "t"}, {"version", "1"}}}}));
-    EXPECT_EQ(peer.next()["id"], 1);
-    peer.send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+    peer.initialize();
     peer.send(mcp_test::rpc(2, "tools/call", {{"name", "reconnect"}}));
     const json r = peer.next();
     EXPECT_EQ(r["id"], 2);

@@ -397,10 +397,7 @@ TEST(McpServerResources, AnUpdateReachesTheSubscribedSessionOnly) {
   register_catalog(server);
   pipe_client c;
   std::thread serving([&] { server.serve_fds(c.to_server[0], c.from_server[1]); });
-  c.send(rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}, {"capabilities", json::object()},
-                               {"clientInfo", {{"name", "raw"}, {"version", "1"}}}}));
-  EXPECT_EQ(c.next()["id"], 1);
-  c.send(json{{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  c.initialize();
   c.send(rpc(2, "resources/subscribe", {{"uri", "note://readme"}}));
   EXPECT_EQ(c.next(), (json{{"jsonrpc", "2.0"}, {"id", 2}, {"result", json::object()}}));
   server.resource_updated("note://logo");  // not subscribed: nothing

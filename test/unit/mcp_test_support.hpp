@@ -168,6 +168,16 @@ struct pipe_peer {
     ::close(to_server[1]);
     to_server[1] = -1;
   }
+  // The stdio handshake of a 2025-11-25 client declaring `capabilities`: initialize (id 1), its answer, then
+  // notifications/initialized.
+  void initialize(nlohmann::json capabilities = nlohmann::json::object()) {
+    send({{"jsonrpc", "2.0"}, {"id", 1}, {"method", "initialize"},
+          {"params", {{"protocolVersion", "2025-11-25"}, {"capabilities", std::move(capabilities)},
+                      {"clientInfo", {{"name", "scripted"}, {"version", "1"}}}}}});
+    const nlohmann::json r = next();
+    ASSERT_EQ(r["id"], 1) << r.dump();
+    send({{"jsonrpc", "2.0"}, {"method", "notifications/initialized"}});
+  }
   // The next line the server writes, parsed; null when none comes within 10 s.
   nlohmann::json next() {
     for (;;) {
