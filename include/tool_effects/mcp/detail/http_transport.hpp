@@ -464,11 +464,15 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
     if (status / 100 != 2) x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
     x->conn->tcp().expires_never();
-    reserve_for_body(*x);
-    auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-      return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
-    });
-    (void)n;
+    beast::error_code ec;
+    if (!net::client::parse_buffered(*x, ec)) {  // else it came with the header
+      reserve_for_body(*x);
+      auto [e, n] = co_await on_stream(*x, [&](auto& st) {
+        return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
+      });
+      (void)n;
+      ec = e;
+    }
     auto c = live();
     if (!c) co_return;
     if (ec && ec != mcp_http::error::body_limit && status / 100 == 2) {
