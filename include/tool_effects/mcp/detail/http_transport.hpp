@@ -565,10 +565,17 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
         co_return;
       }
       if (x->parser.is_done()) co_return;
-      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read_some(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
-      });
-      (void)n;
+      // What the connection's buffer already holds is parsed in place (no asynchronous read: see
+      // net::client::parse_buffered); only when it brought nothing new is the socket read.
+      beast::error_code ec;
+      const std::size_t buffered = x->conn->buffer().size();
+      if (buffered == 0 || (!net::client::parse_buffered(*x, ec) && x->conn->buffer().size() == buffered)) {
+        auto [e, n] = co_await on_stream(*x, [&](auto& st) {
+          return mcp_http::async_read_some(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
+        });
+        (void)n;
+        ec = e;
+      }
       if (ec && ec != mcp_http::error::need_buffer) {
         if (!x->parser.get().body().empty() && self->live()) {  // what came before the end
           sse.feed(x->parser.get().body(), [&](std::string_view data) {
