@@ -19,6 +19,8 @@
 //                                               resolve+connect+TLS, write the request, read the header; all by
 //                                               `deadline` (x.ec/x.step on failure)
 //     co_await c.read_body(x, deadline)         the rest of the body (within parser.body_limit)
+//     client::parse_buffered(x, ec)             what the connection's buffer holds, parsed with no I/O; true:
+//                                               the response is whole (or ec says why parsing stopped)
 //     co_await client::read_some(x)             streamed bodies (SSE, etcd watch): what came, appended to
 //                                               x.parser.get().body(); deadline: x.conn->tcp().expires_after()
 //     c.release(x)                              back to the pool when whole, kept alive and nothing unread
