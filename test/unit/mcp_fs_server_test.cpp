@@ -107,21 +107,31 @@ te::json_tool_function unused() {
 using fs_host = te::json_tool_host<mcp_fs::read_text_file, mcp_fs::get_file_info, mcp_fs::list_directory,
                                    mcp_fs::directory_tree, mcp_fs::write_file, mcp_fs::edit_file,
                                    mcp_fs::create_directory, mcp_fs::move_file>;
+
+// The sandbox's tools served over Streamable HTTP on 127.0.0.1 (every call approved, one coordinator), and our
+// client of that server.
+struct fs_over_http {
+  sandbox s;
+  const mcp_fs::root_dir root{s.root};
+  mcp_fs::registry reg = mcp_fs::make_registry(root);
+  fs_host host{reg};
+  boost::asio::thread_pool pool{2};
+  te::mcp_server<fs_host, decltype(te::run_options{}.with(te::approve_all()).with(te::local_coordinator{}))> server{
+      pool, host, te::mcp_server_options{.name = "fs"}, te::run_options{}.with(te::approve_all()).with(te::local_coordinator{})};
+  te::mcp_client client = te::mcp_client::connect(
+      pool, te::mcp_http_endpoint{.url = "http://127.0.0.1:" + std::to_string(server.listen_http("127.0.0.1", 0, "/mcp")) + "/mcp"});
+};
 }  // namespace
 
 // Our client against our server over Streamable HTTP, trusted, no overlay: the demo's turn (and a move_file)
 // is planned exactly as in-process. The npm server's hand-written overlay gives the same plan; the server's
 // hints alone (its _meta removed) do not, so the accesses it publishes are what makes the plan.
 TEST(McpFsServer, TheClientPlansTheTurnAsTheToolsDoInProcess) {
-  sandbox s;
-  const mcp_fs::root_dir root{s.root};
-  auto reg = mcp_fs::make_registry(root);
-  fs_host host(reg);
-  boost::asio::thread_pool pool(2);
-  te::mcp_server server(pool, host, te::mcp_server_options{.name = "fs"},
-                        te::run_options{}.with(te::approve_all()).with(te::local_coordinator{}));
-  const unsigned short port = server.listen_http("127.0.0.1", 0, "/mcp");
-  auto client = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = "http://127.0.0.1:" + std::to_string(port) + "/mcp"});
+  fs_over_http f;
+  sandbox& s = f.s;
+  fs_host& host = f.host;
+  boost::asio::thread_pool& pool = f.pool;
+  te::mcp_client& client = f.client;
   te::tool_registry<> client_reg;
   te::json_tool_host<> over_mcp(client_reg);
   te::add_mcp_server(over_mcp, client, te::server_trust::trusted);
@@ -164,15 +174,9 @@ TEST(McpFsServer, TheClientPlansTheTurnAsTheToolsDoInProcess) {
 // Over MCP, a `..` and a symbolic link out of the root are refused with their reasons, and nothing outside
 // is read or written; the control reads a file inside, also through a link inside.
 TEST(McpFsServer, PathsAreConfinedToTheRootOverMcp) {
-  sandbox s;
-  const mcp_fs::root_dir root{s.root};
-  auto reg = mcp_fs::make_registry(root);
-  fs_host host(reg);
-  boost::asio::thread_pool pool(2);
-  te::mcp_server server(pool, host, te::mcp_server_options{.name = "fs"},
-                        te::run_options{}.with(te::approve_all()).with(te::local_coordinator{}));
-  const unsigned short port = server.listen_http("127.0.0.1", 0, "/mcp");
-  auto client = te::mcp_client::connect(pool, te::mcp_http_endpoint{.url = "http://127.0.0.1:" + std::to_string(port) + "/mcp"});
+  fs_over_http f;
+  sandbox& s = f.s;
+  te::mcp_client& client = f.client;
   auto call = [&](const std::string& tool, json args) {  // the raw result: isError results do not throw
     return client.request("tools/call", {{"name", tool}, {"arguments", std::move(args)}});
   };
