@@ -257,8 +257,19 @@ TEST(EtcdWatch, CompactionCancelsAnOldWatchWhichIsReEstablished) {
   const auto p = unique_prefix("compact");
   const auto r1 = c.put(p + "k", "1");
   c.put(p + "k", "2");
-  // a watch open while the history is compacted under it goes on
-  auto live = c.watch(p + "k", {}, c.put(p + "k", "3") + 1);
+  // a watch open while the history is compacted under it goes on. It watches from now, and the compaction
+  // waits for its `created` answer: etcd cancels a watch that starts below the compacted revision and has not
+  // caught up yet, and watch() returns before etcd has registered the watch. (It started at put "3" + 1, which
+  // other tests' writes to the shared cluster can leave below the compaction: under load the gcc preset saw it
+  // canceled, then nothing for 8 s.)
+  c.put(p + "k", "3");
+  auto live = c.watch(p + "k", {}, 0);
+  {
+    const auto until = std::chrono::steady_clock::now() + 5s;
+    std::optional<etcd::watch_response> created;
+    while (!(created && created->created) && std::chrono::steady_clock::now() < until) created = live.next(500ms);
+    ASSERT_TRUE(created && created->created) << "the live watch was not created";
+  }
   const auto r4 = c.put(p + "other", "x");
   c.compact(r4);
   // a watch from before the compaction is canceled with the compacted revision...
