@@ -125,6 +125,9 @@ call_description call(std::vector<runtime_access> accesses) {
   return d;
 }
 
+// Its lease is never renewed, so it is granted for 60 s: no test here waits for it to expire (they revoke
+// it), and a run slowed by a loaded machine must not lose it first. With 10 s, the clang19 preset of a
+// fresh-clone CI run once failed AWaiterWhoseLeaseExpiresFailsWithLeaseLost with "lease_not_found" after 10.47 s.
 struct process {
   etcd::client c;
   etcd::lease lease;
@@ -136,7 +139,7 @@ struct process {
   }
   process(const std::vector<std::string>& eps, const std::string& prefix, const std::string& uuid)
       : c(options(eps)),
-        lease(c.lease_grant(10)),
+        lease(c.lease_grant(60)),
         session(c, lease.id, uuid, prefix) {}
 };
 

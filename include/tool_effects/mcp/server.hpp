@@ -43,7 +43,6 @@
 #include <cstdint>
 #include <functional>
 #include <map>
-#include <future>
 #include <memory>
 #include <optional>
 #include <span>
@@ -57,13 +56,14 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/associated_cancellation_slot.hpp>
-#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/async_result.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/prefer.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
@@ -86,6 +86,23 @@
 #include <tool_effects/detail/push_options.hpp>  // the server's coroutines (g++ 12 false positives)
 
 namespace tool_effects {
+
+namespace detail {
+// The executor of `handler` with outstanding work tracked, for a thread other than the handler's that will
+// post the handler's completion: held until that thread has let go of every other copy of the executor (the
+// one `post` takes, the one inside it), and released last. While it lives the execution context cannot run
+// out of work, so its owner (stdio's serve_fds, a test's io_context) cannot destroy it under this thread.
+// Destroying it releases a strand's implementation before the work. Not executor_work_guard: the guard
+// releases its work before its own untracked copy of the executor, whose strand may be the last reference
+// (UBSan "invalid vptr" in ~strand_impl, in the landing CI). And not a guard moved into the completion:
+// then the work goes when the completion runs, and `post` may still signal the context's condition
+// variable after that (TSan, a test's io_context destroyed under pthread_cond_signal).
+template <class Handler>
+auto tracked_executor_of(const Handler& handler) {
+  return boost::asio::prefer(boost::asio::get_associated_executor(handler),
+                             boost::asio::execution::outstanding_work.tracked);
+}
+}  // namespace detail
 
 /// How a server presents itself and how many calls it runs at once.
 struct mcp_server_options {
@@ -159,11 +176,6 @@ struct mcp_server_request {
   /// client resumes with GET and Last-Event-ID); empty: the request has no such stream (stdio, stateless).
   /// What a tool's `mcp_close_request_stream` calls. Thread-safe, never blocks.
   std::function<void()> close_stream{};
-  /// Locked by a call completed from another thread (a tool's thread, an ask's strand) until that thread
-  /// has let go of everything bound to the request's executor: a transport that owns its io_context waits
-  /// for the last lock to go before it destroys that context (stdio's `serve_fds`); empty: the context
-  /// outlives the server (Streamable HTTP runs on the caller's).
-  std::weak_ptr<const void> transport_hold{};
 };
 
 /// The client capability (e.g. "sampling") a tool type needs of a client to
@@ -373,23 +385,19 @@ class mcp_server {
         executor_, "the request has no channel to its client");
     auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
     auto initiate = [this, call, asker, close, cancel = request.cancel, progress = std::move(request.progress),
-                     log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
-                     weak_hold = request.transport_hold](auto handler) {
+                     log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)}](auto handler) {
       // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
       // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
-      auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
-      boost::asio::post(*callers_, [this, call, asker, close, cancel, progress, log, hold = weak_hold.lock(),
-                                    work = std::move(work),
+      auto work = detail::tracked_executor_of(handler);
+      boost::asio::post(*callers_, [this, call, asker, close, cancel, progress, log, work = std::move(work),
                                     handler = std::move(handler)]() mutable {
-        // Once the completion has run, the session's io_context may go (serve_fds returns): what this thread
-        // holds of it (the handler's executor, here and inside post) must go first, and `hold`, released
-        // last, tells the transport so (CI, ASan/UBSan: a strand released after its io_context). The call's
-        // state is released before the completion is posted, and the guard and handler move with it.
-        const auto keep_context = std::move(hold);
+        // `tracked` keeps the handler's execution context running until this thread has let go of every copy
+        // of its executor, here and inside post: it is released last (see detail::tracked_executor_of).
+        const auto tracked = std::move(work);
         nlohmann::json result;
-        {
+        {  // the call's state goes before its completion is posted
           const auto c = std::move(call);
           const auto a = std::move(asker);
           const auto cl = std::move(close);
@@ -399,7 +407,7 @@ class mcp_server {
           result = run_call(*c, ca, p, l, a.get(), cl.get());
         }
         const auto ex = boost::asio::get_associated_executor(handler);
-        boost::asio::post(ex, [work = std::move(work), handler = std::move(handler), result = std::move(result)]() mutable {
+        boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
           auto slot = boost::asio::get_associated_cancellation_slot(handler);
           if (slot.is_connected()) slot.clear();
           std::move(handler)(std::move(result));
@@ -425,8 +433,7 @@ class mcp_server {
                                detail::str_cat("Invalid params: at /requestState: issued for ", parked->method(), " of ",
                                                detail::quote_input(parked->name()), ", not for tools/call of ",
                                                detail::quote_input(r.name)));
-      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {}, {},
-                                      request.transport_hold);
+      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {});
     }
     if (!host_->registry().index_of(r.name))
       throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
@@ -447,7 +454,7 @@ class mcp_server {
       });
     };
     co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start),
-                                    request.cancel, request.transport_hold);
+                                    request.cancel);
   }
 
   /// Answers prompts/get of a prompt that asks its client (`mcp_prompt::get_asking`): in the 2026-07-28 era
@@ -472,8 +479,7 @@ class mcp_server {
                                detail::str_cat("Invalid params: at /requestState: issued for ", parked->method(), " of ",
                                                detail::quote_input(parked->name()), ", not for prompts/get of ",
                                                detail::quote_input(prompt->name)));
-      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {}, {},
-                                      request.transport_hold);
+      co_return co_await next_outcome(std::move(parked), false, *in.state, in.responses, {});
     }
     auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "prompts/get", prompt->name);
     auto asker = std::make_shared<const mcp_client_asker>(
@@ -485,8 +491,7 @@ class mcp_server {
       boost::asio::co_spawn(asks_->get_executor(), run_prompt(call, asker, prompt, std::move(args)),
                             boost::asio::detached);
     };
-    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start), {},
-                                    request.transport_hold);
+    co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start));
   }
 
   /// Serves one client over this process's stdin and stdout until stdin
@@ -496,28 +501,20 @@ class mcp_server {
   /// As `serve_stdio`, over the descriptors `in` and `out` (e.g. a pipe pair).
   void serve_fds(int in, int out) {
     boost::asio::io_context io;
-    // Calls completed from other threads lock `hold` until those threads have let go of `io`'s executors;
-    // `io` outlives them (its destruction waits for the last).
-    std::promise<void> released;
-    auto hold = std::shared_ptr<const void>(&released, [](const void* p) {
-      static_cast<std::promise<void>*>(const_cast<void*>(p))->set_value();
-    });
     detail::mcp_strand strand(io.get_executor());
     auto session = std::make_shared<detail::mcp_session>(strand, session_settings("stdio client"));
-    bind(*session, hold);
+    bind(*session);
     auto transport = std::make_shared<detail::mcp_stdio_server_transport>(strand, in, out, options_.max_message_bytes,
                                                                           options_.max_write_queue_bytes,
                                                                           [] {});
     boost::asio::post(strand, [session, transport] { session->start(transport); });
     io.run();
     session.reset();
-    hold.reset();
-    released.get_future().wait();
   }
 
   /// Registers this server's request handlers on a session (any transport:
-  /// stdio here, Streamable HTTP in <tool_effects/mcp/server_http.hpp>); its requests carry `transport_hold`.
-  void bind(detail::mcp_session& s, std::weak_ptr<const void> transport_hold = {}) {
+  /// stdio here, Streamable HTTP in <tool_effects/mcp/server_http.hpp>).
+  void bind(detail::mcp_session& s) {
     // The session's log level: every level until the client sets one (as the TypeScript SDK's server).
     auto level = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
     // The session's resource subscriptions: resources/updated goes to it as a notification of its own.
@@ -532,8 +529,8 @@ class mcp_server {
     for (const char* m : {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", "server/discover",
                           "resources/list", "resources/read", "resources/templates/list", "resources/subscribe",
                           "resources/unsubscribe", "prompts/list", "prompts/get", "completion/complete"})
-      s.on_request(m, [this, level, caps, subs, transport_hold](detail::mcp_request_context ctx) {
-        return serve_request(std::move(ctx), level, caps, subs, transport_hold);
+      s.on_request(m, [this, level, caps, subs](detail::mcp_request_context ctx) {
+        return serve_request(std::move(ctx), level, caps, subs);
       });
     s.on_other_notification([](const std::string&, const nlohmann::json&) {});
   }
@@ -573,13 +570,12 @@ class mcp_server {
   static boost::asio::awaitable<nlohmann::json> next_outcome(std::shared_ptr<detail::mcp_mrtr_call> call, bool first,
                                                              std::string state, nlohmann::json responses,
                                                              std::function<void()> start,
-                                                             turn_cancellation cancel = {},
-                                                             std::weak_ptr<const void> weak_hold = {}) {
+                                                             turn_cancellation cancel = {}) {
     auto initiate = [call, first, state = std::move(state), responses = std::move(responses), start = std::move(start),
-                     cancel, weak_hold = std::move(weak_hold)](auto handler) mutable {
+                     cancel](auto handler) mutable {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
-      auto work = boost::asio::make_work_guard(boost::asio::get_associated_executor(handler));
+      auto work = detail::tracked_executor_of(handler);
       auto h = std::make_shared<decltype(handler)>(std::move(handler));
       // Locals, not this lambda's members: the lambda lives in the awaiting coroutine's frame, and once `wait`
       // holds the completion another thread may complete it, resume the coroutine and free that frame (TSan:
@@ -587,13 +583,10 @@ class mcp_server {
       const std::shared_ptr<detail::mcp_mrtr_call> c = call;
       std::function<void()> start_now = std::move(start);
       c->wait(first, std::move(state), std::move(responses),
-                 [work = std::move(work), h = std::move(h), hold = weak_hold.lock()](std::exception_ptr e,
-                                                                                     nlohmann::json r) mutable {
-                   // As in call_tool: the guard and the handler move with the completion, and the transport's
-                   // hold goes last, once this thread has let go of the handler's executor.
-                   const auto keep_context = std::move(hold);
+                 [work = std::move(work), h = std::move(h)](std::exception_ptr e, nlohmann::json r) mutable {
+                   const auto tracked = std::move(work);  // released last, as in call_tool
                    const auto ex = boost::asio::get_associated_executor(*h);
-                   boost::asio::post(ex, [work = std::move(work), h = std::move(h), e, r = std::move(r)]() mutable {
+                   boost::asio::post(ex, [h = std::move(h), e, r = std::move(r)]() mutable {
                      auto slot = boost::asio::get_associated_cancellation_slot(*h);
                      if (slot.is_connected()) slot.clear();
                      std::move(*h)(e, std::move(r));
@@ -614,11 +607,9 @@ class mcp_server {
   boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx,
                                                        std::shared_ptr<std::atomic<mcp_log_level>> level,
                                                        std::shared_ptr<detail::mcp_peer_capabilities> caps,
-                                                       std::shared_ptr<detail::mcp_resource_subscriptions> subs,
-                                                       std::weak_ptr<const void> transport_hold) {
+                                                       std::shared_ptr<detail::mcp_resource_subscriptions> subs) {
     mcp_server_request r;
     r.id = ctx.id;
-    r.transport_hold = std::move(transport_hold);
     r.log_level = std::move(level);
     r.subscriptions = std::move(subs);
     if (ctx.method == "initialize" && ctx.params.is_object() && ctx.params.contains("capabilities"))
