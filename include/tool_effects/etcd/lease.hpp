@@ -21,6 +21,7 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -124,12 +125,23 @@ class lease_keeper {
   /// keepalive afterwards.
   void stop() noexcept {
     if (!state_->stop.exchange(true)) {
+      // Declared first, released last: until this thread has let go of its copy of the strand, the context
+      // keeps work, so its owner cannot destroy it under that copy's destructor (TSan, in
+      // EtcdCoordinator.AsyncAcquisitionsDoTheirIoOnTheGivenExecutor: the last grant released on another
+      // thread while the test's io_context ran out of work and was destroyed). mcp_server's completions
+      // hold their executor the same way.
+      std::optional<boost::asio::any_io_executor> tracked;
       std::optional<boost::asio::strand<boost::asio::any_io_executor>> s;
       {
         std::lock_guard lock(state_->mutex);
         if (!state_->ended) s = state_->strand;
       }
-      if (s) boost::asio::post(*s, [st = state_] { st->cancel.emit(boost::asio::cancellation_type::terminal); });
+      if (s) {
+        tracked.emplace(
+            boost::asio::prefer(s->get_inner_executor(), boost::asio::execution::outstanding_work.tracked));
+        boost::asio::post(*s, [st = state_] { st->cancel.emit(boost::asio::cancellation_type::terminal); });
+        s.reset();
+      }
     }
     if (!own_) return;
     {

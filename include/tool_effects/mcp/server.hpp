@@ -102,6 +102,18 @@ auto tracked_executor_of(const Handler& handler) {
   return boost::asio::prefer(boost::asio::get_associated_executor(handler),
                              boost::asio::execution::outstanding_work.tracked);
 }
+
+// Posts `handler(args...)` to the handler's executor, its cancellation slot cleared first (the operation is
+// over). Called from a foreign thread that holds tracked_executor_of(handler) until this returns.
+template <class Handler, class... Args>
+void post_completion(Handler handler, Args... args) {
+  const auto ex = boost::asio::get_associated_executor(handler);
+  boost::asio::post(ex, [handler = std::move(handler), ... args = std::move(args)]() mutable {
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) slot.clear();
+    std::move(handler)(std::move(args)...);
+  });
+}
 }  // namespace detail
 
 /// How a server presents itself and how many calls it runs at once.
@@ -406,12 +418,7 @@ class mcp_server {
           const auto l = std::move(log);
           result = run_call(*c, ca, p, l, a.get(), cl.get());
         }
-        const auto ex = boost::asio::get_associated_executor(handler);
-        boost::asio::post(ex, [handler = std::move(handler), result = std::move(result)]() mutable {
-          auto slot = boost::asio::get_associated_cancellation_slot(handler);
-          if (slot.is_connected()) slot.clear();
-          std::move(handler)(std::move(result));
-        });
+        detail::post_completion(std::move(handler), std::move(result));
       });
     };
     co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
@@ -501,7 +508,7 @@ class mcp_server {
   /// As `serve_stdio`, over the descriptors `in` and `out` (e.g. a pipe pair).
   void serve_fds(int in, int out) {
     boost::asio::io_context io;
-    detail::mcp_strand strand(io.get_executor());
+    const detail::mcp_strand strand = detail::make_mcp_strand(io.get_executor());
     auto session = std::make_shared<detail::mcp_session>(strand, session_settings("stdio client"));
     bind(*session);
     auto transport = std::make_shared<detail::mcp_stdio_server_transport>(strand, in, out, options_.max_message_bytes,
@@ -585,12 +592,7 @@ class mcp_server {
       c->wait(first, std::move(state), std::move(responses),
                  [work = std::move(work), h = std::move(h)](std::exception_ptr e, nlohmann::json r) mutable {
                    const auto tracked = std::move(work);  // released last, as in call_tool
-                   const auto ex = boost::asio::get_associated_executor(*h);
-                   boost::asio::post(ex, [h = std::move(h), e, r = std::move(r)]() mutable {
-                     auto slot = boost::asio::get_associated_cancellation_slot(*h);
-                     if (slot.is_connected()) slot.clear();
-                     std::move(*h)(e, std::move(r));
-                   });
+                   detail::post_completion(std::move(*h), e, std::move(r));
                  });
       if (start_now) start_now();
     };

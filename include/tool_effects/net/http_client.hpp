@@ -204,11 +204,18 @@ class client {
     return x.parser.is_done();
   }
 
+  // Room to read a body into: Beast reads at most the buffer's free capacity (at least 512 bytes), so without it
+  // a 1 MiB body or SSE event took 2,000 reads (an asynchronous operation each: a third of the MCP client's
+  // instructions for a 1 MiB JSON response); with 64 KiB, about 16. The buffer is the connection's, kept while
+  // it is pooled.
+  static void reserve_for_body(exchange& x) { x.conn->buffer().reserve(64 * 1024); }
+
   // Reads the rest of the body by `deadline` (max(): no deadline); http::error::body_limit past the parser's
-  // body_limit.
+  // body_limit. What is buffered already is parsed in place (parse_buffered).
   asio::awaitable<void> read_body(exchange& x, std::chrono::steady_clock::time_point deadline) {
     beast::error_code ec;
     if (!parse_buffered(x, ec)) {
+      reserve_for_body(x);
       if (deadline == std::chrono::steady_clock::time_point::max())
         x.conn->tcp().expires_never();
       else

@@ -60,7 +60,8 @@ inline std::future<void> mcp_client::start_close() {
 
 inline void mcp_close_all(std::span<const mcp_client> clients) {
   for (const auto& c : clients)
-    detail::check_not_inside(c.state_->strand, "mcp_close_all", "use async_close on the client's own strand");
+    detail::check_not_inside(detail::mcp_strand_probe{c.state_->strand}, "mcp_close_all",
+                             "use async_close on the client's own strand");
   std::vector<std::future<void>> closing;
   closing.reserve(clients.size());
   for (const auto& c : clients)
@@ -207,9 +208,9 @@ inline void mcp_client::closer::operator()(detail::mcp_client_state* p) const {
 
 template <class T>
 T mcp_client::blocking(boost::asio::awaitable<T> op) {
-  detail::check_not_inside(state_->strand, "mcp_client",
+  detail::check_not_inside(detail::mcp_strand_probe{state_->strand}, "mcp_client",
                            "use the async_* members on the client's own strand");
-  return boost::asio::co_spawn(state_->strand.get_inner_executor(), std::move(op), boost::asio::use_future).get();
+  return boost::asio::co_spawn(detail::mcp_inner_executor(state_->strand), std::move(op), boost::asio::use_future).get();
 }
 
 inline std::string mcp_text(const nlohmann::json& result) {

@@ -35,7 +35,7 @@ namespace tool_effects::detail {
 class mcp_client_state {
  public:
   mcp_client_state(asio::any_io_executor ex, std::shared_ptr<mcp_shared> s)
-      : strand(asio::make_strand(std::move(ex))), shared(std::move(s)) {}
+      : strand(make_mcp_strand(ex)), shared(std::move(s)) {}
 
   // The client's strand: every exchange runs on it.
   const mcp_strand strand;

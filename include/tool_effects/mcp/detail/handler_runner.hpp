@@ -47,7 +47,7 @@ using mcp_handler_work_fn = std::function<asio::awaitable<nlohmann::json>()>;
 // One handler running: the strand its coroutine runs on and the signal that
 // cancels it (emitted on that strand only).
 struct mcp_running_handler {
-  explicit mcp_running_handler(const asio::any_io_executor& ex) : strand(asio::make_strand(ex)) {}
+  explicit mcp_running_handler(const asio::any_io_executor& ex) : strand(make_mcp_strand(ex)) {}
   mcp_strand strand;
   asio::cancellation_signal signal;
 };
@@ -65,7 +65,7 @@ inline void mcp_cancel_handler(const std::shared_ptr<mcp_running_handler>& run) 
 // done(exception_ptr, result). The one place a handler is started.
 template <class Strand, class Done>
 std::shared_ptr<mcp_running_handler> mcp_start_handler(const Strand& strand, const mcp_handler_work_fn& work, Done done) {
-  auto run = std::make_shared<mcp_running_handler>(strand.get_inner_executor());
+  auto run = std::make_shared<mcp_running_handler>(mcp_inner_executor(strand));
   // Spawned from inside the handler's strand: co_spawn dispatches, and a
   // dispatch from the caller's thread (which runs `strand`) would run a
   // synchronous handler inline there, blocking the session's strand.

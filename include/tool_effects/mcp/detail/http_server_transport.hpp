@@ -213,7 +213,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   using clock = std::chrono::steady_clock;
   mcp_http_server_core(hs_asio::any_io_executor ex, std::shared_ptr<mcp_http_handler> handler,
                        mcp_http_server_options o)
-      : strand_(hs_asio::make_strand(ex)), acceptor_(strand_), handler_(std::move(handler)), o_(std::move(o)) {}
+      : strand_(make_mcp_strand(ex)), acceptor_(strand_), handler_(std::move(handler)), o_(std::move(o)) {}
 
   unsigned short listen(const std::string& address, unsigned short port, const std::string& path) {
     if (path.empty() || path.front() != '/')
@@ -240,7 +240,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     if (closed_.exchange(true)) return;
     auto self = shared_from_this();
     auto job = [self] { self->close_on_strand(); };
-    if (strand_.running_in_this_thread()) {
+    if (mcp_strand_probe{strand_}.running_in_this_thread()) {
       job();
       return;
     }
@@ -586,7 +586,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   hs_asio::awaitable<bool> handle_post(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req);
   hs_asio::awaitable<bool> handle_get(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req);
 
-  hs_asio::strand<hs_asio::any_io_executor> strand_;
+  mcp_strand strand_;  // see make_mcp_strand
   hs_tcp::acceptor acceptor_;
   std::shared_ptr<mcp_http_handler> handler_;
   mcp_http_server_options o_;

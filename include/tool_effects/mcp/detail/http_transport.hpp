@@ -190,11 +190,6 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     return o;
   }
 
-  // Room to read a body into: Beast reads at most the buffer's free capacity (at least 512 bytes), so without it
-  // a 1 MiB body or event took 2,000 reads (an asynchronous operation each: a third of the client's instructions
-  // for a 1 MiB JSON response); with 64 KiB, about 16.
-  static void reserve_for_body(exchange& x) { x.conn->buffer().reserve(64 * 1024); }
-
   // After a whole response: the connection goes back to the pool when both sides keep it alive and nothing
   // unread is left (net::client::release).
   void put_idle(exchange& x, std::int64_t id) {
@@ -427,12 +422,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     if (id < 0 && status / 100 != 2) {  // a notification the connection waits for, refused
       x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
-      x->conn->tcp().expires_after(shared_->options.request_timeout);
-      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
-      });
-      (void)ec;
-      (void)n;
+      co_await client_.read_body(*x, std::chrono::steady_clock::now() + shared_->options.request_timeout);
       if (auto c = live()) c->fail_request(id, http_error(x, status, "POST", x->method.c_str()));
       co_return;
     }
@@ -463,21 +453,11 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     }
     // A whole body: the response (2xx JSON), or an error (a JSON-RPC error object, or text).
     if (status / 100 != 2) x->parser.body_limit(std::min<std::size_t>(shared_->options.max_line_bytes, 64 * 1024));
-    x->conn->tcp().expires_never();
-    beast::error_code ec;
-    if (!net::client::parse_buffered(*x, ec)) {  // else it came with the header
-      reserve_for_body(*x);
-      auto [e, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
-      });
-      (void)n;
-      ec = e;
-    }
+    co_await client_.read_body(*x, std::chrono::steady_clock::time_point::max());
+    const beast::error_code ec = x->ec;  // with x->step "reading the response"
     auto c = live();
     if (!c) co_return;
     if (ec && ec != mcp_http::error::body_limit && status / 100 == 2) {
-      x->step = "reading the response";
-      x->ec = ec;
       fault(id, not_http(ec) ? mcp_error_kind::protocol_error : mcp_error_kind::server_exited, describe("POST", *x),
             false);
       co_return;
@@ -543,7 +523,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
                                         std::int64_t id, mcp_sse_parser& sse) {
     const std::size_t limit = self->shared_->options.max_line_bytes;
     sse.begin_stream(limit);
-    reserve_for_body(*x);
+    net::client::reserve_for_body(*x);
     x->parser.body_limit(boost::none);
     x->conn->tcp().expires_never();
     for (;;) {

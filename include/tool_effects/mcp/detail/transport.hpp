@@ -24,15 +24,61 @@
 
 #include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects::detail {
 
 namespace asio = boost::asio;
-// The strand a session and its transport run on.
-using mcp_strand = asio::strand<asio::any_io_executor>;
+// The strand a session and its transport run on, type-erased: made only by
+// make_mcp_strand. Over an io_context's or a thread_pool's own executor the
+// strand is small enough for any_io_executor's inline storage, and its inner
+// executor is concrete: copying, dispatching through and querying it do not
+// allocate (a strand<any_io_executor> allocates for each of these, about 40
+// times per MCP call; docs/benchmarks.md, issue 29).
+using mcp_strand = asio::any_io_executor;
+
+// A new strand over `ex` (see mcp_strand).
+inline mcp_strand make_mcp_strand(const asio::any_io_executor& ex) {
+  if (const auto* io = ex.target<asio::io_context::executor_type>()) return asio::make_strand(*io);
+  if (const auto* pool = ex.target<asio::thread_pool::executor_type>()) return asio::make_strand(*pool);
+  return asio::make_strand(ex);
+}
+
+// Calls f with the strand that `s` holds (one of the types make_mcp_strand
+// makes); false if `s` holds none of them.
+template <class F>
+bool visit_mcp_strand(const mcp_strand& s, F&& f) {
+  if (const auto* a = s.target<asio::strand<asio::io_context::executor_type>>()) return f(*a), true;
+  if (const auto* b = s.target<asio::strand<asio::thread_pool::executor_type>>()) return f(*b), true;
+  if (const auto* c = s.target<asio::strand<asio::any_io_executor>>()) return f(*c), true;
+  return false;
+}
+
+// Whether `s` is a strand that make_mcp_strand made.
+inline bool is_mcp_strand(const mcp_strand& s) {
+  return visit_mcp_strand(s, [](const auto&) {});
+}
+
+// The executor under the strand `s`.
+inline asio::any_io_executor mcp_inner_executor(const mcp_strand& s) {
+  asio::any_io_executor inner;
+  visit_mcp_strand(s, [&](const auto& strand) { inner = strand.get_inner_executor(); });
+  return inner;
+}
+
+// The strand `s` seen as check_not_inside (detail/executor.hpp) expects it.
+struct mcp_strand_probe {
+  const mcp_strand& s;
+  [[nodiscard]] bool running_in_this_thread() const {
+    bool in = false;
+    visit_mcp_strand(s, [&](const auto& strand) { in = strand.running_in_this_thread(); });
+    return in;
+  }
+};
 
 class mcp_session;
 
