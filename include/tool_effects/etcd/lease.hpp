@@ -21,7 +21,6 @@
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/execution/outstanding_work.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -30,6 +29,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/system/system_error.hpp>
 
+#include <tool_effects/detail/foreign_completion.hpp>
 #include <tool_effects/etcd/async_client.hpp>
 #include <tool_effects/etcd/client.hpp>
 
@@ -125,11 +125,10 @@ class lease_keeper {
   /// keepalive afterwards.
   void stop() noexcept {
     if (!state_->stop.exchange(true)) {
-      // Declared first, released last: until this thread has let go of its copy of the strand, the context
-      // keeps work, so its owner cannot destroy it under that copy's destructor (TSan, in
+      // Declared first, released last (detail::tracked_executor): the context cannot run out of work and be
+      // destroyed under this thread's copy of the strand (TSan, in
       // EtcdCoordinator.AsyncAcquisitionsDoTheirIoOnTheGivenExecutor: the last grant released on another
-      // thread while the test's io_context ran out of work and was destroyed). mcp_server's completions
-      // hold their executor the same way.
+      // thread while the test's io_context ran out of work and was destroyed).
       std::optional<boost::asio::any_io_executor> tracked;
       std::optional<boost::asio::strand<boost::asio::any_io_executor>> s;
       {
@@ -137,8 +136,7 @@ class lease_keeper {
         if (!state_->ended) s = state_->strand;
       }
       if (s) {
-        tracked.emplace(
-            boost::asio::prefer(s->get_inner_executor(), boost::asio::execution::outstanding_work.tracked));
+        tracked.emplace(tool_effects::detail::tracked_executor(s->get_inner_executor()));
         boost::asio::post(*s, [st = state_] { st->cancel.emit(boost::asio::cancellation_type::terminal); });
         s.reset();
       }

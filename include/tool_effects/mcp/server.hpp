@@ -81,40 +81,12 @@
 #include <tool_effects/mcp/detail/session.hpp>
 #include <tool_effects/mcp/detail/stdio_server_transport.hpp>
 #include <tool_effects/mcp/tool_meta.hpp>
+#include <tool_effects/detail/foreign_completion.hpp>
 #include <tool_effects/version.hpp>
 
 #include <tool_effects/detail/push_options.hpp>  // the server's coroutines (g++ 12 false positives)
 
 namespace tool_effects {
-
-namespace detail {
-// The executor of `handler` with outstanding work tracked, for a thread other than the handler's that will
-// post the handler's completion: held until that thread has let go of every other copy of the executor (the
-// one `post` takes, the one inside it), and released last. While it lives the execution context cannot run
-// out of work, so its owner (stdio's serve_fds, a test's io_context) cannot destroy it under this thread.
-// Destroying it releases a strand's implementation before the work. Not executor_work_guard: the guard
-// releases its work before its own untracked copy of the executor, whose strand may be the last reference
-// (UBSan "invalid vptr" in ~strand_impl, in the landing CI). And not a guard moved into the completion:
-// then the work goes when the completion runs, and `post` may still signal the context's condition
-// variable after that (TSan, a test's io_context destroyed under pthread_cond_signal).
-template <class Handler>
-auto tracked_executor_of(const Handler& handler) {
-  return boost::asio::prefer(boost::asio::get_associated_executor(handler),
-                             boost::asio::execution::outstanding_work.tracked);
-}
-
-// Posts `handler(args...)` to the handler's executor, its cancellation slot cleared first (the operation is
-// over). Called from a foreign thread that holds tracked_executor_of(handler) until this returns.
-template <class Handler, class... Args>
-void post_completion(Handler handler, Args... args) {
-  const auto ex = boost::asio::get_associated_executor(handler);
-  boost::asio::post(ex, [handler = std::move(handler), ... args = std::move(args)]() mutable {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) slot.clear();
-    std::move(handler)(std::move(args)...);
-  });
-}
-}  // namespace detail
 
 /// How a server presents itself and how many calls it runs at once.
 struct mcp_server_options {

@@ -58,11 +58,6 @@ bool visit_mcp_strand(const mcp_strand& s, F&& f) {
   return false;
 }
 
-// Whether `s` is a strand that make_mcp_strand made.
-inline bool is_mcp_strand(const mcp_strand& s) {
-  return visit_mcp_strand(s, [](const auto&) {});
-}
-
 // The executor under the strand `s`.
 inline asio::any_io_executor mcp_inner_executor(const mcp_strand& s) {
   asio::any_io_executor inner;
