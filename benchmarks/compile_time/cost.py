@@ -14,6 +14,11 @@ Cases (each compiled with g++ and clang++, `-std=c++20 -Wall -Wextra -Wpedantic 
     headers it uses); ratios readme / each.
     Also readme.cpp "[separate]": compiled with -DTOOL_EFFECTS_SEPARATE_COMPILATION (issue 29), and the one TU of
     tool_effects::compiled (<tool_effects/impl/src.hpp>), which a program compiles once.
+  - with --mcp-clients (issue 27), `-c -o /dev/null` at -O0: inputs/mcp_stdio_client.cpp (launches a server,
+    lists, calls) and inputs/mcp_http_client.cpp (the same over Streamable HTTP), header-only, "[separate]"
+    (TOOL_EFFECTS_SEPARATE_COMPILATION: what a TU of a tool_effects::mcp_compiled user pays), "[baseline]" (the
+    same source against --baseline's include/), and the one TU of tool_effects::mcp_compiled
+    (<tool_effects/mcp/impl/src.hpp>), paid once per program; ratios against the baseline.
   - with --static-turns N,...: a generated TU that runs a static turn of N calls (run_plan over 4 tool types)
     at -O2 with each compiler, capped, one repetition.
 
@@ -25,7 +30,7 @@ and the table shows medians; the ratios come from medians of the same run.
     header and readme.cpp case again against DIR's include/ and DIR's readme.cpp, labelled "[baseline]" and
     interleaved with the others, so a before/after table comes from one run.
 
-Usage: cost.py [--reps 5] [--example-reps 3] [--compilers g++,clang++] [--static-turns 256,1024]
+Usage: cost.py [--reps 5] [--example-reps 3] [--compilers g++,clang++] [--static-turns 256,1024] [--mcp-clients]
                [--cap 300] [--baseline DIR] [--headers json.hpp,mcp.hpp] [--out benchmarks/compile_time/results]
 Writes <out>/cost.csv (every run) and <out>/cost.md (the table), and prints the table.
 """
@@ -85,6 +90,7 @@ def main():
     ap.add_argument("--skip-headers", action="store_true")
     ap.add_argument("--headers", default="", help="only these of the library's headers (comma-separated)")
     ap.add_argument("--skip-examples", action="store_true")
+    ap.add_argument("--mcp-clients", action="store_true", help="issue 27's stdio and HTTP client TUs")
     ap.add_argument("--baseline", default="", help="another checkout to measure side by side")
     ap.add_argument("--out", default=os.path.join(HERE, "results"))
     a = ap.parse_args()
@@ -131,6 +137,17 @@ def main():
                               os.path.join(HERE, "inputs", "asio_equivalent_asio_hpp.cpp"), a.example_reps))
                 cases.append(("examples " + opt, "asio_equivalent.cpp", cxx, fl,
                               os.path.join(HERE, "inputs", "asio_equivalent.cpp"), a.example_reps))
+    if a.mcp_clients:
+        mcp_flags = ["-O0", "-c", "-o", "/dev/null", "-DBOOST_PROCESS_USE_STD_FS=1"]
+        for cxx in a.compilers.split(","):
+            for kind in ("stdio", "http"):
+                src = os.path.join(HERE, "inputs", f"mcp_{kind}_client.cpp")
+                for tag, inc, _ in trees:
+                    cases.append(("mcp clients -O0", f"mcp_{kind}_client.cpp{tag}", cxx, mcp_flags, src, a.reps, inc))
+                cases.append(("mcp clients -O0", f"mcp_{kind}_client.cpp [separate]", cxx, mcp_flags + [SEPARATE], src,
+                              a.reps))
+            cases.append(("mcp clients -O0", "mcp/impl/src.hpp (once per program)", cxx, mcp_flags + [SEPARATE],
+                          tu("mcp_src.cpp", "#include <tool_effects/mcp/impl/src.hpp>\n"), a.reps))
     for n in filter(None, a.static_turns.split(",")):
         for cxx in a.compilers.split(","):
             cases.append(("static turn -O2", f"{n} calls", cxx, ["-O2", "-c", "-o", "/dev/null"],
@@ -171,6 +188,12 @@ def main():
             asio = index.get(("headers", "boost/asio.hpp", cxx))
             if label.startswith("tool_effects.hpp") and asio is not None:
                 note += f"; {med(i, 2) / med(asio, 2):.2f}× boost/asio.hpp"
+        if not note and group.startswith("mcp clients") and label.startswith("mcp_") and "[baseline]" not in label:
+            base = index.get((group, label.split(" ")[0] + " [baseline]", cxx))
+            if base is not None:
+                note = (f"{med(i, 2) / med(base, 2):.2f}× the baseline (best/best {best(i) / best(base):.2f}×)")
+        if not note and label.startswith("mcp/impl/src.hpp"):
+            note = "the one TU of tool_effects::mcp_compiled, compiled once per program"
         if not note and label.startswith("impl/src.hpp"):
             note = "the one TU of tool_effects::compiled, compiled once per program"
         if not note and label.startswith("readme.cpp"):

@@ -2,9 +2,10 @@
 # defines none of what tool_effects::compiled compiles once (the engine, the recovery drivers and their spawn,
 # the approver's erasure, the failure records), and the library defines every one of them. Control in the same
 # run: the header-only object of the same source must define them all, so a check that cannot see them fails.
+# With -DSET=mcp (ctest separate_compilation.mcp_defined_once) the same for the MCP client and
+# tool_effects::mcp_compiled: the client's members, the session, the connection and both transports.
 #
-#   cmake -DNM=<nm> -DHEADER_ONLY=<readme.o> -DCOMPILED_TU=<readme.o> -DLIBRARY=<libtool_effects_compiled.a>
-#         -P check.cmake
+#   cmake -DNM=<nm> [-DSET=core|mcp] -DHEADER_ONLY=<tu.o> -DCOMPILED_TU=<tu.o> -DLIBRARY=<lib.a> -P check.cmake
 cmake_minimum_required(VERSION 3.25)
 foreach(_var IN ITEMS NM HEADER_ONLY COMPILED_TU LIBRARY)
   if(NOT DEFINED ${_var} OR "${${_var}}" STREQUAL "")
@@ -14,6 +15,18 @@ endforeach()
 
 # The compiled-once functions, as nm -C prints their names (the objects are compiled at -O0, so that the
 # header-only one emits every function it uses).
+if(DEFINED SET AND SET STREQUAL "mcp")
+  set(_symbols
+      "tool_effects::mcp_client::make_stdio_state("
+      "tool_effects::mcp_client::make_http_state("
+      "tool_effects::mcp_client::list_tools"
+      "tool_effects::mcp_client::call_op("
+      "tool_effects::mcp_text("
+      "tool_effects::detail::mcp_session::"
+      "tool_effects::detail::mcp_connection::"
+      "tool_effects::detail::mcp_stdio_child_transport::"
+      "tool_effects::detail::mcp_http_transport::")
+else()
 set(_symbols
     "tool_effects::detail::plan_engine::complete("
     "tool_effects::detail::plan_engine::start("
@@ -23,6 +36,7 @@ set(_symbols
     "tool_effects::approver::ask_async("
     "tool_effects::make_failure_record("
     "tool_effects::call_failure::call_failure(")
+endif()
 
 # The names of the functions `file` defines (text symbols, strong or weak), one per line.
 function(_te_defined out_var file)

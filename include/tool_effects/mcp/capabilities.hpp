@@ -19,6 +19,8 @@
 #ifndef TOOL_EFFECTS_MCP_CAPABILITIES_HPP
 #define TOOL_EFFECTS_MCP_CAPABILITIES_HPP
 
+#include <tool_effects/detail/config.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -189,8 +191,8 @@ using mcp_call_progress = std::function<void(const nlohmann::json& params)>;
 /// `content` that has a `default` gets it, SEP-1034) and checks the result
 /// against it. Returns the content to send; throws `json_error` whose pointer
 /// names the offending value (`/requestedSchema/...` or `/content/...`).
-/// Declared here, defined in mcp/detail/client_handlers.hpp.
-inline nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content);
+/// Declared here, defined in mcp/impl/client.ipp.
+TOOL_EFFECTS_DECL nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content);
 
 /// The JSON-RPC error code of URLElicitationRequiredError (2025-11-25): the
 /// request can be retried once the URL elicitations in the error's data are done.
@@ -202,8 +204,8 @@ class mcp_rpc_error;
 /// -32042) asks for, each checked as a URL-mode request is (at most 16); an
 /// error of another code has none. Throws `json_error` whose pointer names
 /// the offending value (`/error/data/elicitations/0/url`). Declared here,
-/// defined in mcp/detail/client_handlers.hpp.
-inline std::vector<mcp_url_elicitation_request> mcp_url_elicitations(const mcp_rpc_error& e);
+/// defined in mcp/impl/client.ipp.
+TOOL_EFFECTS_DECL std::vector<mcp_url_elicitation_request> mcp_url_elicitations(const mcp_rpc_error& e);
 
 }  // namespace tool_effects
 

@@ -15,7 +15,10 @@
 // declarations come first; the machinery (the role-neutral JSON-RPC session,
 // `detail::mcp_session`; the client's connection on it,
 // `detail::mcp_connection`; the state every copy of a client shares,
-// `detail::mcp_client_state`) is in mcp/detail/, included at the end; the
+// `detail::mcp_client_state`) is in mcp/detail/, and the members' definitions
+// in mcp/impl/client.ipp, included at the end (header-only, the default) or
+// compiled once by <tool_effects/mcp/impl/src.hpp> with
+// TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: tool_effects::mcp_compiled). The
 // child process's transport comes with <tool_effects/mcp.hpp>.
 #ifndef TOOL_EFFECTS_MCP_CLIENT_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_HPP
@@ -306,6 +309,12 @@ class mcp_client {
   using state_ptr = std::shared_ptr<detail::mcp_client_state>;
   explicit mcp_client(state_ptr s) noexcept : state_(std::move(s)) {}
   static state_ptr make_state(boost::asio::any_io_executor ex, std::shared_ptr<detail::mcp_shared> shared);
+  // The non-template parts of the constructor (impl/stdio.ipp) and of `connect` (impl/http.ipp): what a
+  // program compiles once with TOOL_EFFECTS_SEPARATE_COMPILATION.
+  static state_ptr make_stdio_state(boost::asio::any_io_executor ex, std::vector<std::string> argv,
+                                    mcp_client_options options);
+  static state_ptr make_http_state(boost::asio::any_io_executor ex, const mcp_http_endpoint& endpoint,
+                                   mcp_client_options options);
   // The coroutines own the state (not `this`): an awaitable outlives the handle that made it.
   static boost::asio::awaitable<nlohmann::json> request_op(const state_ptr& s, std::string method,
                                                            nlohmann::json params,
@@ -330,7 +339,7 @@ class mcp_client {
 /// the time of the slowest, not the sum. Copies share their server, so a
 /// copy closes it too. Blocking, as `close()`; rethrows the first error
 /// after every close has ended.
-inline void mcp_close_all(std::span<const mcp_client> clients);
+TOOL_EFFECTS_DECL void mcp_close_all(std::span<const mcp_client> clients);
 template <class... Clients>
   requires(std::same_as<Clients, mcp_client> && ...)
 void mcp_close_all(const Clients&... clients) {
@@ -340,14 +349,16 @@ void mcp_close_all(const Clients&... clients) {
 
 /// The full path of `program` found in PATH (as `launch` looks up a bare
 /// argv[0]); empty when it is not there.
-inline std::filesystem::path mcp_find_program(const std::string& program);
+TOOL_EFFECTS_DECL std::filesystem::path mcp_find_program(const std::string& program);
 
 /// The text of a tools/call result: its `text` content items joined by "\n"
 /// (other content as compact JSON).
-inline std::string mcp_text(const nlohmann::json& result);
+TOOL_EFFECTS_DECL std::string mcp_text(const nlohmann::json& result);
 
 }  // namespace tool_effects
 
-#include <tool_effects/mcp/detail/client_impl.hpp>
+#if TOOL_EFFECTS_HEADER_ONLY
+#include <tool_effects/mcp/impl/client.ipp>
+#endif
 
 #endif  // TOOL_EFFECTS_MCP_CLIENT_HPP

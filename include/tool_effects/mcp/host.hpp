@@ -153,6 +153,24 @@ struct mcp_naming {
   }
 };
 
+namespace detail {
+
+// What add_mcp_server reports of one progress notification.
+inline mcp_progress mcp_progress_of(const std::string& server, const std::string& tool, const std::string& key,
+                                    const nlohmann::json& params) {
+  mcp_progress out;
+  out.server = server;
+  out.tool = tool;
+  out.idempotency_key = key;
+  out.progress = params.value("progress", 0.0);
+  if (const auto t = params.find("total"); t != params.end() && t->is_number()) out.total = t->get<double>();
+  if (const auto m = params.find("message"); m != params.end() && m->is_string()) out.message = m->get<std::string>();
+  out.params = params;
+  return out;
+}
+
+}  // namespace detail
+
 /// The names the model will see for `tools` (the server's names) under
 /// `naming`, checked against `host` before anything is registered. Throws
 /// `std::invalid_argument` naming the server (and the tool, and the owner of

@@ -25,9 +25,13 @@
 // garbage, oversized or too deep bodies are `mcp_error`s of the same kinds
 // (docs/mcp.md). https needs a build with TOOL_EFFECTS_MCP_TLS=1 and
 // OpenSSL (linked by the application); without it such a URL fails with
-// launch_failed.
+// launch_failed. With TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: link
+// tool_effects::mcp_compiled) the transport and Beast are compiled once, in
+// the translation unit of <tool_effects/mcp/impl/src.hpp>.
 #ifndef TOOL_EFFECTS_MCP_HTTP_HPP
 #define TOOL_EFFECTS_MCP_HTTP_HPP
+
+#include <tool_effects/detail/config.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -38,6 +42,9 @@
 #include <utility>
 #include <vector>
 
+#include <boost/asio/any_io_executor.hpp>
+
+#include <tool_effects/detail/executor.hpp>
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/client.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -88,35 +95,18 @@ struct mcp_http_endpoint {
   std::optional<mcp_oauth_options> authorization{};
 };
 
-}  // namespace tool_effects
-
-#include <tool_effects/mcp/detail/http_transport.hpp>
-#include <tool_effects/mcp/detail/param_headers.hpp>
-
-namespace tool_effects {
-
 template <class Executor>
 mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& endpoint, mcp_client_options options) {
-  const net::url url = detail::mcp_parse_http_url(endpoint.url, options.name);
-  std::string name = options.name.empty() ? *url.host : options.name;
-  auto shared = std::make_shared<detail::mcp_shared>(std::vector<std::string>{}, std::move(options), std::move(name));
-  shared->tool_params = std::make_shared<detail::mcp_tool_param_headers>();
-  // One authorizer for the client's life: a new session (a restart) keeps the tokens.
-  auto auth = std::make_shared<std::shared_ptr<detail::mcp_oauth_authorizer>>();
-  shared->make_transport = [endpoint, url, auth](const detail::mcp_strand& strand,
-                                                 const std::shared_ptr<detail::mcp_shared>& s) {
-    if (endpoint.authorization && !*auth)
-      *auth = std::make_shared<detail::mcp_oauth_authorizer>(strand, *endpoint.authorization, endpoint.url,
-                                                             endpoint.tls_ca_file);
-    return std::static_pointer_cast<detail::mcp_transport>(
-        std::make_shared<detail::mcp_http_transport>(strand, s, endpoint, url, *auth));
-  };
-  mcp_client c(make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
-                          std::move(shared)));
+  mcp_client c(make_http_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
+                               endpoint, std::move(options)));
   c.start();
   return c;
 }
 
 }  // namespace tool_effects
+
+#if TOOL_EFFECTS_HEADER_ONLY
+#include <tool_effects/mcp/impl/http.ipp>
+#endif
 
 #endif  // TOOL_EFFECTS_MCP_HTTP_HPP

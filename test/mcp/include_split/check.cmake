@@ -3,7 +3,9 @@
 #   stdio_only.cpp (<tool_effects/mcp.hpp>):      no boost/beast, no HTTP-only header of ours;
 #   http_only.cpp  (<tool_effects/mcp/http.hpp>): no boost/process, no stdio transport.
 # Both must parse the session (mcp/detail/session.hpp): a list without it means -H printed nothing useful,
-# and the test fails rather than passing on an empty list.
+# and the test fails rather than passing on an empty list (the control of the part below).
+# Then both again with TOOL_EFFECTS_SEPARATE_COMPILATION (tool_effects::mcp_compiled, issue 27's compile cost):
+# neither parses the session, the transports, Boost.Process or Beast; both still parse the client's declarations.
 # Usage: cmake -DCXX=<compiler> -DSOURCE_DIR=<repo> [-DINCLUDE_DIR=<headers, default <repo>/include>]
 #              [-DFLAGS="<extra flags;...>"] -P check.cmake
 foreach(_v CXX SOURCE_DIR)
@@ -19,7 +21,7 @@ set(_failed FALSE)
 
 function(_headers_of tu out_var)
   execute_process(COMMAND "${CXX}" -std=c++20 -H -fsyntax-only -DBOOST_PROCESS_USE_STD_FS=1
-                          "-I${INCLUDE_DIR}" ${FLAGS} "${_dir}/${tu}"
+                          "-I${INCLUDE_DIR}" ${FLAGS} ${ARGN} "${_dir}/${tu}"
                   RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _err)
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR "${tu} does not compile (${_rc}):\n${_err}")
@@ -55,6 +57,17 @@ _expect(http_only.cpp "${_http}" "the session" "tool_effects/mcp/detail/session\
 _expect(http_only.cpp "${_http}" "the HTTP transport" "tool_effects/mcp/detail/http_transport\\.hpp" TRUE)
 _expect(http_only.cpp "${_http}" "Boost.Process" "boost/process/" FALSE)
 _expect(http_only.cpp "${_http}" "the stdio transport" "tool_effects/mcp/detail/stdio_child_transport\\.hpp" FALSE)
+
+foreach(_tu IN ITEMS stdio_only.cpp http_only.cpp)
+  _headers_of(${_tu} _sep -DTOOL_EFFECTS_SEPARATE_COMPILATION)
+  set(_tu "${_tu} (separate compilation)")
+  _expect("${_tu}" "${_sep}" "the client's declarations" "tool_effects/mcp/client\\.hpp" TRUE)
+  _expect("${_tu}" "${_sep}" "the session" "tool_effects/mcp/detail/session\\.hpp" FALSE)
+  _expect("${_tu}" "${_sep}" "a transport" "tool_effects/mcp/detail/(stdio_child|http)_transport\\.hpp" FALSE)
+  _expect("${_tu}" "${_sep}" "the client's definitions" "tool_effects/mcp/impl/" FALSE)
+  _expect("${_tu}" "${_sep}" "Boost.Process" "boost/process/" FALSE)
+  _expect("${_tu}" "${_sep}" "Boost.Beast" "boost/beast/" FALSE)
+endforeach()
 
 if(_failed)
   message(FATAL_ERROR "mcp.include_split: the include lists above break the split")

@@ -115,20 +115,6 @@ struct mcp_client_side {
   std::shared_ptr<std::atomic<std::size_t>> busy = std::make_shared<std::atomic<std::size_t>>(0);
 };
 
-// What add_mcp_server reports of one progress notification.
-inline mcp_progress mcp_progress_of(const std::string& server, const std::string& tool, const std::string& key,
-                                    const nlohmann::json& params) {
-  mcp_progress out;
-  out.server = server;
-  out.tool = tool;
-  out.idempotency_key = key;
-  out.progress = params.value("progress", 0.0);
-  if (const auto t = params.find("total"); t != params.end() && t->is_number()) out.total = t->get<double>();
-  if (const auto m = params.find("message"); m != params.end() && m->is_string()) out.message = m->get<std::string>();
-  out.params = params;
-  return out;
-}
-
 namespace answer {
 
 using json = nlohmann::json;
@@ -345,35 +331,6 @@ boost::asio::awaitable<nlohmann::json> mcp_request_with_input(std::shared_ptr<Co
 }
 
 }  // namespace detail
-
-inline nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content) {
-  return detail::elicit::content_of(detail::elicit::form_of(requested_schema), std::move(content));
-}
-
-inline std::vector<mcp_url_elicitation_request> mcp_url_elicitations(const mcp_rpc_error& e) {
-  namespace el = detail::elicit;
-  std::vector<mcp_url_elicitation_request> out;
-  if (e.code() != mcp_url_elicitation_required_code) return out;
-  const nlohmann::json& data = e.data();
-  const std::string base = "/error/data";
-  if (!data.is_object()) el::fail(base, detail::expected("an object", data));
-  const nlohmann::json* list = el::member(data, "elicitations");
-  if (!list || !list->is_array())
-    el::fail(base + "/elicitations", list ? detail::expected("an array", *list) : std::string("missing"));
-  if (list->empty()) el::fail(base + "/elicitations", "empty (a URLElicitationRequiredError lists what to do)");
-  if (list->size() > detail::mcp_max_required_elicitations)
-    el::fail(base + "/elicitations", detail::str_cat(std::to_string(list->size()), " elicitations, more than ",
-                                                     std::to_string(detail::mcp_max_required_elicitations)));
-  for (std::size_t i = 0; i < list->size(); ++i) {
-    const std::string at = detail::str_cat(base, "/elicitations/", std::to_string(i));
-    const nlohmann::json& one = (*list)[i];
-    const nlohmann::json* mode = one.is_object() ? el::member(one, "mode") : nullptr;
-    if (!mode || *mode != "url")
-      el::fail(at + "/mode", "a URLElicitationRequiredError lists URL-mode elicitations only (mode \"url\")");
-    out.push_back(el::url_request_of(e.server(), one, at));
-  }
-  return out;
-}
 
 }  // namespace tool_effects
 

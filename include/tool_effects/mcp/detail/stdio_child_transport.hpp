@@ -3,9 +3,9 @@
 // (`mcp_stdio_child_transport`): the server is a child process (Boost.Process
 // v2) speaking newline-delimited JSON-RPC on its stdin/stdout; it is spawned
 // in a process group of its own, its stderr kept in a ring, signalled and
-// reaped here. Also the definitions of `mcp_client`'s members that start such
-// a server (`mcp_client(executor, argv)`, `launch`) and `mcp_find_program`:
-// only a translation unit that includes <tool_effects/mcp.hpp> parses
+// reaped here. Included by mcp/impl/stdio.ipp (the definitions that start
+// such a server): only a translation unit that includes <tool_effects/mcp.hpp>
+// header-only, or the one of <tool_effects/mcp/impl/src.hpp>, parses
 // Boost.Process. See docs/mcp.md ("The client").
 #ifndef TOOL_EFFECTS_MCP_DETAIL_STDIO_CHILD_TRANSPORT_HPP
 #define TOOL_EFFECTS_MCP_DETAIL_STDIO_CHILD_TRANSPORT_HPP
@@ -431,28 +431,6 @@ class mcp_stdio_child_transport : public mcp_transport,
 };
 
 }  // namespace detail
-
-template <class Executor>
-mcp_client::mcp_client(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
-  std::string name = options.name.empty() ? detail::mcp_default_name(argv) : options.name;
-  auto shared = std::make_shared<detail::mcp_shared>(std::move(argv), std::move(options), std::move(name));
-  shared->make_transport = [](const detail::mcp_strand& strand, const std::shared_ptr<detail::mcp_shared>& s) {
-    return std::static_pointer_cast<detail::mcp_transport>(std::make_shared<detail::mcp_stdio_child_transport>(strand, s));
-  };
-  state_ = make_state(boost::asio::any_io_executor(detail::to_executor(std::forward<Executor>(executor))),
-                      std::move(shared));
-}
-
-template <class Executor>
-mcp_client mcp_client::launch(Executor&& executor, std::vector<std::string> argv, mcp_client_options options) {
-  mcp_client c(std::forward<Executor>(executor), std::move(argv), std::move(options));
-  c.start();
-  return c;
-}
-
-inline std::filesystem::path mcp_find_program(const std::string& program) {
-  return boost::process::v2::environment::find_executable(program);
-}
 
 }  // namespace tool_effects
 
