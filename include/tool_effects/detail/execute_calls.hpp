@@ -181,18 +181,21 @@ void journal_turn_end(const Options& opts) {
 
 // Starts a turn's engine; with a journal in the options, the journal's commits wait (within their bound) until
 // every call ready at the start was launched, so that their *started* records commit together.
+// `opts` and `ex` are read before the engine starts, never after: the engine may end in start(), and what owns
+// them may end with it (async_run_plan's coroutine frame, resumed and finished on another thread of the pool).
 template <class Options, class Executor>
 void start_turn(plan_engine& engine, const Options& opts, const Executor& ex) {
   if constexpr (options_have_journal<Options> && !std::is_same_v<Executor, inline_executor>) {
-    auto journal = opts.template get<options_journal_t<Options>>();  // a copy: the engine may end in start()
-    hold_journal(journal, ex);
+    const auto journal = opts.template get<options_journal_t<Options>>();  // copies, for the reason above
+    const Executor executor = ex;
+    hold_journal(journal, executor);
     try {
       engine.start();
     } catch (...) {
-      release_journal(journal, ex);
+      release_journal(journal, executor);
       throw;
     }
-    release_journal(journal, ex);
+    release_journal(journal, executor);
   } else {
     (void)opts, (void)ex;
     engine.start();
