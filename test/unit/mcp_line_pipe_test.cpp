@@ -1,4 +1,4 @@
-// The stdio framing both stdio transports share (mcp/detail/line_pipe.hpp): lines split across reads, the bound
+// The stdio framing both stdio transports share (mcp/protocol/detail/line_pipe.hpp): lines split across reads, the bound
 // on a line with the two policies (the client's stop, the server's skip-and-go-on), the last line without its
 // newline, the bounded write queue; and the server's stdio transport end to end over a pipe pair: an over-long
 // line fails alone, a call under way when input ends is still answered, and a client that never reads its stdout ends its session at the write bound (the control
@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tool_effects/mcp/detail/line_pipe.hpp>
+#include <tool_effects/mcp/protocol/detail/line_pipe.hpp>
 #include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/server.hpp>
 

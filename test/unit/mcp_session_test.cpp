@@ -1,4 +1,4 @@
-// The role-neutral JSON-RPC session (mcp/detail/session.hpp) on its own: two
+// The role-neutral JSON-RPC session (mcp/protocol/detail/session.hpp) on its own: two
 // sessions joined by an in-memory transport, one in the server role (its
 // handler answers tools/call, sends progress for it and asks the peer a
 // question while it runs, or throws an error response) and one in the client

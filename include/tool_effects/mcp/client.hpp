@@ -15,9 +15,9 @@
 // declarations come first; the machinery (the role-neutral JSON-RPC session,
 // `detail::mcp_session`; the client's connection on it,
 // `detail::mcp_connection`; the state every copy of a client shares,
-// `detail::mcp_client_state`) is in mcp/detail/, and the members' definitions
-// in mcp/impl/client.ipp, included at the end (header-only, the default) or
-// compiled once by <tool_effects/mcp/impl/src.hpp> with
+// `detail::mcp_client_state`) is in mcp/client/detail/, and the members' definitions
+// in mcp/client/impl/client.ipp, included at the end (header-only, the default) or
+// compiled once by <tool_effects/mcp/client/impl/src.hpp> with
 // TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: tool_effects::mcp_compiled). The
 // child process's transport comes with <tool_effects/mcp.hpp>.
 #ifndef TOOL_EFFECTS_MCP_CLIENT_HPP
@@ -358,7 +358,7 @@ TOOL_EFFECTS_DECL std::string mcp_text(const nlohmann::json& result);
 }  // namespace tool_effects
 
 #if TOOL_EFFECTS_HEADER_ONLY
-#include <tool_effects/mcp/impl/client.ipp>
+#include <tool_effects/mcp/client/impl/client.ipp>
 #endif
 
 #endif  // TOOL_EFFECTS_MCP_CLIENT_HPP

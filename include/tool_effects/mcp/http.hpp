@@ -27,7 +27,7 @@
 // OpenSSL (linked by the application); without it such a URL fails with
 // launch_failed. With TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: link
 // tool_effects::mcp_compiled) the transport and Beast are compiled once, in
-// the translation unit of <tool_effects/mcp/impl/src.hpp>.
+// the translation unit of <tool_effects/mcp/client/impl/src.hpp>.
 #ifndef TOOL_EFFECTS_MCP_HTTP_HPP
 #define TOOL_EFFECTS_MCP_HTTP_HPP
 
@@ -106,7 +106,7 @@ mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& end
 }  // namespace tool_effects
 
 #if TOOL_EFFECTS_HEADER_ONLY
-#include <tool_effects/mcp/impl/http.ipp>
+#include <tool_effects/mcp/client/impl/http.ipp>
 #endif
 
 #endif  // TOOL_EFFECTS_MCP_HTTP_HPP

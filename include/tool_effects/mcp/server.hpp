@@ -24,9 +24,9 @@
 //   `max_log_messages` per call; the excess dropped and counted in one warning).
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
-//   `client_request_timeout`, only if the client declared the capability (mcp/detail/server_ask.hpp); in the
+//   `client_request_timeout`, only if the client declared the capability (mcp/server/detail/ask.hpp); in the
 //   2026-07-28 era by InputRequiredResult (MRTR), the call parked until the retry resumes it, never re-run
-//   (mcp/detail/server_mrtr.hpp).
+//   (mcp/server/detail/mrtr.hpp).
 // - SSE polling: a tool's `mcp_close_request_stream(ctx)` ends its request's HTTP stream unanswered; the client
 //   resumes it with Last-Event-ID and gets the result there (a no-op over stdio).
 // - resources, resource templates, prompts (`add_resource`, `add_resource_template`, `add_prompt`) and
@@ -74,12 +74,12 @@
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/client.hpp>
-#include <tool_effects/mcp/detail/server_core.hpp>
-#include <tool_effects/mcp/detail/server_modern.hpp>
-#include <tool_effects/mcp/detail/server_mrtr.hpp>
-#include <tool_effects/mcp/detail/server_resources.hpp>
-#include <tool_effects/mcp/detail/session.hpp>
-#include <tool_effects/mcp/detail/stdio_server_transport.hpp>
+#include <tool_effects/mcp/server/detail/core.hpp>
+#include <tool_effects/mcp/server/detail/modern.hpp>
+#include <tool_effects/mcp/server/detail/mrtr.hpp>
+#include <tool_effects/mcp/server/detail/catalog.hpp>
+#include <tool_effects/mcp/protocol/detail/session.hpp>
+#include <tool_effects/mcp/transport/detail/stdio_server.hpp>
 #include <tool_effects/mcp/tool_meta.hpp>
 #include <tool_effects/detail/foreign_completion.hpp>
 #include <tool_effects/version.hpp>

@@ -128,7 +128,7 @@ class mcp_http_handler {
 
 }  // namespace tool_effects
 
-#include <tool_effects/mcp/detail/http_server_transport.hpp>
+#include <tool_effects/mcp/transport/detail/http_server.hpp>
 
 namespace tool_effects {
 

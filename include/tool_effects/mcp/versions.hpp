@@ -1,6 +1,6 @@
 // tool_effects/mcp/versions.hpp — the MCP protocol versions this library
 // speaks and which era each is of; used by the client and by the role-neutral
-// session (mcp/detail/session.hpp). See docs/mcp.md ("Protocol versions").
+// session (mcp/protocol/detail/session.hpp). See docs/mcp.md ("Protocol versions").
 #ifndef TOOL_EFFECTS_MCP_VERSIONS_HPP
 #define TOOL_EFFECTS_MCP_VERSIONS_HPP
 

@@ -1,5 +1,5 @@
 // tool_effects/net/http_client.hpp — internal: the library's one HTTP/1.1 client layer over Boost.Beast,
-// shared by MCP over HTTP (mcp/detail/http_transport.hpp), OAuth (mcp/detail/oauth_*.hpp) and etcd.
+// shared by MCP over HTTP (mcp/transport/detail/http_client.hpp), OAuth (mcp/auth/detail/oauth_*.hpp) and etcd.
 // Asio coroutines first; run_blocking() for a blocking caller. See docs/mcp.md ("The HTTP transport").
 //
 // API (stable; added to, never renamed) — namespace tool_effects::net:

@@ -2,7 +2,7 @@
 # `${CXX} -H -fsyntax-only` on two tiny translation units and checks the headers each parses:
 #   stdio_only.cpp (<tool_effects/mcp.hpp>):      no boost/beast, no HTTP-only header of ours;
 #   http_only.cpp  (<tool_effects/mcp/http.hpp>): no boost/process, no stdio transport.
-# Both must parse the session (mcp/detail/session.hpp): a list without it means -H printed nothing useful,
+# Both must parse the session (mcp/protocol/detail/session.hpp): a list without it means -H printed nothing useful,
 # and the test fails rather than passing on an empty list (the control of the part below).
 # Then both again with TOOL_EFFECTS_SEPARATE_COMPILATION (tool_effects::mcp_compiled, issue 27's compile cost):
 # neither parses the session, the transports, Boost.Process or Beast; both still parse the client's declarations.
@@ -46,25 +46,25 @@ function(_expect tu list what regex present)
 endfunction()
 
 _headers_of(stdio_only.cpp _stdio)
-_expect(stdio_only.cpp "${_stdio}" "the session" "tool_effects/mcp/detail/session\\.hpp" TRUE)
-_expect(stdio_only.cpp "${_stdio}" "the stdio transport" "tool_effects/mcp/detail/stdio_child_transport\\.hpp" TRUE)
+_expect(stdio_only.cpp "${_stdio}" "the session" "tool_effects/mcp/protocol/detail/session\\.hpp" TRUE)
+_expect(stdio_only.cpp "${_stdio}" "the stdio transport" "tool_effects/mcp/transport/detail/stdio_child\\.hpp" TRUE)
 _expect(stdio_only.cpp "${_stdio}" "Boost.Beast" "boost/beast/" FALSE)
-_expect(stdio_only.cpp "${_stdio}" "the HTTP transport" "tool_effects/mcp/detail/(http_transport|oauth_flow)\\.hpp" FALSE)
-_expect(stdio_only.cpp "${_stdio}" "HTTP-only x-mcp-header code" "tool_effects/mcp/detail/param_headers\\.hpp" FALSE)
+_expect(stdio_only.cpp "${_stdio}" "the HTTP transport" "tool_effects/mcp/(transport/detail/http_client|auth/detail/oauth_flow)\\.hpp" FALSE)
+_expect(stdio_only.cpp "${_stdio}" "HTTP-only x-mcp-header code" "tool_effects/mcp/client/detail/param_headers\\.hpp" FALSE)
 
 _headers_of(http_only.cpp _http)
-_expect(http_only.cpp "${_http}" "the session" "tool_effects/mcp/detail/session\\.hpp" TRUE)
-_expect(http_only.cpp "${_http}" "the HTTP transport" "tool_effects/mcp/detail/http_transport\\.hpp" TRUE)
+_expect(http_only.cpp "${_http}" "the session" "tool_effects/mcp/protocol/detail/session\\.hpp" TRUE)
+_expect(http_only.cpp "${_http}" "the HTTP transport" "tool_effects/mcp/transport/detail/http_client\\.hpp" TRUE)
 _expect(http_only.cpp "${_http}" "Boost.Process" "boost/process/" FALSE)
-_expect(http_only.cpp "${_http}" "the stdio transport" "tool_effects/mcp/detail/stdio_child_transport\\.hpp" FALSE)
+_expect(http_only.cpp "${_http}" "the stdio transport" "tool_effects/mcp/transport/detail/stdio_child\\.hpp" FALSE)
 
 foreach(_tu IN ITEMS stdio_only.cpp http_only.cpp)
   _headers_of(${_tu} _sep -DTOOL_EFFECTS_SEPARATE_COMPILATION)
   set(_tu "${_tu} (separate compilation)")
   _expect("${_tu}" "${_sep}" "the client's declarations" "tool_effects/mcp/client\\.hpp" TRUE)
-  _expect("${_tu}" "${_sep}" "the session" "tool_effects/mcp/detail/session\\.hpp" FALSE)
-  _expect("${_tu}" "${_sep}" "a transport" "tool_effects/mcp/detail/(stdio_child|http)_transport\\.hpp" FALSE)
-  _expect("${_tu}" "${_sep}" "the client's definitions" "tool_effects/mcp/impl/" FALSE)
+  _expect("${_tu}" "${_sep}" "the session" "tool_effects/mcp/protocol/detail/session\\.hpp" FALSE)
+  _expect("${_tu}" "${_sep}" "a transport" "tool_effects/mcp/transport/detail/(stdio_child|http_client)\\.hpp" FALSE)
+  _expect("${_tu}" "${_sep}" "the client's definitions" "tool_effects/mcp/client/impl/" FALSE)
   _expect("${_tu}" "${_sep}" "Boost.Process" "boost/process/" FALSE)
   _expect("${_tu}" "${_sep}" "Boost.Beast" "boost/beast/" FALSE)
 endforeach()
