@@ -73,7 +73,7 @@
 #include <tool_effects/coordination.hpp>
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/json.hpp>
-#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/logging.hpp>
 #include <tool_effects/mcp/server/detail/core.hpp>
 #include <tool_effects/mcp/server/detail/modern.hpp>
 #include <tool_effects/mcp/server/detail/mrtr.hpp>

@@ -24,7 +24,7 @@
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/json.hpp>
 #include <tool_effects/json/arguments.hpp>
-#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/logging.hpp>
 #include <tool_effects/mcp/server/detail/ask.hpp>
 #include <tool_effects/mcp/protocol/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>

@@ -51,7 +51,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/json/error.hpp>
-#include <tool_effects/mcp/client.hpp>
+#include <tool_effects/mcp/logging.hpp>
 
 namespace tool_effects::detail {
 
