@@ -1,4 +1,4 @@
-// A tool of mcp_server asks its client (mcp/server/detail/ask.hpp): elicitation/create and
+// A tool of mcp_server asks its client (mcp/server/asker.hpp): elicitation/create and
 // sampling/createMessage over stdio (a scripted peer on a pipe pair: the exact request, the answer checked)
 // and over Streamable HTTP (our own client's handlers answer on the call's POST stream); the capability check
 // (no request goes out); a client that never answers (the ask times out, cancellation sent, the call fails

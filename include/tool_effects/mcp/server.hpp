@@ -24,7 +24,7 @@
 //   `max_log_messages` per call; the excess dropped and counted in one warning).
 // - asking the client: a tool's `mcp_client_asker_of(ctx)` sends elicitation/create or sampling/createMessage
 //   to the client of its request (stdio: over the session; HTTP: on the request's POST stream), within
-//   `client_request_timeout`, only if the client declared the capability (mcp/server/detail/ask.hpp); in the
+//   `client_request_timeout`, only if the client declared the capability (mcp/server/asker.hpp); in the
 //   2026-07-28 era by InputRequiredResult (MRTR), the call parked until the retry resumes it, never re-run
 //   (mcp/server/detail/mrtr.hpp).
 // - SSE polling: a tool's `mcp_close_request_stream(ctx)` ends its request's HTTP stream unanswered; the client

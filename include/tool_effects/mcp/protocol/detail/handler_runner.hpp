@@ -25,20 +25,6 @@
 
 namespace tool_effects::detail {
 
-// The error response a request handler throws: its code, message and data
-// go to the peer as they are (anything else a handler throws is -32603).
-class mcp_handler_error : public std::runtime_error {
- public:
-  mcp_handler_error(int code, const std::string& message, nlohmann::json data = nullptr)
-      : std::runtime_error(message), code_(code), data_(std::move(data)) {}
-  [[nodiscard]] int code() const noexcept { return code_; }
-  [[nodiscard]] const nlohmann::json& data() const noexcept { return data_; }
-
- private:
-  int code_;
-  nlohmann::json data_;
-};
-
 // What a handler computes, as a coroutine: the result, or throws. Calling the
 // function only makes the coroutine (its arguments copied into it); nothing
 // runs until it is spawned.

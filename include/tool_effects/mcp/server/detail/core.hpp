@@ -25,16 +25,12 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/json/arguments.hpp>
 #include <tool_effects/mcp/logging.hpp>
-#include <tool_effects/mcp/server/detail/ask.hpp>
+#include <tool_effects/mcp/server/asker.hpp>
 #include <tool_effects/mcp/protocol/detail/session.hpp>
 #include <tool_effects/mcp/errors.hpp>
 
 namespace tool_effects {
 
-/// A JSON-RPC error the server answers a request with (code, message, data):
-/// thrown by a request handler, sent by the session as the error response
-/// (the session's one error type for handlers, mcp/protocol/detail/session.hpp).
-using mcp_server_error = detail::mcp_handler_error;
 
 /// The `_meta` key of a client-supplied idempotency key on `tools/call`: a
 /// non-empty string of at most 256 bytes naming the logical call. A call

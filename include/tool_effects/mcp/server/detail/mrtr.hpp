@@ -38,7 +38,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/protocol/detail/mrtr_wire.hpp>
 #include <tool_effects/mcp/auth/detail/oauth_encoding.hpp>  // mcp_sha256, mcp_random_bytes, mcp_base64
-#include <tool_effects/mcp/server/detail/ask.hpp>
+#include <tool_effects/mcp/server/asker.hpp>
 #include <tool_effects/mcp/server/detail/core.hpp>
 
 namespace tool_effects::detail {

@@ -1,11 +1,11 @@
-// tool_effects/mcp/server/detail/ask.hpp — internal to <tool_effects/mcp/server.hpp>: what a tool running in
+// tool_effects/mcp/server/asker.hpp — what a tool running in
 // an mcp_server asks its client (elicitation/create, sampling/createMessage, roots/list), over the request's own
 // channel (stdio: the session's request, as the client role sends its own; Streamable HTTP: the POST stream of
 // the call that asks; a 2026-07-28 request: an InputRequiredResult, mcp/server/detail/mrtr.hpp). The request is checked before it goes, the answer strictly after it came back (the client
 // side's checks: elicitation_schema.hpp, sampling_checks.hpp), and every failure is an `mcp_ask_error` with a
 // stable reason. See docs/mcp.md ("The server": "Tools ask the client").
-#ifndef TOOL_EFFECTS_MCP_SERVER_DETAIL_ASK_HPP
-#define TOOL_EFFECTS_MCP_SERVER_DETAIL_ASK_HPP
+#ifndef TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
+#define TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
 
 #include <chrono>
 #include <functional>
@@ -329,4 +329,4 @@ class mcp_client_asker {
 
 }  // namespace tool_effects
 
-#endif  // TOOL_EFFECTS_MCP_SERVER_DETAIL_ASK_HPP
+#endif  // TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
