@@ -202,7 +202,10 @@ TEST(McpServerStdio, TheCallsUnderWayAreAnsweredAfterInputEnds) {
   pipes p;
   {
     serving s(server, p);
-    const std::string in = R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_balance"}})" "\n";
+    const std::string in =
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}})"
+        "\n"
+        R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_balance"}})" "\n";
     ASSERT_EQ(::write(p.to_server[1], in.data(), in.size()), static_cast<ssize_t>(in.size()));
     p.close_input();
   }

@@ -290,7 +290,9 @@ TEST(McpServerAsk, ALateAnswerOverHttpTimesOutAndTheCallFailsAlone) {
       c.call("ask_age");
       ADD_FAILURE() << "a late answer was taken";
     } catch (const te::mcp_error& e) {
-      EXPECT_NE(std::string(e.what()).find("client_ask_timeout: elicitation/create got no response within 300 ms"),
+      // The same words as over stdio: one session, whatever the transport.
+      EXPECT_NE(std::string(e.what()).find("client_ask_timeout: mcp server \"HTTP client\": timeout: elicitation/create "
+                                           "(request 1) got no response within 300 ms; cancellation sent"),
                 std::string::npos)
           << e.what();
     }

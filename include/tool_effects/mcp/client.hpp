@@ -112,10 +112,12 @@ struct mcp_client_options {
   std::vector<std::string> protocol_versions = mcp_protocol_versions();
   /// How long the `server/discover` probe may go unanswered before the
   /// server is taken for a legacy one (the specification's "reasonable
-  /// timeout"; a legacy server usually answers it at once with an error).
-  /// It counts against `initialize_timeout`: keep it well below that, so that
-  /// a legacy server that ignores the probe has time left for `initialize`.
-  std::chrono::milliseconds discover_timeout = std::chrono::seconds(5);
+  /// timeout"; a legacy server usually answers it at once with an error, and a
+  /// modern one at once with its versions). It counts against
+  /// `initialize_timeout`, and the probe never waits more than a quarter of
+  /// that: a server that ignores the probe still has time for `initialize`. A
+  /// client remembers a legacy server and does not probe it again on restarts.
+  std::chrono::milliseconds discover_timeout = std::chrono::seconds(1);
   /// `clientInfo` of initialize, and `io.modelcontextprotocol/clientInfo` of
   /// every modern request (the version is the library's, version.hpp).
   nlohmann::json client_info = {{"name", "tool_effects"}, {"version", TOOL_EFFECTS_VERSION_STRING}};

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -137,6 +138,14 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     done();
   }
 
+  // A transport stopped: a wait for the user agent looks again whether the transport it authorizes still lives.
+  // Any thread.
+  void interrupt() {
+    asio::post(ex_, [self = shared_from_this()] {
+      for (const auto& t : self->user_agent_waits_) t->cancel();
+    });
+  }
+
   // `s` with every secret the flow knows (tokens, codes, verifiers, client secrets, Basic credentials) replaced
   // by "[redacted]", in each of its forms (mcp_redact). Called on the transport's strand.
   [[nodiscard]] std::string redact(std::string s) const { return mcp_redact(std::move(s), secrets_); }
@@ -204,13 +213,16 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     server_kind_ = kind;
   }
 
-  // A JSON object from a response body (`what` names the document in errors; `quote` false: no excerpt).
-  static nlohmann::json json_object(const mcp_oauth_response& r, const std::string& what, bool quote = true) {
+  // A JSON object from a response body (`what` names the document, its URL, in errors). An error says where and
+  // what was wrong, never the body's bytes: a document fetched from an address the application chose may be
+  // another service's reply, with its secrets in it.
+  static nlohmann::json json_object(const mcp_oauth_response& r, const std::string& what, bool = true) {
     nlohmann::json j;
     try {
       j = parse_json(r.body, what);
     } catch (const json_error& e) {
-      throw mcp_oauth_failure(quote ? std::string(e.what()) : what + ": not valid JSON");
+      throw mcp_oauth_failure(str_cat(what, " at ", e.pointer().empty() ? std::string("(root)") : e.pointer(), ": ",
+                                      e.message(), " (", std::to_string(r.body.size()), " bytes, not quoted)"));
     }
     if (!j.is_object()) throw mcp_oauth_failure(what + ": not a JSON object");
     return j;
@@ -697,35 +709,64 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     }
   }
 
-  // The application's user-agent step, on a thread of its own; polled from the strand (the thread touches only
-  // its own state, so it may outlive the client).
+  // The application's user-agent step (a blocking function of the application's), on a thread of its own. The
+  // flow waits for it without polling: the thread wakes the wait when it returns, interrupt() when a transport
+  // stops (the wait then ends if the transport being authorized is gone), and the timeout ends it at the latest.
+  // The thread touches only the job's state, so it may outlive the client; it wakes the wait only while the
+  // wait is registered (under the job's mutex), so never after the wait, or its executor, is gone.
   asio::awaitable<std::string> user_agent(const std::string& url) {
     struct job {
-      std::atomic<bool> done{false};
+      std::mutex m;
+      bool done = false;
       std::string result;
       std::string error;
+      std::function<void()> wake;  // set while the flow waits
     };
     auto j = std::make_shared<job>();
-    std::thread([j, f = o_.user_agent, url] {
-      try {
-        j->result = f(url);
-      } catch (const std::exception& e) {
-        j->error = e.what();
-        if (j->error.empty()) j->error = "(no message)";
-      } catch (...) {
-        j->error = "(not a std::exception)";
-      }
-      j->done = true;
-    }).detach();
-    asio::steady_timer t(ex_);
+    auto timer = std::make_shared<asio::steady_timer>(ex_);
     const auto deadline = std::chrono::steady_clock::now() + o_.user_agent_timeout;
-    while (!j->done) {
+    timer->expires_at(deadline);
+    j->wake = [ex = ex_, weak = std::weak_ptr<asio::steady_timer>(timer)] {
+      asio::post(ex, [weak] {
+        if (auto t = weak.lock()) t->cancel();
+      });
+    };
+    struct unregister {
+      std::shared_ptr<job> j;
+      ~unregister() {
+        const std::lock_guard lock(j->m);
+        j->wake = nullptr;
+      }
+    } registered{j};
+    std::thread([j, f = o_.user_agent, url] {
+      std::string result;
+      std::string error;
+      try {
+        result = f(url);
+      } catch (const std::exception& e) {
+        error = e.what();
+        if (error.empty()) error = "(no message)";
+      } catch (...) {
+        error = "(not a std::exception)";
+      }
+      const std::lock_guard lock(j->m);
+      j->result = std::move(result);
+      j->error = std::move(error);
+      j->done = true;
+      if (j->wake) j->wake();
+    }).detach();
+    user_agent_waits_.push_back(timer);
+    for (;;) {
+      {
+        const std::lock_guard lock(j->m);
+        if (j->done) break;
+      }
       if (alive_ && !alive_()) throw mcp_oauth_failure("the client is shutting down");
-      if (std::chrono::steady_clock::now() > deadline)
+      if (std::chrono::steady_clock::now() >= deadline)
         throw mcp_oauth_failure("the user agent did not return within mcp_oauth_options::user_agent_timeout");
-      t.expires_after(std::chrono::milliseconds(5));
-      (void)co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+      (void)co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
     }
+    std::erase(user_agent_waits_, timer);
     if (!j->error.empty()) throw mcp_oauth_failure("the user agent failed: " + quote_text(j->error, 300));
     if (j->result.size() > 16384) throw mcp_oauth_failure("the redirect URL is longer than 16384 bytes");
     co_return j->result;
@@ -751,6 +792,7 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
   bool loaded_ = false;
   bool busy_ = false;
   std::function<bool()> alive_;  // of the transport whose request is being authorized
+  std::vector<std::shared_ptr<asio::steady_timer>> user_agent_waits_;  // on ex_
 };
 
 }  // namespace tool_effects::detail

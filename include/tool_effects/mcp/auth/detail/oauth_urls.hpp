@@ -12,11 +12,15 @@
 
 namespace tool_effects::detail {
 
-// A URL the flow will fetch: "http(s)://authority/path", without whitespace or control characters, bounded.
+// A URL the flow will fetch: an absolute http(s) URL (net::parse_http_url: a host, no user information, no byte
+// outside the grammar), at most 2048 bytes, without a fragment.
 inline bool mcp_oauth_url_ok(std::string_view u) {
-  const bool scheme = u.rfind("https://", 0) == 0 || u.rfind("http://", 0) == 0;
-  return scheme && u.size() <= 2048 && std::all_of(u.begin(), u.end(), [](char c) { return c > 0x20 && c < 0x7F; }) &&
-         u.find('#') == std::string_view::npos;
+  if (u.size() > 2048) return false;
+  try {
+    return !net::parse_http_url(u).fragment;
+  } catch (const net::url_error&) {
+    return false;
+  }
 }
 
 // A URL split: "scheme://authority" (scheme and host lower-cased) and the path ("" for "/"), query dropped.
@@ -47,9 +51,10 @@ inline mcp_oauth_url_parts mcp_oauth_split(std::string_view u) {
 inline std::string mcp_oauth_canonical(std::string_view u) {
   const auto p = mcp_oauth_split(u);
   std::string out = p.origin + p.path;
-  const auto q = u.find('?');
-  if (q != std::string_view::npos)
-    out += std::string(u.substr(q, u.find('#') == std::string_view::npos ? std::string_view::npos : u.find('#') - q));
+  try {
+    if (const auto q = net::parse_uri_reference(u).query) out += "?" + *q;
+  } catch (const net::url_error&) {
+  }
   return out;
 }
 

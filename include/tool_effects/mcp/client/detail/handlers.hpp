@@ -240,7 +240,7 @@ boost::asio::awaitable<nlohmann::json> mcp_run_handler(Strand strand, mcp_handle
     bool done = false;
   };
   auto st = std::make_shared<state>(strand);
-  auto run = mcp_start_handler(strand, work, [st](std::exception_ptr e, nlohmann::json r) {
+  auto run = mcp_start_handler(strand, boost::asio::any_io_executor(), work, [st](std::exception_ptr e, nlohmann::json r) {
     if (st->done) return;
     if (e) {
       try {

@@ -111,7 +111,7 @@ class mcp_client_state {
   // specification's stdio binding; a legacy answer (or a legacy server
   // remembered from an earlier process of this client) leads to initialize.
   // The whole handshake has one deadline, options.initialize_timeout from
-  // its start: the probe waits at most discover_timeout of it, initialize
+  // its start: the probe waits at most discover_timeout of it (and at most a quarter of it), initialize
   // (and the notification that ends it) what is left; a server that answers
   // nothing fails it with timeout then, not after discover_timeout plus
   // initialize_timeout. Returns the info snapshot's object and the selected version.
@@ -128,7 +128,10 @@ class mcp_client_state {
     bool probe_timed_out = false;
     const bool skip_probe = self->legacy_server_ && !legacy.empty();
     if (!modern.empty() && !skip_probe) {
-      probe_result r = co_await probe(self, c, modern, versions, deadline.left(o.discover_timeout));
+      // The probe waits at most a quarter of the handshake's time (and discover_timeout): a server that drops
+      // requests it does not know keeps three quarters for initialize, whatever initialize_timeout is.
+      probe_result r = co_await probe(self, c, modern, versions,
+                                      deadline.left(std::min(o.discover_timeout, o.initialize_timeout / 4)));
       if (r.modern) co_return std::pair{std::move(r.info), std::move(r.version)};
       c->set_modern({});
       if (!r.version.empty()) legacy.insert(legacy.begin(), r.version);  // the server named a legacy version of ours

@@ -22,6 +22,7 @@
 #include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/capabilities.hpp>
+#include <tool_effects/net/url.hpp>
 
 namespace tool_effects::detail {
 
@@ -172,38 +173,21 @@ inline std::string url_host(const json& v, const std::string& ptr) {
   for (const char c : u)
     if (static_cast<unsigned char>(c) <= 0x20 || static_cast<unsigned char>(c) >= 0x7f)
       fail(ptr, "the URL holds whitespace, a control or a non-ASCII character (a host must come as punycode)");
-  std::string_view rest(u);
-  std::string scheme;
-  for (const char* s : {"https://", "http://"}) {
-    const std::string_view p(s);
-    if (rest.size() >= p.size() && std::equal(p.begin(), p.end(), rest.begin(), [](char a, char b) {
-          return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
-        })) {
-      scheme = p.substr(0, p.size() - 3);
-      rest.remove_prefix(p.size());
-      break;
-    }
+  // Read with the library's one URL type (net/url.hpp); each of its reasons becomes what the user is told.
+  net::url parsed;
+  try {
+    parsed = net::parse_http_url(u);
+  } catch (const net::url_error& e) {
+    const std::string_view r = e.reason();
+    if (r == "user_information")
+      fail(ptr, "the URL carries user information before its host (it would show the user a host it does not go to)");
+    if (r == "bad_port") fail(ptr, "the URL's port is not a number");
+    if (r == "no_host") fail(ptr, "the URL has no host");
+    if (r == "bad_host") fail(ptr, str_cat("the URL's host is not a host name or an IPv6 address: ", e.why()));
+    fail(ptr, str_cat("\"", cut(u, 80), "\" is not an absolute http or https URL"));
   }
-  if (scheme.empty()) fail(ptr, str_cat("\"", cut(u, 80), "\" is not an absolute http or https URL"));
-  const std::string_view authority = rest.substr(0, rest.find_first_of("/?#"));
-  if (authority.find('@') != std::string_view::npos)
-    fail(ptr, "the URL carries user information before its host (it would show the user a host it does not go to)");
-  std::string_view host = authority;
-  if (!host.empty() && host.front() == '[') {  // IPv6 literal
-    const auto close = host.find(']');
-    if (close == std::string_view::npos) fail(ptr, "the URL's IPv6 host has no closing bracket");
-    host = host.substr(0, close + 1);
-  } else {
-    host = host.substr(0, host.find(':'));
-  }
-  const std::string_view port = authority.substr(host.size());
-  if (!port.empty() && (port.front() != ':' || !digits(port.substr(1))))
-    fail(ptr, "the URL's port is not a number");
-  if (host.empty() || host == "[]") fail(ptr, "the URL has no host");
-  std::string out(host);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
+  const std::string& host = *parsed.host;
+  return host.find(':') != std::string::npos ? str_cat("[", host, "]") : host;
 }
 
 // A URL-mode elicitation (params at `base`): the request the handler sees.

@@ -21,6 +21,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/strand.hpp>
 
+#include <tool_effects/detail/foreign_completion.hpp>
 #include <tool_effects/mcp/protocol/detail/transport.hpp>
 
 namespace tool_effects::detail {
@@ -45,22 +46,25 @@ inline void mcp_cancel_handler(const std::shared_ptr<mcp_running_handler>& run) 
   if (run) asio::post(run->strand, [run] { run->signal.emit(asio::cancellation_type::terminal); });
 }
 
-// Runs `work` as a coroutine on a strand of the strand's inner executor (a
-// synchronous handler blocks one of its threads; an awaitable one holds
-// none while it waits) and posts its outcome to `strand`:
-// done(exception_ptr, result). The one place a handler is started.
+// Runs `work` as a coroutine on a strand of `executor` (empty: of the executor under `strand`; a synchronous
+// handler blocks one of its threads, an awaitable one holds none while it waits) and posts its outcome to
+// `strand`: done(exception_ptr, result). The one place a handler is started. The completion holds `strand` with
+// its work tracked until it has posted (detail/foreign_completion.hpp): the context that runs the session cannot
+// run out of work, and be destroyed, under a handler thread that still holds a copy of its strand.
 template <class Strand, class Done>
-std::shared_ptr<mcp_running_handler> mcp_start_handler(const Strand& strand, const mcp_handler_work_fn& work, Done done) {
-  auto run = std::make_shared<mcp_running_handler>(mcp_inner_executor(strand));
+std::shared_ptr<mcp_running_handler> mcp_start_handler(const Strand& strand, const asio::any_io_executor& executor,
+                                                       const mcp_handler_work_fn& work, Done done) {
+  auto run = std::make_shared<mcp_running_handler>(executor ? executor : mcp_inner_executor(strand));
   // Spawned from inside the handler's strand: co_spawn dispatches, and a
   // dispatch from the caller's thread (which runs `strand`) would run a
   // synchronous handler inline there, blocking the session's strand.
-  asio::post(run->strand, [run, work, strand, done = std::move(done)]() mutable {
+  asio::post(run->strand, [run, work, tracked = tracked_executor(strand), done = std::move(done)]() mutable {
     asio::co_spawn(run->strand, work(),
                    asio::bind_cancellation_slot(
-                       run->signal.slot(), [strand, done = std::move(done), run](std::exception_ptr e,
-                                                                                 nlohmann::json r) mutable {
-                         asio::post(strand, [done = std::move(done), e, r = std::move(r)]() mutable {
+                       run->signal.slot(), [tracked = std::move(tracked), done = std::move(done), run](
+                                               std::exception_ptr e, nlohmann::json r) mutable {
+                         const auto hold = std::move(tracked);  // released last, after every other copy
+                         asio::post(hold, [done = std::move(done), e, r = std::move(r)]() mutable {
                            done(e, std::move(r));
                          });
                        }));

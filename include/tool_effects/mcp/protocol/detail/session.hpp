@@ -171,6 +171,10 @@ struct mcp_session_settings {
   std::shared_ptr<mcp_session_counters> counters = std::make_shared<mcp_session_counters>();
   // The progress tokens of our requests (null: progress goes to the handlers).
   std::shared_ptr<mcp_progress_routes> progress{};
+  // Where the handlers of the peer's requests run (a strand of it per request); empty: the executor under the
+  // session's strand. A server runs them on its application's executor, so that its transports' threads run
+  // no application code.
+  asio::any_io_executor handler_executor{};
 };
 
 struct mcp_request_context;
@@ -334,6 +338,13 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     when_idle_ = std::move(f);
   }
 
+  // For a transport that parsed the message itself (within its own bounds): one message, with what the transport
+  // knows of it (null: nothing).
+  void deliver(nlohmann::json message, std::shared_ptr<const mcp_incoming> incoming) {
+    if (dead_) return;
+    handle_message(message, std::string_view(), incoming);
+  }
+
   void deliver(std::string_view line) {
     if (dead_) return;
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
@@ -346,10 +357,10 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     }
     if (j.is_array()) {  // a batch (2025-03-26)
       for (auto& m : j)
-        if (!handle_message(m, line) || dead_) return;
+        if (!handle_message(m, line, nullptr) || dead_) return;
       return;
     }
-    handle_message(j, line);
+    handle_message(j, line, nullptr);
   }
   // For a transport: is request `id` still waiting for its response?
   [[nodiscard]] bool pending(std::int64_t id) const { return pending_.count(id) != 0; }
@@ -394,6 +405,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     if (!data.is_null()) reply["error"]["data"] = std::move(data);
     mcp_outgoing meta;
     meta.related_id = id;
+    meta.error_code = code;
     send(mcp_dump(reply), 0, std::move(meta));
   }
 
@@ -479,7 +491,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   }
 
   // False when the message was a protocol error (the session is then dead).
-  bool handle_message(nlohmann::json& j, std::string_view line) {
+  bool handle_message(nlohmann::json& j, std::string_view line, const std::shared_ptr<const mcp_incoming>& incoming) {
     const auto version = j.is_object() ? j.find("jsonrpc") : j.end();
     if (!j.is_object() || version == j.end() || !version->is_string() || version->get_ref<const std::string&>() != "2.0") {
       protocol_error("its output is not a JSON-RPC 2.0 message", line);
@@ -496,7 +508,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
       const auto p = j.find("params");
       const nlohmann::json& params = p != j.end() ? *p : no_params;
       if (id != j.end())
-        on_peer_request(*id, method->get<std::string>(), params);
+        on_peer_request(*id, method->get<std::string>(), params, incoming);
       else
         on_peer_notification(method->get<std::string>(), params);
       return true;
@@ -569,7 +581,8 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     return true;
   }
 
-  void on_peer_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params) {
+  void on_peer_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params,
+                       const std::shared_ptr<const mcp_incoming>& incoming) {
     if (ignore_requests_) {
       ++settings_.counters->ignored_messages;
       return;
@@ -604,12 +617,13 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     auto j = std::make_shared<job>(strand_);
     jobs_.emplace(key, j);
     busy->fetch_add(1);
-    asio::co_spawn(strand_, serve(shared_from_this(), id, std::move(key), method, params, h->second, j), asio::detached);
+    asio::co_spawn(strand_, serve(shared_from_this(), id, std::move(key), method, params, h->second, j, incoming),
+                   asio::detached);
   }
 
   static asio::awaitable<void> serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
                                      std::string method, nlohmann::json params, mcp_request_handler handler,
-                                     std::shared_ptr<job> j);
+                                     std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming);
   void answer(const nlohmann::json& id, const std::string& method, job& j, std::chrono::milliseconds timeout);
 
   mcp_strand strand_;
@@ -636,6 +650,7 @@ struct mcp_request_context {
   std::string method;
   nlohmann::json params;  // null when the request had none
   std::weak_ptr<mcp_session> session;
+  std::shared_ptr<const mcp_incoming> incoming{};  // what the transport knew of the request (null: nothing)
 
   // The request's progress token (params._meta.progressToken), or null.
   [[nodiscard]] nlohmann::json progress_token() const {
@@ -677,7 +692,7 @@ struct mcp_request_context {
 
 inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
                                                 std::string method, nlohmann::json params, mcp_request_handler handler,
-                                                std::shared_ptr<job> j) {
+                                                std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming) {
   // The handler is called here, on the strand (a function that is not a
   // coroutine may read the role's strand-bound state and make the coroutine);
   // the coroutine it returns runs on a strand of its own.
@@ -686,7 +701,7 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
   auto h = std::make_shared<const mcp_request_handler>(std::move(handler));
   auto made = std::make_shared<std::optional<asio::awaitable<nlohmann::json>>>();
   try {
-    made->emplace((*h)(mcp_request_context{id, method, std::move(params), self}));
+    made->emplace((*h)(mcp_request_context{id, method, std::move(params), self, std::move(incoming)}));
   } catch (...) {
     made->emplace([](std::exception_ptr e) -> asio::awaitable<nlohmann::json> {
       std::rethrow_exception(e);
@@ -694,7 +709,7 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
     }(std::current_exception()));
   }
   mcp_handler_work_fn work = [made]() { return std::move(**made); };
-  j->running = mcp_start_handler(self->strand_, work, [j, busy = self->settings_.busy, h](std::exception_ptr e,
+  j->running = mcp_start_handler(self->strand_, self->settings_.handler_executor, work, [j, busy = self->settings_.busy, h](std::exception_ptr e,
                                                                                            nlohmann::json r) {
     busy->fetch_sub(1);
     if (j->done) return;
@@ -733,7 +748,11 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
 // was cancelled or the session ended).
 inline void mcp_session::answer(const nlohmann::json& id, const std::string& method, job& j,
                                 std::chrono::milliseconds timeout) {
-  if (j.cancelled || dead_) return;
+  if (dead_) return;
+  if (j.cancelled) {
+    if (transport_) transport_->unanswered(id);
+    return;
+  }
   if (!j.done) {
     j.done = true;  // a late answer is dropped
     reply_error(id, -32603,

@@ -1,15 +1,12 @@
 // tool_effects/mcp/protocol/detail/transport.hpp — internal: the interface every MCP
 // transport implements (`mcp_transport`), for the role-neutral session
-// (mcp/protocol/detail/session.hpp) to carry its messages over. Implementations live
-// in headers of their own: the child process's stdio
-// (mcp/transport/detail/stdio_child.hpp) and the Streamable HTTP client
-// (mcp/transport/detail/http_client.hpp); a server's transports (its own
-// stdin/stdout, an HTTP server) implement the same interface. See
-// docs/mcp.md ("The client").
+// (mcp/protocol/detail/session.hpp) to carry its messages over, and what goes
+// with a message besides its text (`mcp_outgoing`, `mcp_incoming`).
 #ifndef TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_TRANSPORT_HPP
 #define TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_TRANSPORT_HPP
 
 #include <algorithm>
+#include <map>
 #include <chrono>
 #include <csignal>
 #include <cstddef>
@@ -29,6 +26,10 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include <tool_effects/mcp/errors.hpp>
+
+namespace tool_effects {
+struct mcp_principal;  // <tool_effects/mcp/auth/principal.hpp>
+}  // namespace tool_effects
 
 namespace tool_effects::detail {
 
@@ -120,9 +121,30 @@ struct mcp_outgoing {
   // (a server transport routes such a message on that request's stream);
   // null when it belongs to none.
   nlohmann::json related_id = nullptr;
+  // Of an error response: its JSON-RPC code (the Streamable HTTP binding of 2026-07-28 picks the status by it);
+  // 0 for anything else.
+  int error_code = 0;
 };
 
-// One transport of one session. Every member runs on the session's strand.
+// What a transport knows of one incoming message besides its text, handed to the session with it and on to the
+// handler of a request (mcp_request_context::incoming). Stdio knows nothing of the kind (null).
+struct mcp_incoming {
+  // The protocol version the transport carried with the message (HTTP's MCP-Protocol-Version; "" when none).
+  std::string transport_version;
+  // The Mcp-Param-* headers of an HTTP request (lower-case name after the prefix -> value, "=?base64?...?="
+  // decoded; none: broken Base64); absent on stdio.
+  std::optional<std::map<std::string, std::optional<std::string>>> param_headers;
+  // Who sent it, when the transport authenticates its peer (HTTP with authorization); null otherwise.
+  std::shared_ptr<const mcp_principal> principal;
+  // Whom what the message creates on the server belongs to (idempotency keys, parked calls): the principal's key,
+  // else its session ("session:<id>"), else its connection ("connection:<n>"); "" when the transport says nothing.
+  std::string caller;
+};
+
+// One transport of one session. Every member runs on the session's strand. Both roles and every binding use
+// it: the client's child process (transport/detail/stdio_child.hpp) and Streamable HTTP client
+// (transport/detail/http_client.hpp), the server's stdio (transport/detail/stdio_server.hpp) and each session or
+// stateless request of its HTTP listener (transport/detail/http_server.hpp).
 // What it receives goes to `mcp_session::deliver` (one message or batch of
 // text); a fault of the transport ends the session (`mcp_session::fail`) or
 // one request (`mcp_session::fail_request`). The transport holds its session
@@ -139,6 +161,13 @@ class mcp_transport {
   virtual void send(std::string message, std::int64_t request_id, mcp_outgoing meta) = 0;
   // The request `request_id` timed out (its cancellation is being sent).
   virtual void abandon(std::int64_t request_id) = 0;
+  // Ends the stream that carries the peer's request `request_id` without answering it (Streamable HTTP's SSE
+  // polling: the client resumes the stream and gets the answer there); false when the transport has no such
+  // stream (stdio, a stateless request).
+  virtual bool close_stream(const nlohmann::json& /*request_id*/) { return false; }
+  // The peer's request `request_id` gets no answer: the peer cancelled it (notifications/cancelled). A transport
+  // that holds something open for the answer (an HTTP request's stream) lets it go.
+  virtual void unanswered(const nlohmann::json& /*request_id*/) {}
   // The handshake settled on `version`.
   virtual void initialized(const std::string& version) = 0;
   // Clean end (stdio: close stdin and wait for the exit; HTTP: DELETE the session), then stop().

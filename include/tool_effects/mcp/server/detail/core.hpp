@@ -24,6 +24,7 @@
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/json.hpp>
 #include <tool_effects/json/arguments.hpp>
+#include <tool_effects/mcp/auth/principal.hpp>
 #include <tool_effects/mcp/logging.hpp>
 #include <tool_effects/mcp/server/asker.hpp>
 #include <tool_effects/mcp/protocol/detail/session.hpp>
@@ -151,6 +152,7 @@ struct mcp_request_reporter final : attempt_reporter {
   std::string_view tool;
   std::size_t max_bytes;
   const mcp_client_asker* asker = nullptr;  // what the call may ask its client
+  const mcp_principal* principal = nullptr;  // who sent the call (authorization on); null otherwise
   const std::function<void()>* close_stream = nullptr;  // ends the request's stream unanswered (may be empty)
   mcp_request_reporter(const std::function<void(double, double, const std::string&)>* f, const mcp_request_log* l,
                        std::string_view t, std::size_t max, const mcp_client_asker* a = nullptr,
@@ -216,6 +218,33 @@ std::optional<std::string> mcp_argument_error_of(const nlohmann::json& args) {
   }
 }
 
+// The approval of a destructive or unknown call asked of the user at the client of its request (the server's
+// approver when its options have none): an elicitation showing the tool, its effects and its canonical
+// arguments, answered by one boolean. Approved only when the user accepted with `approve` true; a client without
+// the elicitation capability, a decline, a cancel, a timeout or any failure of the ask is a denial. The approval
+// is asked for this call of this request, by its own asker, and is good for nothing else.
+inline confirmation mcp_ask_user_to_confirm(const mcp_client_asker& asker, const confirmation_request& c) {
+  if (!asker.client_declared("elicitation")) return confirmation::deny;
+  // The library's one text of a confirmation request (confirmation.hpp): tool, server, reason, effects, class,
+  // key and canonical arguments, printable; cut to 8 KiB.
+  std::string message = str_cat("Approve this call? ", utf8_excerpt(to_string(c), 8192));
+  const nlohmann::json schema = {
+      {"type", "object"},
+      {"properties",
+       {{"approve", {{"type", "boolean"}, {"title", "Run this call"}, {"description", "Run it once, as shown"}}}}},
+      {"required", nlohmann::json::array({"approve"})}};
+  try {
+    const nlohmann::json a = asker.elicit(std::move(message), schema);
+    const auto content = a.find("content");
+    return a.value("action", std::string()) == "accept" && content != a.end() && content->is_object() &&
+                   content->value("approve", false)
+               ? confirmation::approve
+               : confirmation::deny;
+  } catch (const std::exception&) {  // the ask failed: no approval
+    return confirmation::deny;
+  }
+}
+
 }  // namespace detail
 
 /// What the tool running with `ctx` may ask the client of its MCP request
@@ -224,6 +253,14 @@ std::optional<std::string> mcp_argument_error_of(const nlohmann::json& args) {
 inline const mcp_client_asker* mcp_client_asker_of(const attempt_context& ctx) noexcept {
   const auto* r = dynamic_cast<const detail::mcp_request_reporter*>(ctx.reporter);
   return r ? r->asker : nullptr;
+}
+
+/// Who sent the MCP request of the tool running with `ctx`, when the server authorizes its requests
+/// (mcp_http_server_options::authorization): the principal its access token names. Null without authorization,
+/// over stdio, and for a call not started by an `mcp_server`. Valid while the call runs.
+inline const mcp_principal* mcp_caller_of(const attempt_context& ctx) noexcept {
+  const auto* r = dynamic_cast<const detail::mcp_request_reporter*>(ctx.reporter);
+  return r ? r->principal : nullptr;
 }
 
 /// Ends the stream that carries the MCP request of the tool running with `ctx`, without answering it (SEP-1699

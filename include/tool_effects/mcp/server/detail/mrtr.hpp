@@ -37,31 +37,12 @@
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/protocol/detail/mrtr_wire.hpp>
-#include <tool_effects/mcp/auth/detail/oauth_encoding.hpp>  // mcp_sha256, mcp_random_bytes, mcp_base64
+#include <tool_effects/mcp/protocol/detail/crypto.hpp>  // mcp_hmac_sha256, mcp_random_bytes, mcp_base64
 #include <tool_effects/mcp/server/asker.hpp>
 #include <tool_effects/mcp/server/detail/core.hpp>
 
 namespace tool_effects::detail {
 
-// HMAC-SHA256 (RFC 2104, FIPS 198-1) over mcp_sha256; tested against RFC 4231's vectors.
-inline std::array<std::uint8_t, 32> mcp_hmac_sha256(std::string_view key, std::string_view data) {
-  std::string k(key);
-  if (k.size() > 64) {
-    const auto d = mcp_sha256(k);
-    k.assign(reinterpret_cast<const char*>(d.data()), d.size());
-  }
-  k.resize(64, '\0');
-  std::string inner(64, '\0');
-  std::string outer(64, '\0');
-  for (std::size_t i = 0; i < 64; ++i) {
-    inner[i] = static_cast<char>(k[i] ^ 0x36);
-    outer[i] = static_cast<char>(k[i] ^ 0x5c);
-  }
-  inner.append(data);
-  const auto ih = mcp_sha256(inner);
-  outer.append(reinterpret_cast<const char*>(ih.data()), ih.size());
-  return mcp_sha256(outer);
-}
 
 // The params of a retry that MRTR reads, strictly: `inputResponses` (an object of objects, at most
 // mcp_max_input_requests; absent: none) and `requestState` (a string; absent: a first request).
@@ -173,12 +154,14 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   using outcome_handler = std::function<void(std::exception_ptr, nlohmann::json)>;
 
   mcp_mrtr_call(boost::asio::any_io_executor ex, std::shared_ptr<mcp_mrtr_parking> parking, std::string method,
-                std::string name)
+                std::string name, std::string owner = {})
       : strand_(boost::asio::make_strand(ex)), parking_(std::move(parking)), method_(std::move(method)),
-        name_(std::move(name)) {}
+        name_(std::move(name)), owner_(std::move(owner)) {}
 
   [[nodiscard]] const std::string& method() const noexcept { return method_; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  // The caller the call belongs to (mcp_server_request::caller): only its retries resume it.
+  [[nodiscard]] const std::string& owner() const noexcept { return owner_; }
 
   // Tool side (an mcp_client_asker's input_function): the answers to `asks`, in order, from the responses a
   // request carried or the retry will carry; throws mcp_ask_error (client_ask_timeout past `timeout`,
@@ -332,6 +315,7 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   std::shared_ptr<mcp_mrtr_parking> parking_;
   std::string method_;
   std::string name_;
+  std::string owner_;
   nlohmann::json supplied_ = nlohmann::json::object();  // the first request's inputResponses
   outcome_handler waiter_{};
   std::shared_ptr<group> group_{};

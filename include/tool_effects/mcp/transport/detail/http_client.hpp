@@ -137,6 +137,12 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     open_.clear();
     client_.close_all();
     by_request_.clear();
+    if (auth_) {
+      try {
+        auth_->interrupt();  // a flow waiting for the user agent on our behalf ends now
+      } catch (...) {
+      }
+    }
   }
 
  private:
@@ -195,12 +201,6 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   void put_idle(exchange& x, std::int64_t id) {
     if (stopped_) return;
     if (client_.release(x) && id != 0) by_request_.erase(id);
-  }
-
-  // Runs `op` on the stream an exchange talks through: TLS for https, else TCP.
-  template <class Op>
-  static decltype(auto) on_stream(exchange& x, Op&& op) {
-    return x.conn->visit(std::forward<Op>(op));
   }
 
   static void close(const stream_ptr& s) noexcept { s->close(); }
@@ -549,13 +549,8 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
       // net::client::parse_buffered); only when it brought nothing new is the socket read.
       beast::error_code ec;
       const std::size_t buffered = x->conn->buffer().size();
-      if (buffered == 0 || (!net::client::parse_buffered(*x, ec) && x->conn->buffer().size() == buffered)) {
-        auto [e, n] = co_await on_stream(*x, [&](auto& st) {
-          return mcp_http::async_read_some(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
-        });
-        (void)n;
-        ec = e;
-      }
+      if (buffered == 0 || (!net::client::parse_buffered(*x, ec) && x->conn->buffer().size() == buffered))
+        ec = co_await net::client::read_some(*x);  // the one HTTP client's streamed read
       if (ec && ec != mcp_http::error::need_buffer) {
         if (!x->parser.get().body().empty() && self->live()) {  // what came before the end
           sse.feed(x->parser.get().body(), [&](std::string_view data) {
@@ -574,10 +569,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
                                      std::int64_t id, mcp_sse_parser& sse) {
     for (int i = 0; i < 4 && !x->parser.is_done(); ++i) {
       x->conn->tcp().expires_after(std::chrono::milliseconds(200));
-      auto [ec, n] = co_await on_stream(*x, [&](auto& st) {
-        return mcp_http::async_read_some(st, x->conn->buffer(), x->parser, asio::as_tuple(asio::use_awaitable));
-      });
-      (void)n;
+      const auto ec = co_await net::client::read_some(*x);
       if (ec || !self->live()) co_return;
       std::string& body = x->parser.get().body();
       sse.feed(body, [&](std::string_view data) {

@@ -1,17 +1,21 @@
-// tool_effects/mcp/transport/detail/http_server.hpp — internal to <tool_effects/mcp/server_http.hpp> (included
-// there after the public types): the Streamable HTTP server on Boost.Beast. Everything runs on one strand: the
-// acceptor, every connection's coroutine, the sessions and their streams; peers post their sends to it. See
-// docs/mcp.md ("The server over HTTP").
+// tool_effects/mcp/transport/detail/http_server.hpp — internal: the Streamable HTTP listener of the server
+// (specification 2025-03-26 through 2026-07-28, basic/transports), on Boost.Beast. Every MCP session of a client,
+// and every stateless request of the 2026-07-28 era, is one `mcp_http_session`: an `mcp_transport` of its own
+// protocol session (mcp/protocol/detail/session.hpp), made by the server's session factory, exactly as stdio's
+// one session is. This file declares the listener and routes what the sessions send to the streams of their
+// requests; http_server_handle.hpp reads the HTTP requests. Everything runs on one strand: the acceptor, every
+// connection's coroutine, every session (the protocol sessions run on it too) and their streams. See
+// docs/mcp-server.md ("The server over HTTP").
 #ifndef TOOL_EFFECTS_MCP_TRANSPORT_DETAIL_HTTP_SERVER_HPP
 #define TOOL_EFFECTS_MCP_TRANSPORT_DETAIL_HTTP_SERVER_HPP
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -37,8 +41,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-// Pushed for Beast in C++23 and the coroutines of this header and http_server_handle.hpp; popped at the end.
-#include <tool_effects/detail/push_options.hpp>
+// Pushed for Beast in C++23 and the coroutines of this header; popped at the end.
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -47,11 +50,19 @@
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
+#include <tool_effects/detail/push_options.hpp>
 
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/detail/dump.hpp>
 #include <tool_effects/json/error.hpp>
-#include <tool_effects/mcp/logging.hpp>
+#include <tool_effects/mcp/auth/principal.hpp>
+#include <tool_effects/mcp/auth/resource_server.hpp>
+#include <tool_effects/mcp/protocol/detail/crypto.hpp>
+#include <tool_effects/mcp/protocol/detail/session.hpp>
+#include <tool_effects/mcp/protocol/detail/transport.hpp>
+#include <tool_effects/mcp/server/http_options.hpp>
+#include <tool_effects/mcp/versions.hpp>
+#include <tool_effects/net/url.hpp>
 
 namespace tool_effects::detail {
 
@@ -105,37 +116,32 @@ inline std::optional<std::string> mcp_http_header_text(std::string_view v) {
   return out;
 }
 
-// The host of a Host value or of an origin's authority, lower-cased, without the port ("[::1]" keeps brackets).
-inline std::string mcp_http_host_part(std::string_view authority) {
-  std::string_view h = authority;
-  if (!h.empty() && h.front() == '[') {
-    h = h.substr(0, h.find(']') == std::string_view::npos ? h.size() : h.find(']') + 1);
-  } else if (const auto colon = h.find(':'); colon != std::string_view::npos) {
-    h = h.substr(0, colon);
-  }
-  std::string out(h);
-  for (char& c : out)
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  return out;
+inline bool mcp_http_loopback_host(std::string_view host) noexcept {
+  return host == "localhost" || host == "127.0.0.1" || host == "::1";
 }
 
-inline bool mcp_http_loopback_name(std::string_view host) noexcept {
-  return host == "localhost" || host == "127.0.0.1" || host == "[::1]";
-}
-
-// "" when Host and Origin pass the DNS-rebinding check, else why not (the 403's message).
+// "" when Host and Origin pass the DNS-rebinding check, else why not (the 403's message). Both are read with the
+// library's one URL parser (net/url.hpp); one it refuses is not allowed.
 inline std::string mcp_http_rebinding_refusal(std::string_view host, std::string_view origin,
                                               const mcp_http_server_options& o) {
-  const std::string h = mcp_http_host_part(mcp_http_trim(host));
-  if (!mcp_http_loopback_name(h) &&
-      std::find(o.allowed_hosts.begin(), o.allowed_hosts.end(), h) == o.allowed_hosts.end())
+  std::string h;
+  try {
+    h = *net::parse_authority(mcp_http_trim(host)).host;
+  } catch (const net::url_error&) {
+  }
+  const bool v6 = h.find(':') != std::string::npos;
+  const std::string shown = v6 ? str_cat("[", h, "]") : h;
+  if (h.empty() || (!mcp_http_loopback_host(h) &&
+                    std::find(o.allowed_hosts.begin(), o.allowed_hosts.end(), shown) == o.allowed_hosts.end()))
     return "Forbidden: Host is not an allowed host (DNS rebinding protection)";
   origin = mcp_http_trim(origin);
   if (origin.empty()) return {};
   if (std::find(o.allowed_origins.begin(), o.allowed_origins.end(), origin) != o.allowed_origins.end()) return {};
-  const auto scheme = origin.find("://");
-  const std::string_view s = scheme == std::string_view::npos ? std::string_view() : origin.substr(0, scheme);
-  if ((s == "http" || s == "https") && mcp_http_loopback_name(mcp_http_host_part(origin.substr(scheme + 3)))) return {};
+  try {
+    const net::url u = net::parse_http_url(origin);
+    if (u.path.empty() && !u.query && mcp_http_loopback_host(*u.host)) return {};
+  } catch (const net::url_error&) {
+  }
   return "Forbidden: Origin is not an allowed origin (DNS rebinding protection)";
 }
 
@@ -158,6 +164,19 @@ inline std::string mcp_http_new_session_id() {
   return out;
 }
 
+// What a listener asks of the server it serves.
+struct mcp_listener_hooks {
+  // Makes the protocol session of a new HTTP session (or stateless request): its settings and the server's
+  // method handlers, on the listener's strand. The listener starts it over the HTTP session's transport.
+  std::function<std::shared_ptr<mcp_session>(const mcp_strand& strand)> make_session;
+  // With authorization: the scopes a request needs beyond a valid token (a tools/call: its tool's); empty:
+  // none. Called on the listener's strand.
+  std::function<std::vector<std::string>(const std::string& method, const nlohmann::json& params)> scopes{};
+  // Where token verification runs (a verifier may block: a JWKS fetch, introspection); empty: the executor
+  // under the listener's strand.
+  asio::any_io_executor verify_executor{};
+};
+
 class mcp_http_server_core;
 
 // The writer of one connection that carries an SSE stream (or waits for a JSON response).
@@ -175,45 +194,70 @@ struct mcp_http_out {
 struct mcp_http_stream {
   std::uint64_t id = 0;
   nlohmann::json request_id;  // the POST's request id; null for a GET stream
+  std::size_t cost = 0;       // what the request holds of max_bytes_in_flight until it is answered
   bool sse = false;           // headers of an SSE stream sent (else a POST still undecided, or JSON)
-  bool finished = false;      // the response was sent: no more events
+  bool finished = false;      // the response was sent (or will never be): no more events
   std::uint64_t seq = 0;      // the last event's number
   std::deque<std::pair<std::uint64_t, std::string>> kept;
   std::size_t kept_bytes = 0;
-  std::optional<nlohmann::json> json_response;  // an undecided POST's response, answered as JSON
-  std::shared_ptr<mcp_http_out> out;            // the connection writing it now, if any
+  std::optional<std::string> json_response;  // an undecided POST's response, answered as JSON
+  int json_error_code = 0;                   // its JSON-RPC error code (0: a result)
+  std::shared_ptr<mcp_http_out> out;         // the connection writing it now, if any
 };
 
-// One session (or one stateless request): the peer handed to the core.
-class mcp_http_session final : public mcp_http_peer, public std::enable_shared_from_this<mcp_http_session> {
+// One MCP session of a client (or, with an empty id, one stateless request): the transport of its protocol
+// session. Its state is the listener's strand's, which is also its protocol session's strand.
+class mcp_http_session final : public mcp_transport, public std::enable_shared_from_this<mcp_http_session> {
  public:
-  mcp_http_session(std::weak_ptr<mcp_http_server_core> core, std::string id)
-      : core_(std::move(core)), id_(std::move(id)) {}
-  [[nodiscard]] const std::string& session_id() const noexcept override { return id_; }
-  void send(nlohmann::json message, nlohmann::json related = nullptr) override;
-  void close_stream(nlohmann::json request_id) override;
+  mcp_http_session(std::weak_ptr<mcp_http_server_core> core, std::string id, std::string owner)
+      : core_(std::move(core)), id_(std::move(id)), owner_(std::move(owner)) {}
+  [[nodiscard]] const std::string& session_id() const noexcept { return id_; }
+  [[nodiscard]] bool stateless() const noexcept { return id_.empty(); }
+  // The principal's key when the listener authorizes ("" otherwise): only its requests reach this session.
+  [[nodiscard]] const std::string& owner() const noexcept { return owner_; }
 
-  // State below: on the core's strand only.
-  std::string version;  // negotiated (initialize result) or as sent
+  // mcp_transport, on the strand.
+  void start(const std::shared_ptr<mcp_session>&) override {}
+  void send(std::string message, std::int64_t request_id, mcp_outgoing meta) override;
+  void abandon(std::int64_t) override {}
+  bool close_stream(const nlohmann::json& request_id) override;
+  void unanswered(const nlohmann::json& request_id) override;
+  void initialized(const std::string&) override {}
+  asio::awaitable<void> shutdown() override {
+    stop();
+    co_return;
+  }
+  void stop() noexcept override;
+  [[nodiscard]] bool modern_stateless() const noexcept override { return stateless(); }
+
+  std::shared_ptr<mcp_session> engine;  // the protocol session; let go when this session ends (they hold each other)
   bool closed = false;
   std::uint64_t next_stream = 1;
   std::map<std::uint64_t, std::shared_ptr<mcp_http_stream>> streams;
   std::map<std::string, std::uint64_t> open_requests;  // request id (dumped) → its stream
   std::deque<std::string> backlog;                     // messages for a GET stream not yet open
   std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
-  std::optional<nlohmann::json> initialize_id;
+  std::size_t pending = 0;  // requests not yet answered
 
  private:
   std::weak_ptr<mcp_http_server_core> core_;
   std::string id_;
+  std::string owner_;
 };
 
+// The listener: accepts connections, reads their requests (http_server_handle.hpp), owns the sessions.
 class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server_core> {
  public:
   using clock = std::chrono::steady_clock;
-  mcp_http_server_core(hs_asio::any_io_executor ex, std::shared_ptr<mcp_http_handler> handler,
-                       mcp_http_server_options o)
-      : strand_(make_mcp_strand(ex)), acceptor_(strand_), handler_(std::move(handler)), o_(std::move(o)) {}
+  mcp_http_server_core(hs_asio::any_io_executor ex, mcp_listener_hooks hooks, mcp_http_server_options o)
+      : strand_(make_mcp_strand(ex)), acceptor_(strand_), hooks_(std::move(hooks)), o_(std::move(o)) {
+    if (o_.authorization && !o_.authorization->verify_token)
+      throw std::invalid_argument("mcp_http_server: authorization needs a verify_token");
+    if (!hooks_.verify_executor) hooks_.verify_executor = mcp_inner_executor(strand_);
+  }
+
+  // The strand every session of this listener runs on.
+  [[nodiscard]] const mcp_strand& strand() const noexcept { return strand_; }
 
   unsigned short listen(const std::string& address, unsigned short port, const std::string& path) {
     if (path.empty() || path.front() != '/')
@@ -236,6 +280,8 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     return bound;
   }
 
+  // Stops listening, ends every session and closes every connection. Idempotent; waits (at most 2 s) for the
+  // strand to have done it.
   void close() {
     if (closed_.exchange(true)) return;
     auto self = shared_from_this();
@@ -256,26 +302,139 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   [[nodiscard]] std::size_t count_sessions() const { return n_sessions_.load(); }
   [[nodiscard]] std::size_t count_connections() const { return n_connections_.load(); }
 
-  // From a peer, on any thread.
-  void post_send(std::shared_ptr<mcp_http_session> s, nlohmann::json m, nlohmann::json related) {
-    hs_asio::post(strand_, [self = shared_from_this(), s = std::move(s), m = std::move(m),
-                            r = std::move(related)]() mutable { self->deliver(*s, std::move(m), r); });
+  // What session `s` sends (its transport's send, on the strand): a response goes to the stream of its request;
+  // a request or notification related to a request of `s` still open goes to that request's stream, else to one
+  // GET stream of the session (kept, bounded, until one opens); a stateless session drops it.
+  void route(mcp_http_session& s, std::string text, std::int64_t request_id, const mcp_outgoing& meta) {
+    if (s.closed) return;
+    const bool response = request_id == 0 && meta.method.empty();
+    if (response) {
+      const auto it = s.open_requests.find(meta.related_id.dump());
+      if (it == s.open_requests.end()) return;  // unknown or answered: dropped
+      auto st = s.streams[it->second];
+      s.open_requests.erase(it);
+      count_answered(s);
+      if (!st) return;
+      st->finished = true;
+      release(*st);
+      if (!st->sse && st->out && !o_.always_sse) {
+        st->json_response = std::move(text);
+        st->json_error_code = meta.error_code;
+        st->out->notify();
+        return;
+      }
+      if (!st->sse) start_sse(s, *st);
+      push_event(*st, text);
+      if (st->out) {
+        st->out->done = true;
+        st->out->notify();
+      }
+      trim_finished(s);
+      return;
+    }
+    if (!meta.related_id.is_null()) {
+      if (const auto it = s.open_requests.find(meta.related_id.dump()); it != s.open_requests.end()) {
+        auto st = s.streams[it->second];
+        if (st && !st->finished) {
+          if (!st->sse) start_sse(s, *st);
+          push_event(*st, text);
+          return;
+        }
+      }
+    }
+    if (s.stateless()) return;  // no stream for unrelated messages
+    for (auto& [id, g] : s.streams)
+      if (g->request_id.is_null() && g->out && !g->out->dead) {
+        push_event(*g, text);
+        return;
+      }
+    s.backlog.push_back(std::move(text));
+    while (s.backlog.size() > o_.max_backlog) s.backlog.pop_front();
   }
-  void post_close_stream(std::shared_ptr<mcp_http_session> s, nlohmann::json id) {
-    hs_asio::post(strand_, [self = shared_from_this(), s = std::move(s), id = std::move(id)] {
-      const auto it = s->open_requests.find(id.dump());
-      if (it == s->open_requests.end()) return;
-      const auto st = s->streams.find(it->second);
-      if (st == s->streams.end() || !st->second->out) return;
-      auto& stream = *st->second;
-      if (!stream.sse) self->start_sse(*s, stream);
-      stream.out->done = true;
-      stream.out->notify();
-      stream.out.reset();
-    });
+
+  // Request `id` of `s` gets no answer (its client cancelled it): its stream ends, and the connection with it.
+  void drop_request(mcp_http_session& s, const nlohmann::json& id) {
+    const auto it = s.open_requests.find(id.dump());
+    if (it == s.open_requests.end()) return;
+    auto st = s.streams[it->second];
+    s.open_requests.erase(it);
+    count_answered(s);
+    if (!st) return;
+    st->finished = true;
+    release(*st);
+    if (st->out) {
+      st->out->done = true;
+      st->out->notify();
+    }
+  }
+
+  // Ends the stream of request `id` of `s` unanswered (SSE polling): the client resumes it with Last-Event-ID.
+  bool close_request_stream(mcp_http_session& s, const nlohmann::json& id) {
+    const auto it = s.open_requests.find(id.dump());
+    if (it == s.open_requests.end()) return false;
+    const auto st = s.streams.find(it->second);
+    if (st == s.streams.end() || !st->second->out) return false;
+    auto& stream = *st->second;
+    if (!stream.sse) start_sse(s, stream);
+    stream.out->done = true;
+    stream.out->notify();
+    stream.out.reset();
+    return true;
+  }
+
+  // Ends session `s`: its streams close, its protocol session ends (its requests under way are cancelled), and
+  // the two let go of each other. By value: a caller may pass the map's own element.
+  void end_session(std::shared_ptr<mcp_http_session> s) {
+    if (s->closed) return;
+    s->closed = true;
+    for (auto& [id, st] : s->streams) {
+      release(*st);
+      if (st->out) {
+        st->out->done = true;
+        st->out->notify();
+      }
+    }
+    s->streams.clear();
+    s->open_requests.clear();
+    if (!s->stateless()) {
+      sessions_.erase(s->session_id());
+      n_sessions_ = sessions_.size();
+      if (auto n = sessions_of_.find(s->owner()); n != sessions_of_.end() && --n->second == 0) sessions_of_.erase(n);
+    } else {
+      auto& p = stateless_pending_[s->owner()];
+      p -= std::min(p, s->pending);
+      if (p == 0) stateless_pending_.erase(s->owner());
+    }
+    s->pending = 0;
+    if (auto engine = std::move(s->engine))
+      engine->fail(std::make_exception_ptr(mcp_error(mcp_error_kind::closed, "HTTP client", "the session ended")));
   }
 
  private:
+  using http_response = hs_http::response<hs_http::string_body>;
+
+  // One request of `s` answered (or given up).
+  void count_answered(mcp_http_session& s) {
+    if (s.pending == 0) return;
+    --s.pending;
+    if (!s.stateless()) return;
+    auto it = stateless_pending_.find(s.owner());
+    if (it != stateless_pending_.end() && it->second > 0 && --it->second == 0) stateless_pending_.erase(it);
+  }
+  // What a request answered (or given up) held of max_bytes_in_flight goes back.
+  void release(mcp_http_stream& st) noexcept {
+    bytes_in_flight_ -= std::min(bytes_in_flight_, st.cost);
+    st.cost = 0;
+  }
+  // What the body of a request will hold while it is served: its bytes, and 48 bytes for each value it may hold
+  // parsed (a conservative count of its structural characters: nlohmann's value and its container's slot or
+  // map node) — counted before it is parsed, so that a body of a million tiny values is refused, not built.
+  static std::size_t request_cost(std::string_view body) noexcept {
+    std::size_t values = 1;
+    for (const char c : body) values += (c == ',' || c == ':' || c == '[' || c == '{') ? 1 : 0;
+    return body.size() + 48 * values;
+  }
+
   struct reply {
     unsigned status = 200;
     std::string body;
@@ -293,7 +452,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // Appends an event to `st` (kept for resumption, written when a connection carries it).
-  void push_event(mcp_http_stream& st, const std::string& data) {
+  void push_event(mcp_http_stream& st, std::string_view data) {
     ++st.seq;
     std::string ev = sse_event(event_id(st.id, st.seq), data);
     st.kept_bytes += ev.size();
@@ -323,62 +482,6 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
             str_cat("id: ", event_id(st.id, 0), "\nretry: ", std::to_string(o_.sse_retry.count()), "\ndata: \n\n"));
   }
 
-  void deliver(mcp_http_session& s, nlohmann::json m, const nlohmann::json& related) {
-    if (s.closed || !m.is_object()) return;
-    const bool response = m.contains("id") && (m.contains("result") || m.contains("error"));
-    std::shared_ptr<mcp_http_stream> st;
-    if (response) {
-      const auto it = s.open_requests.find(m["id"].dump());
-      if (it == s.open_requests.end()) return;  // unknown or answered: dropped
-      st = s.streams[it->second];
-      s.open_requests.erase(it);
-      --pending_of(s);
-      if (s.initialize_id && *s.initialize_id == m["id"]) {
-        s.initialize_id.reset();
-        if (const auto r = m.find("result");
-            r != m.end() && r->is_object() && r->contains("protocolVersion") && (*r)["protocolVersion"].is_string())
-          s.version = (*r)["protocolVersion"].get<std::string>();
-      }
-      if (!st) return;
-      st->finished = true;
-      if (!st->sse && st->out && !o_.always_sse) {
-        st->json_response = std::move(m);
-        st->out->notify();
-        return;
-      }
-      if (!st->sse) start_sse(s, *st);
-      push_event(*st, json_dump(m));
-      if (st->out) {
-        st->out->done = true;
-        st->out->notify();
-      }
-      trim_finished(s);
-      return;
-    }
-    if (!related.is_null()) {
-      if (const auto it = s.open_requests.find(related.dump()); it != s.open_requests.end()) {
-        st = s.streams[it->second];
-        if (st && !st->finished) {
-          if (!st->sse) start_sse(s, *st);
-          push_event(*st, json_dump(m));
-          return;
-        }
-      }
-    }
-    if (s.session_id().empty()) return;  // stateless: no stream for unrelated messages
-    for (auto& [id, g] : s.streams)
-      if (g->request_id.is_null() && g->out && !g->out->dead) {
-        push_event(*g, json_dump(m));
-        return;
-      }
-    s.backlog.push_back(json_dump(m));
-    while (s.backlog.size() > o_.max_backlog) s.backlog.pop_front();
-  }
-
-  std::size_t& pending_of(mcp_http_session& s) {
-    return s.session_id().empty() ? stateless_pending_ : session_pending_[&s];
-  }
-
   // Drops the oldest finished streams past max_kept_streams.
   void trim_finished(mcp_http_session& s) {
     std::size_t finished = 0;
@@ -393,28 +496,53 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     }
   }
 
-  // By value: a caller may pass the map's own element (close_on_strand), which the erase below destroys.
-  void end_session(std::shared_ptr<mcp_http_session> s) {
-    if (s->closed) return;
-    s->closed = true;
-    for (auto& [id, st] : s->streams)
-      if (st->out) {
-        st->out->done = true;
-        st->out->notify();
+  // A new session (or stateless request) with its protocol session started over it.
+  std::shared_ptr<mcp_http_session> open_session(std::string id, std::string owner) {
+    auto s = std::make_shared<mcp_http_session>(weak_from_this(), std::move(id), std::move(owner));
+    s->engine = hooks_.make_session(strand_);
+    s->engine->start(s);
+    if (!s->stateless()) {
+      sessions_[s->session_id()] = s;
+      n_sessions_ = sessions_.size();
+      ++sessions_of_[s->owner()];
+    }
+    return s;
+  }
+
+  // Room for a new session of `owner`: past its own bound its least recently used idle session goes, past the
+  // listener's the least recently used idle one of anybody's (idle for session_idle_timeout or not). False when
+  // no idle session can go.
+  bool make_room(const std::string& owner) {
+    auto lru_idle = [&](bool of_owner) {
+      std::shared_ptr<mcp_http_session> out;
+      for (auto& [k, v] : sessions_)
+        if ((!of_owner || v->owner() == owner) && idle(*v) && (!out || v->last_active < out->last_active)) out = v;
+      return out;
+    };
+    std::vector<std::shared_ptr<mcp_http_session>> stale;  // idle past session_idle_timeout: they go anyway
+    for (auto& [k, v] : sessions_)
+      if (idle(*v) && clock::now() - v->last_active > o_.session_idle_timeout) stale.push_back(v);
+    for (auto& v : stale) end_session(v);
+    if (o_.authorization) {
+      const auto n = sessions_of_.find(owner);
+      if (n != sessions_of_.end() && n->second >= std::max<std::size_t>(o_.max_sessions_per_principal, 1)) {
+        auto v = lru_idle(true);
+        if (!v) return false;
+        end_session(v);
       }
-    s->streams.clear();
-    s->open_requests.clear();
-    session_pending_.erase(s.get());
-    sessions_.erase(s->session_id());
-    n_sessions_ = sessions_.size();
-    if (handler_) handler_->on_closed(s);
+    }
+    if (sessions_.size() < std::max<std::size_t>(o_.max_sessions, 1)) return true;
+    auto v = lru_idle(false);
+    if (!v) return false;
+    end_session(v);
+    return true;
   }
 
   void close_on_strand() {
     boost::system::error_code ec;
     acceptor_.close(ec);
     while (!sessions_.empty()) end_session(sessions_.begin()->second);
-    for (const auto& c : conns_) {
+    for (const auto& [c, head] : conns_) {
       c->socket().shutdown(hs_tcp::socket::shutdown_both, ec);
       c->close();
     }
@@ -433,7 +561,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
         co_await t.async_wait(hs_asio::as_tuple(hs_asio::use_awaitable));
         continue;
       }
-      if (self->n_connections_ >= self->o_.max_connections) {
+      if (self->n_connections_ >= std::max<std::size_t>(self->o_.max_connections, 1) && !self->evict_slowest_head()) {
         boost::system::error_code ignored;
         sock.close(ignored);
         continue;
@@ -442,51 +570,41 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     }
   }
 
-  static hs_asio::awaitable<void> serve(std::shared_ptr<mcp_http_server_core> self, hs_tcp::socket sock) {
-    auto stream = std::make_shared<boost::beast::tcp_stream>(std::move(sock));
-    self->conns_.insert(stream);
-    ++self->n_connections_;
-    struct guard {
-      mcp_http_server_core* core;
-      std::shared_ptr<boost::beast::tcp_stream> s;
-      ~guard() {
-        --core->n_connections_;
-        core->conns_.erase(s);
+  static hs_asio::awaitable<void> serve(std::shared_ptr<mcp_http_server_core> self, hs_tcp::socket sock);
+
+  // At the connection bound: closes the connection that has spent longest reading a request head (a slowloris, or
+  // an idle keep-alive connection), so that a new client is served; false when every connection is busy.
+  bool evict_slowest_head() {
+    const std::shared_ptr<boost::beast::tcp_stream>* slowest = nullptr;
+    clock::time_point since = clock::time_point::max();
+    for (const auto& [c, head] : conns_)
+      if (head && *head < since) {
+        since = *head;
+        slowest = &c;
       }
-    } g{self.get(), stream};
-    boost::beast::flat_buffer buf;
-    while (!self->closed_) {
-      hs_http::request_parser<hs_http::string_body> parser;
-      parser.header_limit(static_cast<std::uint32_t>(self->o_.max_header_bytes));
-      parser.body_limit(self->o_.max_body_bytes);
-      stream->expires_after(self->o_.read_timeout);
-      auto [ec, n] = co_await hs_http::async_read(*stream, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable));
-      (void)n;
-      if (ec == hs_http::error::header_limit) {
-        auto res = make_response(error_reply(431, -32600, "Request header fields too large", nullptr, true));
-        co_await write_reply(self, *stream, res);
-        co_return;
-      }
-      if (ec == hs_http::error::body_limit) {
-        auto res = make_response(error_reply(413, -32600, "Request body too large", nullptr, true));
-        co_await write_reply(self, *stream, res);
-        co_return;
-      }
-      if (ec && ec.category() == boost::system::error_code(hs_http::error::end_of_stream).category() &&
-          ec != hs_http::error::end_of_stream && ec != hs_http::error::partial_message) {
-        auto res = make_response(error_reply(400, -32600, "Malformed HTTP request", nullptr, true));
-        co_await write_reply(self, *stream, res);
-        co_return;
-      }
-      if (ec) co_return;  // closed, reset or too slow
-      auto req = parser.release();
-      const bool keep = req.keep_alive() && req.version() == 11;
-      if (co_await self->handle(*stream, req)) co_return;  // the connection carried a stream
-      if (!keep) co_return;
-    }
+    if (!slowest) return false;
+    boost::system::error_code ec;
+    (*slowest)->socket().shutdown(hs_tcp::socket::shutdown_both, ec);
+    (*slowest)->socket().close(ec);  // its read fails; its coroutine ends and leaves conns_
+    conns_[*slowest].reset();        // not chosen twice
+    return true;
   }
 
-  using http_response = hs_http::response<hs_http::string_body>;
+  // The principal of a request (authorization on), or the answer that refuses it: 401 without a bearer token or
+  // with one that is not valid for this resource (expired, issued for another audience, refused by the
+  // verifier), 403 insufficient_scope without a scope every request needs. Tokens are never quoted.
+  struct authenticated {
+    std::shared_ptr<const mcp_principal> principal;
+    std::shared_ptr<http_response> refusal;
+  };
+  hs_asio::awaitable<authenticated> authenticate(const hs_http::request<hs_http::string_body>& req);
+  // The WWW-Authenticate refusal of a request: `status` 401 or 403.
+  std::shared_ptr<http_response> auth_refusal(unsigned status, std::string_view error, std::string_view message,
+                                              const std::vector<std::string>& scopes = {},
+                                              const nlohmann::json& id = nullptr) const;
+  // The absolute URL of the RFC 9728 document (on the origin of `resource`).
+  std::string metadata_url() const;
+
   // The response of `r` (a plain function: g++ 12 destroys a braced temporary passed by value to a coroutine
   // twice, GCC bug 99576, so coroutines take the built response).
   static std::shared_ptr<http_response> make_response(reply r) {
@@ -499,6 +617,11 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     res->prepare_payload();
     return res;
   }
+  static reply accepted() {
+    reply r;
+    r.status = 202;
+    return r;
+  }
   static reply error_reply(unsigned status, int code, std::string_view message, const nlohmann::json& id = nullptr,
                            bool close = false, std::string allow = {}) {
     reply r;
@@ -507,13 +630,6 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     r.close = close;
     r.allow = std::move(allow);
     return r;
-  }
-
-  static reply error_reply_allow(unsigned status, int code, std::string_view message, std::string allow = {}) {
-    return error_reply(status, code, message, nullptr, false, std::move(allow));
-  }
-  static reply error_reply_in(unsigned status, int code, std::string_view message, const nlohmann::json& id = nullptr) {
-    return error_reply(status, code, message, id);
   }
 
   static hs_asio::awaitable<void> write_reply(std::shared_ptr<mcp_http_server_core> self,
@@ -574,21 +690,27 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     return it == sessions_.end() ? nullptr : it->second;
   }
 
-  bool session_idle(mcp_http_session& s) {
-    if (session_pending_[&s] != 0) return false;
+  // A session with no pending request and no open stream.
+  static bool idle(const mcp_http_session& s) {
+    if (s.pending != 0) return false;
     for (auto& [id, st] : s.streams)
       if (st->out) return false;
-    return clock::now() - s.last_active > o_.session_idle_timeout;
+    return true;
   }
 
-  // Serves one request; true when the connection was taken by a stream (and is now closed).
-  hs_asio::awaitable<bool> handle(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req);
-  hs_asio::awaitable<bool> handle_post(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req);
-  hs_asio::awaitable<bool> handle_get(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req);
+  // Serves one request; true when the connection was taken by a stream (and is now closed). Defined in
+  // http_server_handle.hpp.
+  hs_asio::awaitable<bool> handle(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req,
+                                  std::uint64_t connection);
+  hs_asio::awaitable<bool> handle_post(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req,
+                                       std::shared_ptr<const mcp_principal> principal, std::uint64_t connection);
+  hs_asio::awaitable<bool> handle_get(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req,
+                                      std::string owner);
+  hs_asio::awaitable<bool> answer(boost::beast::tcp_stream& stream, std::shared_ptr<http_response> res);
 
   mcp_strand strand_;  // see make_mcp_strand
   hs_tcp::acceptor acceptor_;
-  std::shared_ptr<mcp_http_handler> handler_;
+  mcp_listener_hooks hooks_;
   mcp_http_server_options o_;
   std::string path_;
   bool protect_ = true;
@@ -596,22 +718,42 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   std::atomic<std::size_t> n_sessions_{0};
   std::atomic<std::size_t> n_connections_{0};
   std::map<std::string, std::shared_ptr<mcp_http_session>> sessions_;
-  std::map<const mcp_http_session*, std::size_t> session_pending_;
-  std::size_t stateless_pending_ = 0;
-  std::set<std::shared_ptr<boost::beast::tcp_stream>> conns_;
+  std::map<std::string, std::size_t> sessions_of_;        // owner → its live sessions
+  std::map<std::string, std::size_t> stateless_pending_;  // owner → its stateless requests not yet answered
+  std::size_t bytes_in_flight_ = 0;                       // max_bytes_in_flight's count
+  std::uint64_t next_connection_ = 0;
+  // Every connection, and since when it reads a request head (none: it is serving one, or a stream).
+  std::map<std::shared_ptr<boost::beast::tcp_stream>, std::optional<clock::time_point>> conns_;
+  // Verified tokens, by their SHA-256 (never the token itself): the principal and until when it holds.
+  struct verified {
+    std::shared_ptr<const mcp_principal> principal;
+    clock::time_point until;
+  };
+  std::map<std::string, verified> tokens_;
+  std::deque<std::string> token_order_;           // oldest first (the cache's bound)
   std::set<std::shared_ptr<mcp_http_out>> outs_;  // every writer alive (close() wakes them)
 };
 
-inline void mcp_http_session::send(nlohmann::json message, nlohmann::json related) {
-  if (auto c = core_.lock()) c->post_send(shared_from_this(), std::move(message), std::move(related));
+inline void mcp_http_session::send(std::string message, std::int64_t request_id, mcp_outgoing meta) {
+  if (auto c = core_.lock()) c->route(*this, std::move(message), request_id, meta);
 }
-inline void mcp_http_session::close_stream(nlohmann::json request_id) {
-  if (auto c = core_.lock()) c->post_close_stream(shared_from_this(), std::move(request_id));
+inline bool mcp_http_session::close_stream(const nlohmann::json& request_id) {
+  auto c = core_.lock();
+  return c && c->close_request_stream(*this, request_id);
+}
+inline void mcp_http_session::unanswered(const nlohmann::json& request_id) {
+  if (auto c = core_.lock()) c->drop_request(*this, request_id);
+}
+inline void mcp_http_session::stop() noexcept {
+  if (closed) return;
+  try {
+    if (auto c = core_.lock()) c->end_session(shared_from_this());
+  } catch (...) {  // (allocation) the session is marked closed either way
+    closed = true;
+  }
 }
 
 }  // namespace tool_effects::detail
-
-#include <tool_effects/mcp/transport/detail/http_server_handle.hpp>
 
 #include <tool_effects/detail/pop_options.hpp>
 
