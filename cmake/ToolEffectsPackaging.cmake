@@ -1,4 +1,5 @@
-# CPack settings: a Debian package of the installed tree (headers, CMake package files, pkg-config files).
+# CPack settings: a Debian package of the installed tree (headers, CMake package files, pkg-config files, and
+# the program tool-effects-gateway when it is built).
 #
 #   cmake -S . -B build/deb -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF \
 #         -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF
@@ -22,13 +23,16 @@ set(CPACK_RESOURCE_FILE_LICENSE "${PROJECT_SOURCE_DIR}/LICENSE_1_0.txt")
 set(CPACK_GENERATOR "DEB" CACHE STRING "CPack generators (cpack -G overrides)")
 set(CPACK_PACKAGING_INSTALL_PREFIX "/usr")
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
-if(NOT TOOL_EFFECTS_HAS_COMPILED)
+if(NOT TOOL_EFFECTS_HAS_COMPILED AND NOT TOOL_EFFECTS_HAS_GATEWAY)
   set(CPACK_DEBIAN_PACKAGE_ARCHITECTURE "all")
 endif()  # else the build's architecture (dpkg --print-architecture): the package carries tool_effects::compiled
 set(CPACK_DEBIAN_PACKAGE_SECTION "libdevel")
 set(_te_deb_depends "libboost1.81-dev (>= 1.81)")
 if(TOOL_EFFECTS_HAS_JSON)
   string(APPEND _te_deb_depends ", nlohmann-json3-dev (>= 3)")
+endif()
+if(TOOL_EFFECTS_HAS_GATEWAY)  # /usr/bin/tool-effects-gateway links SQLite
+  string(APPEND _te_deb_depends ", libsqlite3-0 (>= 3)")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_te_deb_depends}")
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pkgconf, cmake (>= 3.25)")
