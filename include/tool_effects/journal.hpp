@@ -43,6 +43,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/prefer.hpp>
 
+#include <tool_effects/attempt.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/detail/across_turns_fwd.hpp>
 #include <tool_effects/detail/journal_batch.hpp>
@@ -381,11 +382,17 @@ void start_journaled(const J& journal, const std::string& key, std::string_view 
     const boost::asio::any_io_executor any_ex(ex);
     queue_record(journal, any_ex, journal_record{key, std::string(name), {}, {}},
                  [journal, key, name = std::string(name), any_ex, done = std::forward<Done>(done),
-                  run = std::move(run)](std::exception_ptr e) mutable {
+                  run = std::move(run), token = current_fencing_token()](std::exception_ptr e) mutable {
                    if (e) {
                      done(journal_fault<R>(name, what_of(e)));
                      return;
                    }
+                   // The call starts here, once its record is committed, on another stack than its coordinated
+                   // start: under its grant's fencing token all the same (attempt_context::fencing_token).
+                   struct token_scope {
+                     std::uint64_t saved;
+                     ~token_scope() { current_fencing_token() = saved; }
+                   } const scope{std::exchange(current_fencing_token(), token)};
                    run(record_then_batched<R, J, std::decay_t<Done>>{journal, key, any_ex, std::move(done)});
                  });
   } else {

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
+#include <tool_effects/coordination.hpp>
 #include <tool_effects/dispatch.hpp>
 #include <tool_effects/json.hpp>
 #include <tool_effects/sqlite_journal.hpp>
@@ -135,6 +136,29 @@ TEST(SqliteJournal, AnEndedCallIsReplayedNotRunAgain) {
   ASSERT_TRUE(k.has_error());
   EXPECT_NE(reason_of(k.error()).find("needs an idempotency key"), std::string::npos) << reason_of(k.error());
   EXPECT_EQ(charges.load(), 1);
+}
+
+// A journaled call under a coordinator starts once its record is committed, on another stack than its
+// coordinated start: it still gets its grant's fencing token (attempt_context::fencing_token), which a fenced
+// resource checks. (Before, the token was set for the synchronous start only, and such a call read 0.)
+TEST(SqliteJournal, AJournaledCallUnderACoordinatorGetsItsFencingToken) {
+  const auto dir = fresh_dir("fencing");
+  te::sqlite_journal journal((dir / "j.db").string());
+  struct fenced_write {
+    using side_effects = te::effects<te::writes<ledger>>;
+    std::uint64_t operator()(const te::attempt_context& ctx) const { return ctx.fencing_token; }
+  };
+  boost::asio::thread_pool pool(2);
+  const auto opts = te::run_options{}.with(te::local_coordinator{}).with(journal);
+  auto [a, b] = te::run_plan(pool, opts, te::call(fenced_write{}).with_idempotency_key("fenced/a"),
+                             te::call(fenced_write{}).with_idempotency_key("fenced/b"));
+  ASSERT_TRUE(a.has_value() && b.has_value());
+  EXPECT_GT(a.value(), 0u);
+  EXPECT_GT(b.value(), a.value()) << "the second write's grant is the later one";
+  // The same turn without the journal: the synchronous start, which always had the token.
+  auto [c] = te::run_plan(pool, te::run_options{}.with(te::local_coordinator{}), te::call(fenced_write{}));
+  ASSERT_TRUE(c.has_value());
+  EXPECT_GT(c.value(), 0u);
 }
 
 TEST(SqliteJournal, AnInDoubtCallRunsAgainOnlyIfRetrySafe) {
