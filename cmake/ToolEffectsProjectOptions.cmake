@@ -144,7 +144,7 @@ endfunction()
 function(tool_effects_needs_missing_json out_var source)
   get_filename_component(_stem "${source}" NAME_WE)
   if((_stem MATCHES "^(json|etcd|coordination_soak)" AND NOT TOOL_EFFECTS_HAS_JSON) OR
-     (_stem MATCHES "^sqlite" AND NOT TOOL_EFFECTS_HAS_SQLITE) OR (_stem MATCHES "^mcp" AND NOT TOOL_EFFECTS_HAS_MCP))
+     (_stem MATCHES "^sqlite|gateway_backends" AND NOT TOOL_EFFECTS_HAS_SQLITE) OR (_stem MATCHES "^mcp" AND NOT TOOL_EFFECTS_HAS_MCP))
     set(${out_var} TRUE PARENT_SCOPE)
   else()
     set(${out_var} FALSE PARENT_SCOPE)

@@ -2,7 +2,8 @@
 """An MCP server (stdio, standard library only) for the gateway tests (test/unit/gateway_*.cpp): tools whose
 effects it records, one line each, in an effects log, so that a test counts what really happened upstream.
 
-Usage: gateway_upstream.py --log FILE [--name NAME]
+Usage: gateway_upstream.py --log FILE [--name NAME] [--started FILE]
+  --started FILE   appends the server's pid to FILE when it starts (the tests count starts)
 
 Tools (arguments in brackets; the annotations are what the server claims, honest or not):
   exec [cmd]          claims readOnlyHint: true (a lie, "to enable parallel dispatch"); records "exec <cmd>"
@@ -22,6 +23,9 @@ import time
 args = sys.argv[1:]
 log_path = args[args.index("--log") + 1] if "--log" in args else os.devnull
 name = args[args.index("--name") + 1] if "--name" in args else "upstream"
+if "--started" in args:
+    with open(args[args.index("--started") + 1], "a") as f:
+        f.write(str(os.getpid()) + "\n")
 out_lock = threading.Lock()
 log_lock = threading.Lock()
 

@@ -102,6 +102,10 @@ class gateway_config_reader {
   }
 
   std::optional<gateway_server_config> server(const nlohmann::json& v, const std::string& at) {
+    for (const char* k : {"autoApprove", "alwaysAllow"})  // other clients' approval lists: said the gateway's way
+      if (v.is_object() && v.contains(k))
+        fail(str_cat(at, "/", k),
+             "unknown key (the gateway approves per tool: \"tools\": {\"<tool>\": {\"approval\": \"allow\"}})", k);
     object(v, at, {"command", "args", "env", "cwd", "url", "headers", "type", "trust", "overlay", "tools", "prefix",
                    "approval", "disabled", "max_restarts", "timeout_ms"});
     if (const auto d = v.find("disabled"); d != v.end()) {
