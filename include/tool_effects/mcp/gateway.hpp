@@ -76,7 +76,7 @@ class mcp_gateway {
   /// every upstream started is stopped again.
   explicit mcp_gateway(gateway_config config, gateway_backends backends = {}, gateway_hooks hooks = {})
       : config_(std::move(config)),
-        pool_(std::max<std::size_t>(4, std::min<std::size_t>(config_.max_concurrent_calls, 16))),
+        pool_(config_.threads != 0 ? config_.threads : backends.journal.enabled() ? 2 : 1),
         host_(registry_),
         shared_(std::make_shared<detail::gateway_shared>()) {
     shared_->hooks = std::move(hooks);
@@ -110,7 +110,8 @@ class mcp_gateway {
     so.name = config_.name;
     so.max_concurrent_calls = config_.max_concurrent_calls;
     server_ = std::make_unique<server_type>(pool_, host_, so, std::move(dispatch));
-    front_ = std::make_unique<front_type>(*server_, host_, [this](nlohmann::json& r) { decorate(r); }, so);
+    front_ = std::make_unique<front_type>(*server_, host_, [this](nlohmann::json& r) { decorate(r); }, so,
+                                          pool_.get_executor());
   }
   mcp_gateway(const mcp_gateway&) = delete;
   mcp_gateway& operator=(const mcp_gateway&) = delete;
@@ -142,13 +143,12 @@ class mcp_gateway {
   void serve_stdio() { serve_fds(STDIN_FILENO, STDOUT_FILENO); }
   /// As `serve_stdio`, over `in` and `out`.
   void serve_fds(int in, int out) {
-    shared_->anonymous = "stdio";
     front_->serve_fds(in, out);
   }
   /// Serves Streamable HTTP on `address`:`port` (0: a free one) at the configuration's path (`/mcp`); returns
   /// the port. Its own I/O thread; returns at once.
   unsigned short listen_http(std::string_view address, unsigned short port, mcp_http_server_options o = {}) {
-    shared_->anonymous = "anonymous";
+    shared_->over_http = true;
     if (!config_.allowed_hosts.empty()) o.allowed_hosts = config_.allowed_hosts;
     if (!config_.allowed_origins.empty()) o.allowed_origins = config_.allowed_origins;
     return front_->listen_http(address, port, config_.http_path, std::move(o));

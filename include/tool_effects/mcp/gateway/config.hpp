@@ -131,6 +131,10 @@ struct gateway_config {
   std::chrono::milliseconds retry_base_delay{100};
   std::string audit{};                         ///< "" (none), "stderr", or a file (one JSON line per call)
   std::size_t max_concurrent_calls = 16;       ///< calls dispatched at once, over every client
+  /// Threads of the gateway's own I/O and tools (HTTP, the upstream clients, the dispatcher; the server's caller
+  /// threads come on top). 0: 1 without a journal (a call then hops between threads least), 2 with one (a
+  /// journal's fsync holds its thread).
+  std::size_t threads = 0;
   std::chrono::milliseconds shutdown_grace{10000};  ///< SIGTERM: how long calls under way may finish
   std::string http_path = "/mcp";              ///< the Streamable HTTP endpoint's path
   std::vector<std::string> allowed_hosts{}, allowed_origins{};  ///< beyond loopback (DNS-rebinding protection)

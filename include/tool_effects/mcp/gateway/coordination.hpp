@@ -24,6 +24,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -108,7 +109,8 @@ struct gateway_tracker {
 class gateway_grant {
  public:
   gateway_grant() = default;
-  template <CoordinatorGrant G>
+  template <class G>
+    requires(!std::is_same_v<G, gateway_grant> && CoordinatorGrant<G>)  // (the first: no recursion into the concept)
   explicit gateway_grant(G g) : g_(std::make_unique<impl<G>>(std::move(g))) {}
   gateway_grant(gateway_grant&&) noexcept = default;
   gateway_grant& operator=(gateway_grant&& o) noexcept {
@@ -167,8 +169,8 @@ class gateway_coordinator {
   using grant_type = gateway_grant;
 
   gateway_coordinator() : gateway_coordinator(local_coordinator{}) {}
-  template <Coordinator C>
-    requires(!std::is_same_v<std::decay_t<C>, gateway_coordinator>)
+  template <class C>
+    requires(!std::is_same_v<std::decay_t<C>, gateway_coordinator> && Coordinator<C>)
   explicit gateway_coordinator(C c) : s_(std::make_shared<state>()) {
     s_->current = std::make_shared<impl<C>>(std::move(c));
   }
@@ -188,7 +190,7 @@ class gateway_coordinator {
   template <class Token>
   auto async_acquire(const call_description& d, acquire_options o, Token&& token) const {
     return boost::asio::async_initiate<Token, void(boost::system::error_code, gateway_grant)>(
-        [this, &d, o](auto handler) { start(d, o, std::move(handler)); }, token);
+        [this, &d, o](auto handler) { this->start(d, o, std::move(handler)); }, token);
   }
   [[nodiscard]] gateway_grant acquire(const call_description& d, acquire_options o) const {
     const std::uint64_t seq = s_->tracker->add(d);
@@ -339,8 +341,8 @@ static_assert(Coordinator<gateway_coordinator>);
 class gateway_journal {
  public:
   gateway_journal() : j_(std::make_shared<none>()) {}
-  template <Journal J>
-    requires(!std::is_same_v<std::decay_t<J>, gateway_journal>)
+  template <class J>
+    requires(!std::is_same_v<std::decay_t<J>, gateway_journal> && Journal<J>)
   gateway_journal(J j, std::string description)
       : j_(std::make_shared<impl<J>>(std::move(j))), what_(std::move(description)), enabled_(true) {}
 

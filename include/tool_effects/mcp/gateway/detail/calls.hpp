@@ -10,6 +10,7 @@
 #ifndef TOOL_EFFECTS_MCP_GATEWAY_DETAIL_CALLS_HPP
 #define TOOL_EFFECTS_MCP_GATEWAY_DETAIL_CALLS_HPP
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -81,7 +82,7 @@ struct gateway_shared {
   gateway_coordinator coordinator;
   gateway_journal journal;
   std::size_t max_attempts = 1;
-  std::string anonymous = "stdio";  // the principal of a request without one
+  std::atomic<bool> over_http{false};  // the principal of a request without one: "anonymous", else "stdio"
   std::mutex audit_m;
   std::map<std::string, const gateway_tool*, std::less<>> by_name;
 
@@ -175,7 +176,8 @@ inline boost::asio::awaitable<nlohmann::json> gateway_call(std::shared_ptr<gatew
   gateway_shared& g = *s->shared;
   const auto started = std::chrono::steady_clock::now();
   const mcp_principal* principal = mcp_caller_of(ctx);
-  nlohmann::json rec = g.record(*s->tool, principal ? principal->subject : g.anonymous);
+  nlohmann::json rec =
+      g.record(*s->tool, principal ? principal->subject : g.over_http.load() ? "anonymous" : "stdio");
   if (const auto& p = s->tool->declaration.identity; p.target_arg && args.is_object() && args.contains(*p.target_arg))
     rec["target"] = args[*p.target_arg];
   rec.update(gateway_wait_json(g.coordinator.wait_of(ctx.fencing_token)));

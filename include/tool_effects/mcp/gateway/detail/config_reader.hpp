@@ -272,7 +272,7 @@ class gateway_config_reader {
   // A backend: "local"/"none", a string (the sqlite journal's path), or {"type": ..., ...}.
   void gateway(const nlohmann::json& g, gateway_config& c) const {
     const std::string at = "/gateway";
-    object(g, at, {"name", "coordinator", "wait_limit_ms", "journal", "retry", "audit", "max_concurrent_calls",
+    object(g, at, {"name", "coordinator", "wait_limit_ms", "journal", "retry", "audit", "max_concurrent_calls", "threads",
                    "shutdown_grace_ms", "http"});
     if (const auto n = g.find("name"); n != g.end()) c.name = text(*n, at + "/name", false);
     if (const auto v = g.find("coordinator"); v != g.end()) {
@@ -328,6 +328,7 @@ class gateway_config_reader {
     }
     if (const auto m = g.find("max_concurrent_calls"); m != g.end())
       c.max_concurrent_calls = number(*m, at + "/max_concurrent_calls", 1, 4096);
+    if (const auto t = g.find("threads"); t != g.end()) c.threads = number(*t, at + "/threads", 0, 256);
     if (const auto s = g.find("shutdown_grace_ms"); s != g.end())
       c.shutdown_grace = std::chrono::milliseconds(number(*s, at + "/shutdown_grace_ms", 0, 3'600'000));
     if (const auto h = g.find("http"); h != g.end()) {

@@ -26,7 +26,7 @@
 #include <poll.h>
 #include <unistd.h>
 
-#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/any_io_executor.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
@@ -46,8 +46,10 @@ class gateway_front {
  public:
   using decorate_fn = std::function<void(nlohmann::json& list_result)>;
 
-  gateway_front(Server& server, Host& host, decorate_fn decorate, const mcp_server_options& options)
-      : server_(server), host_(host), decorate_(std::move(decorate)), options_(options) {}
+  // HTTP's I/O runs on `io` (the gateway's pool: a request then reaches its handler without a thread hop).
+  gateway_front(Server& server, Host& host, decorate_fn decorate, const mcp_server_options& options,
+                boost::asio::any_io_executor io)
+      : server_(server), host_(host), decorate_(std::move(decorate)), options_(options), io_(std::move(io)) {}
   gateway_front(const gateway_front&) = delete;
   gateway_front& operator=(const gateway_front&) = delete;
   ~gateway_front() {
@@ -100,7 +102,6 @@ class gateway_front {
   // Listens for Streamable HTTP (the server's listen_http, with this front's sessions); returns the port.
   unsigned short listen_http(std::string_view address, unsigned short port, std::string_view path,
                              mcp_http_server_options o) {
-    if (!io_) io_ = std::make_unique<io_thread>();
     mcp_listener_hooks hooks;
     hooks.make_session = [this](const mcp_strand& strand) {
       auto s = std::make_shared<mcp_session>(strand, server_.session_settings("HTTP client"));
@@ -117,13 +118,13 @@ class gateway_front {
         if (!i) return {};
         return policy(name->template get_ref<const std::string&>(), host_.registry().description(*i));
       };
-    auto core = std::make_shared<mcp_http_server_core>(io_->io.get_executor(), std::move(hooks), std::move(o));
+    auto core = std::make_shared<mcp_http_server_core>(io_, std::move(hooks), std::move(o));
     const unsigned short bound = core->listen(std::string(address), port, std::string(path));
     const std::lock_guard l(m_);
     cores_.push_back(std::move(core));
     return bound;
   }
-  // Stops every HTTP listener (their sessions end, their connections close), then the I/O thread.
+  // Stops every HTTP listener (their sessions end, their connections close).
   void close_http() {
     std::vector<std::shared_ptr<mcp_http_server_core>> cores;
     {
@@ -131,8 +132,6 @@ class gateway_front {
       cores.swap(cores_);
     }
     for (const auto& c : cores) c->close();
-    cores.clear();
-    io_.reset();
   }
 
  private:
@@ -182,25 +181,13 @@ class gateway_front {
     ::close(to);
   }
 
-  // The thread the HTTP listeners' I/O runs on.
-  struct io_thread {
-    boost::asio::io_context io;
-    boost::asio::executor_work_guard<boost::asio::io_context::executor_type> work{io.get_executor()};
-    std::thread thread{[this] { io.run(); }};
-    ~io_thread() {
-      work.reset();
-      io.stop();
-      if (thread.joinable()) thread.join();
-    }
-  };
-
   Server& server_;
   Host& host_;
   decorate_fn decorate_;
   mcp_server_options options_;
   std::mutex m_;
   int wake_ = -1;
-  std::unique_ptr<io_thread> io_;
+  boost::asio::any_io_executor io_;
   std::vector<std::shared_ptr<mcp_http_server_core>> cores_;
 };
 
