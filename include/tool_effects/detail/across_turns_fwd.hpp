@@ -30,6 +30,9 @@ template <class T>
 struct is_coordinator : std::false_type {};
 template <class T>
 struct is_journal : std::false_type {};
+// Whether journal J commits records together (journal.hpp: `BatchJournal`): false here.
+template <class J>
+struct is_batch_journal : std::false_type {};
 
 // The first extra of the dispatch options `O<E...>` for which `Is<E>` holds (void: none).
 template <template <class> class Is, class Options>
@@ -57,6 +60,10 @@ template <class Options>
 using options_journal_t = typename first_extra<is_journal, std::remove_cvref_t<Options>>::type;
 template <class Options>
 inline constexpr bool options_have_journal = !std::is_void_v<options_journal_t<Options>>;
+// Whether the options' journal is a batch journal: its calls' *started* records are queued by the engine's step
+// that makes them ready, and committed together at that step's end (journal.hpp, `release_journal`).
+template <class Options>
+inline constexpr bool options_have_batch_journal = is_batch_journal<options_journal_t<Options>>::value;
 
 // Defined in detail/dispatch_coordination.hpp (included by coordination.hpp).
 template <class Tool>
@@ -69,7 +76,8 @@ void coordinate_call(const C& c, const call_description& d, std::string_view nam
 template <class R, class J, class Executor, class Done, class Run>
 void journal_call(const J& journal, const std::string& key, std::string_view name, effect_set effects,
                   const approver* in_doubt_approver, const Executor& ex, Done&& done, Run run);
-// A journaled turn launches its first calls between hold_journal and release_journal.
+// A step of a journaled turn's engine (its start, or a call's end) launches the calls it makes ready between
+// hold_journal and release_journal; with a batch journal, release_journal commits their *started* records.
 template <class J, class Executor>
 void hold_journal(const J& journal, const Executor& ex);
 template <class J, class Executor>

@@ -179,8 +179,9 @@ void journal_turn_end(const Options& opts) {
   else (void)opts;
 }
 
-// Starts a turn's engine; with a journal in the options, the journal's commits wait (within their bound) until
-// every call ready at the start was launched, so that their *started* records commit together.
+// Starts a turn's engine. With a journal in the options this is a step of the engine (journal.hpp, hold_journal):
+// the *started* records of every call ready at the start are queued within it and, with a batch journal,
+// committed together as it ends, in this thread, before any of those calls runs.
 // `opts` and `ex` are read before the engine starts, never after: the engine may end in start(), and what owns
 // them may end with it (async_run_plan's coroutine frame, resumed and finished on another thread of the pool).
 template <class Options, class Executor>
@@ -202,20 +203,21 @@ void start_turn(plan_engine& engine, const Options& opts, const Executor& ex) {
   }
 }
 
-// Posts a sync call's start; with a journal in the options it holds the journal until the call ran its
-// journaled start (so the calls of a wave commit their records together). The journal handle is copied: the
-// engine may be gone once the call ran.
-template <class Options, class Executor, class Run>
-void post_call(const Options& opts, const Executor& ex, Run run) {
-  if constexpr (options_have_journal<Options>) {
-    auto journal = opts.template get<options_journal_t<Options>>();
-    hold_journal(journal, ex);
-    boost::asio::post(ex, [journal = std::move(journal), ex, run = std::move(run)]() mutable {
-      run();
-      release_journal(journal, ex);
-    });
+// Whether the engine starts call i in its own thread (launch), rather than posting it: an awaitable call (its
+// tool runs in the coroutine that co_spawn posts), and every call of a turn with a batch journal, whose tool
+// runs only once its *started* record is committed, from that commit's completion (journal.hpp): the engine's
+// step queues the records of the calls it makes ready, in its thread, and commits them as it ends. Not while the
+// turn is aborting or cancelled: such a call ends at once, and the step would complete it inside itself.
+template <class Options>
+bool starts_in_step(const plan_engine& engine, const Options& opts, bool is_awaitable) {
+  if (is_awaitable) return true;
+  if constexpr (options_have_batch_journal<Options>) {
+    if constexpr (options_have_cancellation<Options>)
+      if (opts.template get<turn_cancellation>().cancelled()) return false;
+    return !engine.abort_requested();
   } else {
-    boost::asio::post(ex, std::move(run));
+    (void)engine, (void)opts;
+    return false;
   }
 }
 
@@ -335,8 +337,8 @@ class static_engine final : public plan_engine {
 
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      if (entries_[i].is_awaitable) run(i);
-      else post_call(opts_, ex_, [this, i] { run(i); });
+      if (starts_in_step(*this, opts_, entries_[i].is_awaitable)) run(i);
+      else boost::asio::post(ex_, [this, i] { run(i); });
     } else {
       (void)i;
     }
@@ -391,8 +393,8 @@ class runtime_engine final : private plan_holder, public plan_engine {  // plan_
   }
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      if constexpr (returns_awaitable<Task>) run(i);
-      else post_call(opts_, ex_, [s = this, i] { s->run(i); });
+      if (starts_in_step(*this, opts_, returns_awaitable<Task>)) run(i);
+      else boost::asio::post(ex_, [s = this, i] { s->run(i); });
     } else {
       (void)i;
     }
