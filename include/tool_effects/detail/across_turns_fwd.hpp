@@ -11,6 +11,7 @@
 #ifndef TOOL_EFFECTS_DETAIL_ACROSS_TURNS_FWD_HPP
 #define TOOL_EFFECTS_DETAIL_ACROSS_TURNS_FWD_HPP
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -65,12 +66,26 @@ inline constexpr bool options_have_journal = !std::is_void_v<options_journal_t<O
 template <class Options>
 inline constexpr bool options_have_batch_journal = is_batch_journal<options_journal_t<Options>>::value;
 
+// The grant of one call of a turn, taken at the turn's start with those of the other calls ready then, as one
+// request (coordination.hpp); `grants_turn_groups<C>`: coordinator C takes such requests (false here;
+// local_coordinator does).
+class turn_grant;
+template <class C>
+struct grants_turn_groups : std::false_type {};
+template <class Options>
+inline constexpr bool options_grant_turn_groups = grants_turn_groups<options_coordinator_t<Options>>::value;
+// Grants the calls `ready` (null: not ready) at once; out[i]: call i's grant, or empty (coordination.hpp).
+template <class C>
+void grant_group(const C& c, std::span<const call_description* const> ready, std::span<turn_grant> out);
+
 // Defined in detail/dispatch_coordination.hpp (included by coordination.hpp).
 template <class Tool>
 const call_description& static_description();
 template <class R, class C, class Executor, class Cancel, class Done, class Run>
 void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
                      const Executor& ex, Cancel cancel, Done&& done, Run run);
+template <class R, class Done, class Grant, class Run>
+void run_granted(Done&& dn, Grant& g, std::string_view name, effect_set effects, Run& run);
 
 // Defined in journal.hpp.
 template <class R, class J, class Executor, class Done, class Run>

@@ -76,6 +76,11 @@ class plan_engine {
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
 
  protected:
+  // Before start(): whether call i waits for no other call (it is ready as the turn starts).
+  [[nodiscard]] bool starts_ready(std::size_t i) const noexcept {
+    return pending_[i].load(std::memory_order_relaxed) == 1;  // only the start token
+  }
+
   // Start call i (post it, spawn it); it must end with complete(i, failed).
   virtual void launch(std::size_t i) = 0;
   // Run call i now, in this thread, to its end (inline mode).
