@@ -22,10 +22,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <queue>
 #include <vector>
 
 #include <tool_effects/detail/config.hpp>
@@ -111,7 +109,10 @@ class plan_engine {
 
   std::mutex slots_mutex_;
   std::size_t active_ = 0;
-  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready_;  // earliest call first
+  // Calls admitted but over max_concurrency: a binary min-heap (std::push_heap / pop_heap with std::greater, in
+  // impl/engine.ipp), so the earliest call starts first. (Not a std::priority_queue: <queue> brings <deque>, which
+  // every dispatching translation unit would parse.)
+  std::vector<std::size_t> ready_;
 
   std::mutex done_mutex_;
   std::condition_variable done_cv_;
