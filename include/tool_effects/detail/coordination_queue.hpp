@@ -441,7 +441,11 @@ struct local_state : std::enable_shared_from_this<local_state> {
   void grant_group(std::span<const call_description* const> ready, std::span<turn_grant> out) {
     std::lock_guard lock(m);
     local_node* g = nullptr;
+    group_member* members = nullptr;
+    std::size_t count = 0;
+    std::uint64_t token = last_token;  // (locals: the stores below cannot alias them)
     for (std::size_t i = 0; i < ready.size(); ++i) {
+      // (the scan stops at the group: its calls are not checked against one another)
       if (ready[i] == nullptr || (head != g && !no_older_conflict(g, *ready[i], nullptr))) continue;
       if (g == nullptr) {
         g = enqueue_node(nullptr);
@@ -451,13 +455,18 @@ struct local_state : std::enable_shared_from_this<local_state> {
           g->members = std::make_unique<group_member[]>(ready.size());
           g->member_capacity = ready.size();
         }
+        members = g->members.get();
       }
-      group_member& member = g->members[g->member_count];
-      member.what = ready[i];
-      member.live.store(true, std::memory_order_relaxed);  // (published by the lock, and by the call's post)
-      out[i].hold(g, g->member_count++, ++last_token);
+      members[count].what = ready[i];
+      members[count].live.store(true, std::memory_order_relaxed);  // (published by the lock, and by the call's post)
+      out[i].hold(g, count, ++token);
+      ++count;
     }
-    if (g != nullptr) g->live.store(g->member_count, std::memory_order_relaxed);
+    last_token = token;
+    if (g != nullptr) {
+      g->member_count = count;
+      g->live.store(count, std::memory_order_relaxed);
+    }
   }
 
   // A waiting request gives up (wait limit, cancellation): it leaves the queue

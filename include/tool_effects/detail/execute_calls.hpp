@@ -178,11 +178,10 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
   // released before its outcome is delivered. `opts` and `fn` are the engine's.
   if constexpr (options_have_coordinator<Options>) {
     using coordinator_t = options_coordinator_t<Options>;
-    auto run = [&opts, &fn, info, ex](auto&& granted_done) {
-      execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
-    };
     if constexpr (options_grant_turn_groups<Options>) {
       if (holds_turn_grant(info.granted)) {  // granted with the calls ready at the turn's start
+        // (run_granted runs it now: references suffice)
+        auto run = [&](auto&& granted_done) { execute_journaled<R>(opts, fn, info, ex, std::move(granted_done)); };
         run_granted<R>(std::forward<Done>(done), *info.granted, info.name, info.effects, run);
         return;
       }
@@ -190,7 +189,10 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
     const call_description* d = info.description;
     if constexpr (is_static_call<Fn>) d = &static_description<typename Fn::tool_type>();
     coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, options_cancellation(opts),
-                       std::forward<Done>(done), std::move(run));
+                       std::forward<Done>(done),
+                       [&opts, &fn, info, ex](auto&& granted_done) {  // (may run later: a copy of `info`)
+                         execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
+                       });
   } else {
     execute_journaled<R>(opts, fn, info, ex, std::forward<Done>(done));
   }
