@@ -19,11 +19,14 @@
 #include <tool_effects/mcp/auth/detail/oauth_encoding.hpp>
 #include <tool_effects/mcp/auth/detail/oauth_urls.hpp>
 #include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/mcp/transport/detail/http_url.hpp>
 #include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/net/http_client.hpp>
 
 namespace tool_effects::detail {
+
+namespace asio = boost::asio;
 
 namespace oauth_http = boost::beast::http;
 

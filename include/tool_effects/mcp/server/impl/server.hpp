@@ -141,11 +141,12 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
   }
   r.client_capabilities = state.capabilities->get();
   auto session = ctx.session;
+  // (A plain lambda that calls a coroutine function: the coroutine owns what it needs, not the lambda's captures,
+  // which the asker's std::function may outlive or not.)
   r.ask_client = [c = std::make_shared<const detail::mcp_request_context>(
                       detail::mcp_request_context{ctx.id, std::string(), nullptr, session})](
-                     std::string method, nlohmann::json params,
-                     std::chrono::milliseconds timeout) -> boost::asio::awaitable<nlohmann::json> {
-    co_return co_await c->request(std::move(method), std::move(params), timeout);
+                     std::string method, nlohmann::json params, std::chrono::milliseconds timeout) {
+    return ask_over_session(c, std::move(method), std::move(params), timeout);
   };
   // Posted onto the session's strand, as progress is (below): it precedes the response.
   r.log = [id = ctx.id, session](nlohmann::json params) {
@@ -191,6 +192,13 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
     }
   }
   co_return result;
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::ask_over_session(
+    std::shared_ptr<const detail::mcp_request_context> c, std::string method, nlohmann::json params,
+    std::chrono::milliseconds timeout) {
+  co_return co_await c->request(std::move(method), std::move(params), timeout);
 }
 
 template <class Host, class Options>
