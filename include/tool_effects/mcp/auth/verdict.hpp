@@ -16,7 +16,7 @@ namespace tool_effects {
 /// storage; never changes between versions), "" when accepted:
 ///   token_too_large    more than 16 KiB
 ///   malformed          not a JWT (three strict base64url parts, JSON objects without duplicate keys), or a
-///                      claim of the wrong type; an introspection response that is not a JSON object
+///                      claim of the wrong type (in a JWT, or in an active introspection response)
 ///   algorithm_not_allowed  `alg` none, HS*, or any algorithm not in the allowed list
 ///   unsupported_header a `crit` header (no extension is understood)
 ///   wrong_type         `typ` is not at+jwt, where mcp_jwt_options::require_at_jwt_type asks for it
