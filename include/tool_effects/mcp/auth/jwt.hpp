@@ -192,18 +192,16 @@ inline mcp_token_verdict mcp_jwt_state::verify(std::string_view token) {
   if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos)
     return refuse("malformed");
   const auto header_bytes = mcp_base64url_decode(token.substr(0, dot1));
-  const auto payload_bytes = mcp_base64url_decode(token.substr(dot1 + 1, dot2 - dot1 - 1));
-  const auto signature = mcp_base64url_decode(token.substr(dot2 + 1));
-  if (!header_bytes || !payload_bytes || !signature || header_bytes->empty() || payload_bytes->empty() ||
-      signature->empty())
-    return refuse("malformed");
   std::string_view why;
-  const auto header = mcp_verifier_parse(*header_bytes, mcp_max_token_bytes, why);
+  const auto header = header_bytes ? mcp_verifier_parse(*header_bytes, mcp_max_token_bytes, why) : std::nullopt;
   if (!header) return refuse("malformed");
   const auto alg_it = header->find("alg");
   if (alg_it == header->end() || !alg_it->is_string()) return refuse("malformed");
   const auto alg = mcp_jose_alg_of(alg_it->get_ref<const std::string&>());
   if (!alg || !allowed_[static_cast<std::size_t>(*alg)]) return refuse("algorithm_not_allowed");
+  const auto payload_bytes = mcp_base64url_decode(token.substr(dot1 + 1, dot2 - dot1 - 1));
+  const auto signature = mcp_base64url_decode(token.substr(dot2 + 1));
+  if (!payload_bytes || !signature || payload_bytes->empty() || signature->empty()) return refuse("malformed");
   if (header->contains("crit")) return refuse("unsupported_header");
   if (const auto typ = header->find("typ"); typ != header->end()) {
     if (!typ->is_string()) return refuse("malformed");

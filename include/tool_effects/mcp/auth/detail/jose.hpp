@@ -59,7 +59,8 @@ struct mcp_openssl_errors_cleared {
   ~mcp_openssl_errors_cleared() { ERR_clear_error(); }
 };
 
-// A public key from OSSL_PARAMs built by `build` (given the builder; false: failed), of key type `type`, and
+// A public key from OSSL_PARAMs built by `build` (given the builder; false: failed; what it pushes by reference must
+// outlive this call), of key type `type`, and
 // checked by OpenSSL's public-key validation (an EC point on the curve and of the group's order; RSA's n and e).
 template <class Build>
 mcp_evp_pkey mcp_public_key(const char* type, Build build) {
@@ -134,11 +135,12 @@ inline std::optional<mcp_jwk> mcp_jwk_of(const nlohmann::json& k, std::string& w
       why = "an RSA key whose `n` or `e` is missing or not strict base64url";
       return std::nullopt;
     }
+    // The builder keeps pointers to the numbers until it makes the parameters: they outlive mcp_public_key.
+    const std::unique_ptr<BIGNUM, decltype(&BN_free)> bn_n(
+        BN_bin2bn(reinterpret_cast<const unsigned char*>(n->data()), static_cast<int>(n->size()), nullptr), &BN_free);
+    const std::unique_ptr<BIGNUM, decltype(&BN_free)> bn_e(
+        BN_bin2bn(reinterpret_cast<const unsigned char*>(e->data()), static_cast<int>(e->size()), nullptr), &BN_free);
     out.key = mcp_public_key("RSA", [&](OSSL_PARAM_BLD* b) {
-      std::unique_ptr<BIGNUM, decltype(&BN_free)> bn_n(
-          BN_bin2bn(reinterpret_cast<const unsigned char*>(n->data()), static_cast<int>(n->size()), nullptr), &BN_free);
-      std::unique_ptr<BIGNUM, decltype(&BN_free)> bn_e(
-          BN_bin2bn(reinterpret_cast<const unsigned char*>(e->data()), static_cast<int>(e->size()), nullptr), &BN_free);
       return bn_n && bn_e && OSSL_PARAM_BLD_push_BN(b, OSSL_PKEY_PARAM_RSA_N, bn_n.get()) == 1 &&
              OSSL_PARAM_BLD_push_BN(b, OSSL_PKEY_PARAM_RSA_E, bn_e.get()) == 1;
     });
