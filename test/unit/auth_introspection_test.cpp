@@ -356,3 +356,28 @@ TEST_F(AuthIntrospection, ConcurrentVerificationsShareOneCache) {
   EXPECT_LE(server_.requests(), 4 * 8) << "at most one request per token and thread racing on its first miss";
   EXPECT_GE(server_.requests(), 8);
 }
+
+// An https endpoint: reached through the library's TLS with the CA of the options; the control, with the system's
+// CAs only, is not trusted (and its failure is not remembered).
+TEST_F(AuthIntrospection, AnHttpsEndpointIsAskedWithTheConfiguredCa) {
+  if (!TOOL_EFFECTS_MCP_HAS_TLS) GTEST_SKIP() << "built without TOOL_EFFECTS_MCP_TLS";
+  const auth_test::test_certificates certs;
+  if (!certs.ok()) GTEST_SKIP() << "could not make test certificates (the openssl program)";
+  std::atomic<int> asked{0};
+  auth_test::local_http_server https(
+      [&](const auth_test::request& r) {
+        ++asked;
+        const bool ok = r.body() == "token=tok-alice&token_type_hint=access_token";
+        return auth_test::reply(200, ok ? active().dump() : R"({"active":false})");
+      },
+      certs.server());
+  te::mcp_introspection_options o = options();
+  o.endpoint = https.url("/introspect");
+  o.tls.ca_file = certs.ca();
+  EXPECT_TRUE(te::mcp_introspection_verifier(o)(keep("tok-alice")));
+  o.tls.ca_file.clear();
+  const te::mcp_introspection_verifier untrusting(o);
+  EXPECT_EQ(untrusting.verify("tok-alice").reason, "unavailable");
+  EXPECT_TRUE(log_.has_reason("introspection_unavailable"));
+  EXPECT_EQ(asked.load(), 1);
+}

@@ -608,3 +608,28 @@ TEST_F(AuthJwt, ConcurrentVerificationsShareOneKeySet) {
   EXPECT_EQ(accepted.load(), 4 * 25 * 8);
   EXPECT_EQ(server_.requests(), 1);
 }
+
+// An https JWKS: fetched through the library's TLS with the CA of the options (the server's certificate is
+// verified, its name checked). The control: the same server, with the system's CAs only, is not trusted.
+TEST_F(AuthJwt, AnHttpsJwksIsFetchedWithTheConfiguredCa) {
+  if (!TOOL_EFFECTS_MCP_HAS_TLS) GTEST_SKIP() << "built without TOOL_EFFECTS_MCP_TLS";
+  const auth_test::test_certificates certs;
+  if (!certs.ok()) GTEST_SKIP() << "could not make test certificates (the openssl program)";
+  const std::string set = json{{"keys", {the_keys().rsa.jwk(), the_keys().ec.jwk()}}}.dump();
+  auth_test::local_http_server https([&](const auth_test::request&) { return auth_test::reply(200, set); },
+                                     certs.server());
+  te::mcp_jwt_options o = options();
+  o.jwks_url = https.url("/jwks.json");
+  ASSERT_EQ(o.jwks_url.substr(0, 8), "https://");
+  o.tls.ca_file = certs.ca();
+  const te::mcp_jwt_verifier verify(o);
+  EXPECT_TRUE(verify(token(the_keys().rsa)));
+  EXPECT_TRUE(verify(token(the_keys().ec)));
+  EXPECT_EQ(https.requests(), 1);
+  o.tls.ca_file.clear();
+  const te::mcp_jwt_verifier untrusting(o);
+  EXPECT_EQ(untrusting.verify(token(the_keys().rsa)).reason, "keys_unavailable");
+  EXPECT_TRUE(log_.has_reason("jwks_unavailable"));
+  o.tls.ca_file = certs.dir.string() + "/missing.pem";  // a CA file that cannot be read fails at construction
+  EXPECT_THROW(te::mcp_jwt_verifier{o}, te::net::net_error);
+}
