@@ -428,6 +428,26 @@ TEST_F(AuthJwt, AnUnknownKidIsFetchedOnceAndTheRotatedKeyThenAccepted) {
   EXPECT_EQ(verify.jwks_fetches(), 2u);
 }
 
+// A key the issuer removes goes once the set is older than max_jwks_age (10 min); a refetch that fails then keeps
+// the keys held.
+TEST_F(AuthJwt, AKeySetOlderThanMaxJwksAgeIsFetchedAgain) {
+  const te::mcp_jwt_verifier verify(options());
+  ASSERT_TRUE(verify(token(the_keys().ec)));
+  publish({the_keys().rsa});  // ec-1 withdrawn
+  advance(500s);
+  EXPECT_TRUE(verify(token(the_keys().ec))) << "control: a set younger than max_jwks_age is used as it is";
+  EXPECT_EQ(server_.requests(), 1);
+  advance(101s);
+  EXPECT_TRUE(verify(token(the_keys().rsa)));  // the set is old: fetched again
+  EXPECT_EQ(server_.requests(), 2);
+  EXPECT_EQ(verify.verify(token(the_keys().ec)).reason, "unknown_key");
+  serve("unavailable", 503);
+  advance(601s);
+  EXPECT_TRUE(verify(token(the_keys().rsa))) << "the keys held are kept when the refetch fails";
+  EXPECT_EQ(server_.requests(), 3);
+  EXPECT_TRUE(log_.has_reason("jwks_unavailable"));
+}
+
 TEST_F(AuthJwt, AFloodOfRandomKidsFetchesTheJwksAtMostOncePerInterval) {
   const te::mcp_jwt_verifier verify(options());
   ASSERT_TRUE(verify(token(the_keys().rsa)));  // control, and the first fetch

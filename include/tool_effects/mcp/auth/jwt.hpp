@@ -102,9 +102,14 @@ class mcp_jwt_state {
   }
 
   // The key set after a fetch, made unless one was attempted less than refresh_interval ago (`force`: regardless).
-  // One fetch at a time: a caller that waited for another's fetch uses its result.
-  std::shared_ptr<const mcp_jwks> refresh(bool force) {
-    std::lock_guard<std::mutex> l(fetch_m_);
+  // One fetch at a time: a caller that waited for another's fetch uses its result; one that need not wait (it holds
+  // usable, merely old keys) goes on with them while another fetches.
+  std::shared_ptr<const mcp_jwks> refresh(bool force, bool wait = true) {
+    std::unique_lock<std::mutex> l(fetch_m_, std::defer_lock);
+    if (wait)
+      l.lock();
+    else if (!l.try_lock())
+      return snapshot();
     const double t = now();
     const double interval = static_cast<double>(o_.refresh_interval.count());
     if (!force && last_attempt_ && t >= *last_attempt_ && t - *last_attempt_ < interval) return snapshot();
@@ -219,7 +224,7 @@ inline mcp_token_verdict mcp_jwt_state::verify(std::string_view token) {
   // The keys: fetched on first use, again when stale, and for a kid the set lacks (each within refresh_interval).
   auto keys = snapshot();
   if (!keys || now() - keys->fetched_at > static_cast<double>(o_.max_jwks_age.count())) {
-    auto fresh = refresh(false);
+    auto fresh = refresh(false, !keys);
     if (fresh) keys = std::move(fresh);
   }
   if (!keys) return refuse("keys_unavailable", kid);
