@@ -47,13 +47,12 @@ class AuthIntrospection : public ::testing::Test {
           };
           const std::string authorization(r[auth_test::http::field::authorization]);
           const bool basic_ok =
-              authorization ==
-              "Basic " + te::detail::mcp_base64(te::detail::mcp_form_encode(client_id) + ":" +
-                                                    te::detail::mcp_form_encode(client_secret),
-                                                false);
+              authorization == "Basic " + te::detail::mcp_base64(te::detail::mcp_form_encode(client_id) + ":" +
+                                                                     te::detail::mcp_form_encode(client_secret),
+                                                                 false);
           const bool bearer_ok = authorization == std::string("Bearer ") + rs_bearer;
-          const bool post_ok = authorization.empty() && param("client_id") == client_id &&
-                               param("client_secret") == client_secret;
+          const bool post_ok =
+              authorization.empty() && param("client_id") == client_id && param("client_secret") == client_secret;
           if (!basic_ok && !bearer_ok && !post_ok) return auth_test::reply(401, R"({"error":"invalid_client"})");
           std::lock_guard<std::mutex> l(m_);
           if (hold_) return std::nullopt;
@@ -79,11 +78,10 @@ class AuthIntrospection : public ::testing::Test {
   }
 
   [[nodiscard]] json active() const {
-    return {{"active", true},          {"scope", "accounts:read accounts:write"},
-            {"client_id", "bank-app"}, {"sub", "alice"},
-            {"aud", resource},         {"iss", "https://auth.example.test"},
-            {"exp", now() + 3600},     {"iat", now()},
-            {"token_type", "Bearer"}};
+    return {
+        {"active", true},        {"scope", "accounts:read accounts:write"}, {"client_id", "bank-app"}, {"sub", "alice"},
+        {"aud", resource},       {"iss", "https://auth.example.test"},      {"exp", now() + 3600},     {"iat", now()},
+        {"token_type", "Bearer"}};
   }
   void set(const std::string& token, json answer) {
     std::lock_guard<std::mutex> l(m_);

@@ -66,10 +66,14 @@ struct test_key {
 
   [[nodiscard]] json jwk() const {
     if (rsa)
-      return {{"kty", "RSA"}, {"kid", kid}, {"use", "sig"},
+      return {{"kty", "RSA"},
+              {"kid", kid},
+              {"use", "sig"},
               {"n", b64url(bn_bytes(pkey.get(), OSSL_PKEY_PARAM_RSA_N))},
               {"e", b64url(bn_bytes(pkey.get(), OSSL_PKEY_PARAM_RSA_E))}};
-    return {{"kty", "EC"}, {"kid", kid}, {"crv", "P-256"},
+    return {{"kty", "EC"},
+            {"kid", kid},
+            {"crv", "P-256"},
             {"x", b64url(bn_bytes(pkey.get(), OSSL_PKEY_PARAM_EC_PUB_X, 32))},
             {"y", b64url(bn_bytes(pkey.get(), OSSL_PKEY_PARAM_EC_PUB_Y, 32))}};
   }
@@ -177,9 +181,15 @@ class AuthJwt : public ::testing::Test {
   [[nodiscard]] std::int64_t now() const { return now_->load(); }
 
   [[nodiscard]] json claims() const {
-    return {{"iss", issuer},       {"aud", audience},        {"sub", "alice"},        {"client_id", "bank-app"},
-            {"scope", "accounts:read accounts:write"},       {"exp", now() + 3600},   {"iat", now()},
-            {"nbf", now()},        {"jti", "id-1"}};
+    return {{"iss", issuer},
+            {"aud", audience},
+            {"sub", "alice"},
+            {"client_id", "bank-app"},
+            {"scope", "accounts:read accounts:write"},
+            {"exp", now() + 3600},
+            {"iat", now()},
+            {"nbf", now()},
+            {"jti", "id-1"}};
   }
   // A token of `header` and `payload` (texts, as they go on the wire) signed by `k`.
   std::string raw_token(const std::string& header, const std::string& payload, const test_key& k) {
@@ -213,20 +223,20 @@ class AuthJwt : public ::testing::Test {
 // The strict base64url decoder the verifier reads every part with (RFC 4648 section 10 vectors, unpadded).
 TEST(AuthBase64url, DecodesTheCanonicalFormOnly) {
   using te::detail::mcp_base64url_decode;
-  const std::pair<const char*, const char*> vectors[] = {{"", ""},         {"f", "Zg"},         {"fo", "Zm8"},
-                                                         {"foo", "Zm9v"},  {"foob", "Zm9vYg"},  {"fooba", "Zm9vYmE"},
-                                                         {"foobar", "Zm9vYmFy"}};
+  const std::pair<const char*, const char*> vectors[] = {
+      {"", ""},           {"f", "Zg"},          {"fo", "Zm8"},         {"foo", "Zm9v"},
+      {"foob", "Zm9vYg"}, {"fooba", "Zm9vYmE"}, {"foobar", "Zm9vYmFy"}};
   for (const auto& [plain, encoded] : vectors) {
     EXPECT_EQ(mcp_base64url_decode(encoded), std::string(plain)) << encoded;
     EXPECT_EQ(te::detail::mcp_base64(plain, true), encoded);
   }
   EXPECT_EQ(mcp_base64url_decode("-_8"), std::string("\xfb\xff"));  // the URL-safe letters
-  EXPECT_FALSE(mcp_base64url_decode("Zg=="));                        // padding
-  EXPECT_FALSE(mcp_base64url_decode("+/8"));                         // the other alphabet
-  EXPECT_FALSE(mcp_base64url_decode("Zm9v Yg"));                     // whitespace
-  EXPECT_FALSE(mcp_base64url_decode("Zm9vY"));                       // a lone character (5 % 4 == 1)
-  EXPECT_FALSE(mcp_base64url_decode("Zh"));                          // "f" with non-zero unused bits
-  EXPECT_FALSE(mcp_base64url_decode("Zm9"));                         // "fo" likewise
+  EXPECT_FALSE(mcp_base64url_decode("Zg=="));                       // padding
+  EXPECT_FALSE(mcp_base64url_decode("+/8"));                        // the other alphabet
+  EXPECT_FALSE(mcp_base64url_decode("Zm9v Yg"));                    // whitespace
+  EXPECT_FALSE(mcp_base64url_decode("Zm9vY"));                      // a lone character (5 % 4 == 1)
+  EXPECT_FALSE(mcp_base64url_decode("Zh"));                         // "f" with non-zero unused bits
+  EXPECT_FALSE(mcp_base64url_decode("Zm9"));                        // "fo" likewise
 }
 
 TEST_F(AuthJwt, ValidRs256AndEs256TokensAreAcceptedWithTheirClaims) {
@@ -530,25 +540,25 @@ TEST_F(AuthJwt, MalformedTokensAreRefused) {
   const std::string payload = good.substr(dot1 + 1, dot2 - dot1 - 1);
   const std::string sig = good.substr(dot2 + 1);
   for (const std::string& bad : {
-           header + "." + payload,                       // two parts
-           good + "." + sig,                             // four parts
-           header + "=." + payload + "." + sig,          // padding
-           header + "." + payload + "." + sig + "==",    //
-           header + "." + payload + ".",                 // no signature
-           "." + payload + "." + sig,                    // no header
-           header + ".." + sig,                          // no payload
+           header + "." + payload,                                              // two parts
+           good + "." + sig,                                                    // four parts
+           header + "=." + payload + "." + sig,                                 // padding
+           header + "." + payload + "." + sig + "==",                           //
+           header + "." + payload + ".",                                        // no signature
+           "." + payload + "." + sig,                                           // no header
+           header + ".." + sig,                                                 // no payload
            header + "." + payload + "." + sig.substr(0, sig.size() - 1) + "+",  // the other alphabet
-           header + "." + payload + "." + sig + "AAA",   // a lone character (n % 4 == 1)
-           b64url("[1,2]") + "." + payload + "." + sig,  // a header that is not an object
+           header + "." + payload + "." + sig + "AAA",                          // a lone character (n % 4 == 1)
+           b64url("[1,2]") + "." + payload + "." + sig,                         // a header that is not an object
            b64url("{\"alg\":") + "." + payload + "." + sig,
            std::string("not a token"),
            std::string(),
        })
     EXPECT_EQ(verify.verify(keep(bad)).reason, "malformed") << bad.substr(0, 40);
   // Duplicate keys: in the header (a second alg), and in a correctly signed payload (a second sub).
-  EXPECT_EQ(verify.verify(raw_token(R"({"alg":"RS256","kid":"rsa-1","alg":"none"})", claims().dump(),
-                                    the_keys().rsa)).reason,
-            "malformed");
+  EXPECT_EQ(
+      verify.verify(raw_token(R"({"alg":"RS256","kid":"rsa-1","alg":"none"})", claims().dump(), the_keys().rsa)).reason,
+      "malformed");
   std::string dup = claims().dump();
   dup.insert(1, R"("sub":"mallory",)");
   EXPECT_EQ(verify.verify(raw_token(R"({"alg":"RS256","kid":"rsa-1"})", dup, the_keys().rsa)).reason, "malformed");

@@ -54,9 +54,9 @@ struct mcp_introspection_options {
   /// require_https).
   std::string endpoint{};
   mcp_introspection_auth auth = mcp_introspection_auth::client_secret_basic;
-  std::string client_id{};      ///< the resource server's client credentials (client_secret_*)
+  std::string client_id{};  ///< the resource server's client credentials (client_secret_*)
   std::string client_secret{};
-  std::string bearer_token{};   ///< mcp_introspection_auth::bearer
+  std::string bearer_token{};  ///< mcp_introspection_auth::bearer
   /// Non-empty: the response's `iss` must be exactly this.
   std::string issuer{};
   /// Non-empty: the response's `aud` (a string or an array) must contain this. (The listener checks its own
@@ -92,8 +92,8 @@ class mcp_introspection_state {
   explicit mcp_introspection_state(mcp_introspection_options o)
       : o_(std::move(o)), ep_("mcp_introspection_options::endpoint", o_.endpoint, o_.tls, o_.require_https) {
     if (o_.auth == mcp_introspection_auth::client_secret_basic)
-      basic_ = "Basic " + mcp_base64(str_cat(mcp_form_encode(o_.client_id), ":", mcp_form_encode(o_.client_secret)),
-                                     false);
+      basic_ =
+          "Basic " + mcp_base64(str_cat(mcp_form_encode(o_.client_id), ":", mcp_form_encode(o_.client_secret)), false);
   }
 
   std::size_t requests() const noexcept { return requests_.load(); }
@@ -173,8 +173,8 @@ class mcp_introspection_state {
     const mcp_token_verdict unavailable{std::nullopt, "unavailable"};
     net::fetch_response r;
     try {
-      r = mcp_verifier_fetch(ep_, boost::beast::http::verb::post, std::move(headers), mcp_form(form),
-                             o_.fetch_timeout, o_.max_response_bytes);
+      r = mcp_verifier_fetch(ep_, boost::beast::http::verb::post, std::move(headers), mcp_form(form), o_.fetch_timeout,
+                             o_.max_response_bytes);
     } catch (const net::net_error& e) {
       const bool big = e.reason() == "body_limit";
       say(big ? "introspection_too_large" : "introspection_unavailable",
@@ -218,7 +218,7 @@ class mcp_introspection_state {
   std::string basic_;  // the Authorization value of client_secret_basic
   std::mutex m_;
   std::unordered_map<std::string, entry> cache_;  // by the token's SHA-256; guarded by m_
-  std::list<std::string> lru_;                     // the keys, most recently used first; guarded by m_
+  std::list<std::string> lru_;                    // the keys, most recently used first; guarded by m_
   std::atomic<std::size_t> requests_{0};
 };
 

@@ -124,8 +124,8 @@ class mcp_jwt_state {
   void say(std::string_view reason, const std::string& message) const { mcp_verifier_say(o_.log, reason, message); }
   bool fetch();
   mcp_token_verdict refuse(std::string_view reason, const std::optional<std::string>& kid = std::nullopt) const {
-    say(reason, str_cat("JWT refused: ", reason,
-                        kid ? str_cat(" (kid \"", quote_text(*kid, 64), "\")") : std::string()));
+    say(reason,
+        str_cat("JWT refused: ", reason, kid ? str_cat(" (kid \"", quote_text(*kid, 64), "\")") : std::string()));
     return {std::nullopt, reason};
   }
 
@@ -194,8 +194,7 @@ inline mcp_token_verdict mcp_jwt_state::verify(std::string_view token) {
   // header.payload.signature, each strict base64url (RFC 7515 section 7.1).
   const auto dot1 = token.find('.');
   const auto dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
-  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos)
-    return refuse("malformed");
+  if (dot2 == std::string_view::npos || token.find('.', dot2 + 1) != std::string_view::npos) return refuse("malformed");
   const auto header_bytes = mcp_base64url_decode(token.substr(0, dot1));
   std::string_view why;
   const auto header = header_bytes ? mcp_verifier_parse(*header_bytes, mcp_max_token_bytes, why) : std::nullopt;
@@ -295,8 +294,7 @@ class mcp_jwt_verifier {
     if (options.issuer.empty()) throw std::invalid_argument("mcp_jwt_options::issuer is required");
     if (options.audience.empty()) throw std::invalid_argument("mcp_jwt_options::audience is required");
     if (options.jwks_url.empty()) throw std::invalid_argument("mcp_jwt_options::jwks_url is required");
-    if (options.allowed_algorithms.empty())
-      throw std::invalid_argument("mcp_jwt_options::allowed_algorithms is empty");
+    if (options.allowed_algorithms.empty()) throw std::invalid_argument("mcp_jwt_options::allowed_algorithms is empty");
     if (options.leeway.count() < 0 || options.refresh_interval.count() < 0 || options.max_jwks_age.count() < 0 ||
         options.fetch_timeout.count() <= 0 || options.max_jwks_bytes == 0)
       throw std::invalid_argument("mcp_jwt_options: a negative duration, or a zero fetch_timeout or max_jwks_bytes");

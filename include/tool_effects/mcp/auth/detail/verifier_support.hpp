@@ -31,7 +31,8 @@ namespace tool_effects::detail {
 inline constexpr std::size_t mcp_max_token_bytes = 16 * 1024;
 
 // Tells `log` (when set) of `reason`; a throwing log is ignored (a verifier never throws).
-inline void mcp_verifier_say(const mcp_verifier_log& log, std::string_view reason, const std::string& message) noexcept {
+inline void mcp_verifier_say(const mcp_verifier_log& log, std::string_view reason,
+                             const std::string& message) noexcept {
   if (!log) return;
   try {
     log(reason, message);
@@ -49,8 +50,7 @@ struct mcp_verifier_endpoint {
 
   // Throws std::invalid_argument naming `option` (e.g. "mcp_jwt_options::jwks_url"), or net::net_error
   // ("tls_unavailable", "tls_files") for https.
-  mcp_verifier_endpoint(std::string_view option, std::string u, const net::tls_options& tls_options,
-                        bool require_https)
+  mcp_verifier_endpoint(std::string_view option, std::string u, const net::tls_options& tls_options, bool require_https)
       : url(std::move(u)), printable(net::detail::url_printable(url)) {
     net::url parsed;
     try {
@@ -67,8 +67,8 @@ struct mcp_verifier_endpoint {
     const auto a = boost::asio::ip::make_address(*parsed.host, ec);
     const bool loopback = *parsed.host == "localhost" || (!ec && a.is_loopback());
     if (require_https && !loopback)
-      throw std::invalid_argument(str_cat(option, ": \"", printable,
-                                          "\" is plain http to a host that is not loopback (https is required)"));
+      throw std::invalid_argument(
+          str_cat(option, ": \"", printable, "\" is plain http to a host that is not loopback (https is required)"));
   }
 };
 
