@@ -47,10 +47,9 @@ using mcp_test::response;
 
 namespace {
 
-struct bank {
+struct accounts : te::resource<> {
   static constexpr std::string_view resource_name = "accounts";
 };
-struct accounts : te::resource<bank> {};
 struct vault {
   static constexpr std::string_view resource_name = "vault";
 };

@@ -182,6 +182,9 @@ class mcp_server {
   static boost::asio::awaitable<nlohmann::json> ask_over_session(std::shared_ptr<const detail::mcp_request_context> c,
                                                                  std::string method, nlohmann::json params,
                                                                  std::chrono::milliseconds timeout);
+  // Runs `f` (the application's code: a resource read, a prompt, a completer) on the application's executor.
+  boost::asio::awaitable<nlohmann::json> on_application(std::function<nlohmann::json()> f);
+  static boost::asio::awaitable<nlohmann::json> run_function(std::function<nlohmann::json()> f);
   // The handlers of the table's rows.
   boost::asio::awaitable<nlohmann::json> on_initialize(nlohmann::json params, mcp_server_request request);
   boost::asio::awaitable<nlohmann::json> on_ping(nlohmann::json params, mcp_server_request request);
