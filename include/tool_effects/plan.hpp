@@ -166,7 +166,7 @@ inline constexpr auto waves_c = detail::wave_tuple<Tools...>::value;
 /// ordered through a path of kept edges: the order the dispatcher enforces,
 /// and the waves, are exactly those of the full "conflicts with an earlier
 /// call" relation (docs/scheduling.md). Memory and work are linear in the
-/// calls plus kept edges for the turns of issue 19; at most
+/// calls plus kept edges (a turn of many writers of one resource keeps one edge per writer); at most
 /// `plan_limits::max_calls` calls are planned. A plan made from conflict rows
 /// (`runtime_plan(n, rows)`, `plan_calls(matrix, types)`) keeps every edge.
 class runtime_plan {

@@ -48,7 +48,7 @@ struct tls_options {
   std::string key_file{};   // its private key
 };
 
-// Accepts or refuses a resolved address before a connection is made (the discovery policy of issue 26).
+// Accepts or refuses a resolved address before a connection is made (the OAuth discovery policy, SSRF).
 using address_filter = std::function<bool(const asio::ip::address&)>;
 
 class tls_context;
@@ -97,7 +97,7 @@ class connection {
   template <class Op>
   decltype(auto) visit(Op&& op);
   // Whether the peer sent nothing since the last response and did not close: a kept-alive connection is
-  // reused only then (bytes waiting would be read as the next response; issue 26).
+  // reused only then (bytes waiting would be read as the next response).
   [[nodiscard]] bool quiet() noexcept;
   // Closes the socket: an operation under way completes with an error. The TLS stream stays until the
   // connection is destroyed (a read may still be inside it: destroying it here was a use-after-free).

@@ -1,6 +1,6 @@
 // tool_effects/mcp/auth/detail/oauth_fetch.hpp — internal to the OAuth flow (mcp/auth/detail/oauth_flow.hpp): one
 // bounded exchange with an authorization server or a metadata document, on the network layer (net::fetch),
-// and the discovery policy's classes of addresses (issue 26) that decide where such a fetch may go.
+// and the discovery policy's classes of addresses that decide where such a fetch may go.
 #ifndef TOOL_EFFECTS_MCP_AUTH_DETAIL_OAUTH_FETCH_HPP
 #define TOOL_EFFECTS_MCP_AUTH_DETAIL_OAUTH_FETCH_HPP
 
