@@ -18,7 +18,7 @@ Cases (each compiled with g++ and clang++, `-std=c++20 -Wall -Wextra -Wpedantic 
     lists, calls) and inputs/mcp_http_client.cpp (the same over Streamable HTTP), header-only, "[separate]"
     (TOOL_EFFECTS_SEPARATE_COMPILATION: what a TU of a tool_effects::mcp_compiled user pays), "[baseline]" (the
     same source against --baseline's include/), and the one TU of tool_effects::mcp_compiled
-    (<tool_effects/mcp/impl/src.hpp>), paid once per program; ratios against the baseline.
+    (<tool_effects/mcp/client/impl/src.hpp>), paid once per program; ratios against the baseline.
   - with --static-turns N,...: a generated TU that runs a static turn of N calls (run_plan over 4 tool types)
     at -O2 with each compiler, capped, one repetition.
 
@@ -146,8 +146,8 @@ def main():
                     cases.append(("mcp clients -O0", f"mcp_{kind}_client.cpp{tag}", cxx, mcp_flags, src, a.reps, inc))
                 cases.append(("mcp clients -O0", f"mcp_{kind}_client.cpp [separate]", cxx, mcp_flags + [SEPARATE], src,
                               a.reps))
-            cases.append(("mcp clients -O0", "mcp/impl/src.hpp (once per program)", cxx, mcp_flags + [SEPARATE],
-                          tu("mcp_src.cpp", "#include <tool_effects/mcp/impl/src.hpp>\n"), a.reps))
+            cases.append(("mcp clients -O0", "mcp/client/impl/src.hpp (once per program)", cxx, mcp_flags + [SEPARATE],
+                          tu("mcp_src.cpp", "#include <tool_effects/mcp/client/impl/src.hpp>\n"), a.reps))
     for n in filter(None, a.static_turns.split(",")):
         for cxx in a.compilers.split(","):
             cases.append(("static turn -O2", f"{n} calls", cxx, ["-O2", "-c", "-o", "/dev/null"],
@@ -192,7 +192,7 @@ def main():
             base = index.get((group, label.split(" ")[0] + " [baseline]", cxx))
             if base is not None:
                 note = (f"{med(i, 2) / med(base, 2):.2f}× the baseline (best/best {best(i) / best(base):.2f}×)")
-        if not note and label.startswith("mcp/impl/src.hpp"):
+        if not note and label.startswith("mcp/client/impl/src.hpp"):
             note = "the one TU of tool_effects::mcp_compiled, compiled once per program"
         if not note and label.startswith("impl/src.hpp"):
             note = "the one TU of tool_effects::compiled, compiled once per program"

@@ -74,7 +74,7 @@ struct acquire_options {
 };
 
 /// Errors a coordinator may complete an acquisition with besides `timed_out`
-/// and `operation_aborted` (an etcd coordinator, issue 18): the dispatcher
+/// and `operation_aborted` (an etcd coordinator): the dispatcher
 /// fails the call with `call_failure{lease_lost}` or, for `unavailable`,
 /// `coordination_timeout` (never ran, either way).
 enum class coordination_errc { lease_lost = 1, unavailable = 2 };
@@ -127,7 +127,7 @@ concept CoordinatorGrant = std::movable<G> && std::is_default_constructible_v<G>
 /// `operation_aborted` when cancelled; then the grant is empty).
 /// `acquire(description, options)` is the blocking form (throws
 /// `boost::system::system_error` on the same errors). The description must
-/// outlive the grant. (Issue 18 adds an etcd coordinator behind this concept.)
+/// outlive the grant. (`etcd_coordinator`, etcd/coordinator.hpp, is one across processes.)
 template <class C>
 concept Coordinator = requires(const C& c, const call_description& d, acquire_options o) {
   typename C::grant_type;

@@ -6,7 +6,7 @@
 //
 // The file is in WAL mode with `synchronous=FULL`: a record is on disk
 // (fsync of the WAL) before its call runs, so a call's *started* record
-// exists before its side effect can happen. Group commit (issue 29): the
+// exists before its side effect can happen. Group commit: the
 // dispatcher records the *started* records of calls that start together in
 // one transaction (`record_batch`, one fsync), and the *ended* records of
 // calls that end together in another. Several processes may share a file (SQLite's
@@ -14,7 +14,7 @@
 // journal written by another version, a corrupt file, an unwritable
 // directory or a full disk throw `journal_error` naming the file and cause.
 //
-// Defensive open (issue 26): a journal file is input, possibly written by
+// Defensive open: a journal file is input, possibly written by
 // someone else. The file is refused ("tool_effects: the journal '<path>' is
 // refused: <reason>") when it is a symbolic link, not a regular file,
 // writable by group or others, or when its schema is not exactly the
@@ -225,7 +225,7 @@ class sqlite_journal_impl {
       refuse(str_cat("it is writable by other users (mode ", mode, "; 0600 expected)"));
     }
   }
-  // WAL mode, in as few fsyncs as can make it durable (issue 39: a new journal took 10 fsyncs to open and
+  // WAL mode, in as few fsyncs as can make it durable (a new journal took 10 fsyncs to open and
   // close, as many as five turns' records). True: the file was new (no pages).
   // - A file with pages is switched (a no-op for a journal, which is in WAL mode already).
   // - A new file takes WAL mode through an in-memory rollback journal: its first page is written and the file

@@ -24,7 +24,9 @@
 #     cleanly (warnings are errors). Guard the offending code with #ifndef TOOL_EFFECTS_COMPILE_FAIL_CONTROL.
 #     This proves the failure comes from the guarded code, not from a typo or a missing include.
 #   * Then it is compiled without the macro and must fail, with every applicable regex matching.
-#   Both compiles use -fsyntax-only (templates are still instantiated, static_asserts and constraints checked).
+#   The failing compile uses -fsyntax-only (templates are still instantiated, static_asserts and constraints
+#   checked); the control is compiled to an object through TE_LAUNCHER (the build's ccache) when set, so that
+#   it is cached.
 #   On any failure the script prints the reason, the compiler command, its output and the regexes, and exits
 #   non-zero. Cases whose file name starts with "json" are skipped when nlohmann_json is not found.
 cmake_minimum_required(VERSION 3.25)
@@ -131,8 +133,17 @@ endfunction()
 
 list(JOIN _cmd " " _cmd_text)
 
-# 1. control build: must compile.
-_compile(_rc _out -DTOOL_EFFECTS_COMPILE_FAIL_CONTROL)
+# 1. control build: must compile. Through the build's compiler cache when it has one (TE_LAUNCHER), as an object
+# file (a cache keeps objects, not -fsyntax-only runs): a control that compiled once is not compiled again.
+if(TE_LAUNCHER)
+  set(_control_cmd ${TE_LAUNCHER} "${TE_CXX}" ${TE_FLAGS} -fdiagnostics-color=never -c -o
+                   "${CMAKE_CURRENT_BINARY_DIR}/${_case_name}.control.o")
+  execute_process(COMMAND ${_control_cmd} -DTOOL_EFFECTS_COMPILE_FAIL_CONTROL "${CASE}" RESULT_VARIABLE _rc
+                  OUTPUT_VARIABLE _out ERROR_VARIABLE _out TIMEOUT 240)
+  file(REMOVE "${CMAKE_CURRENT_BINARY_DIR}/${_case_name}.control.o")
+else()
+  _compile(_rc _out -DTOOL_EFFECTS_COMPILE_FAIL_CONTROL)
+endif()
 if(NOT _rc EQUAL 0)
   _fail("control build failed"
         "The case must compile with -DTOOL_EFFECTS_COMPILE_FAIL_CONTROL (guard the bad code with

@@ -78,13 +78,21 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
     message(FATAL_ERROR "consumer: MODE=${MODE} needs dpkg and dpkg-deb")
   endif()
   set(_pkg_build "${WORK_DIR}/package-build")
-  _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}"
-        "-DCMAKE_CXX_COMPILER=${CXX}" -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF
-        -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF -DTOOL_EFFECTS_BUILD_FUZZERS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
-  # cpack installs without building: tool_effects::compiled (a static library) must be built first.
-  _step(package_build "${CMAKE_COMMAND}" --build "${_pkg_build}")
-  execute_process(COMMAND "${_cpack}" -G DEB WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc
-                  OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  if(MODE STREQUAL "deb" AND EXISTS "${BUILD_DIR}/CPackConfig.cmake")
+    # The package of the build under test: cpack installs its tree (its libraries are built already) and packs
+    # what its install rules give, which do not depend on the tests being on.
+    file(MAKE_DIRECTORY "${_pkg_build}")
+    execute_process(COMMAND "${_cpack}" -G DEB --config "${BUILD_DIR}/CPackConfig.cmake" -B "${_pkg_build}"
+                    WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  else()
+    _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}"
+          "-DCMAKE_CXX_COMPILER=${CXX}" -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF
+          -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF -DTOOL_EFFECTS_BUILD_FUZZERS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
+    # cpack installs without building: tool_effects::compiled (a static library) must be built first.
+    _step(package_build "${CMAKE_COMMAND}" --build "${_pkg_build}")
+    execute_process(COMMAND "${_cpack}" -G DEB WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc
+                    OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
+  endif()
   message("consumer: cpack -G DEB\n${_out}")
   if(NOT _rc EQUAL 0)
     message(FATAL_ERROR "consumer: cpack -G DEB failed (${_rc})")
@@ -159,7 +167,16 @@ else()
   message(FATAL_ERROR "consumer: unknown MODE \"${MODE}\" (install, subdirectory, deb, deb-install, no-gtest)")
 endif()
 
-set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}"
+# The build's compiler cache (test/CMakeLists.txt writes LAUNCHER_FILE): the consumer, and in the subdirectory
+# mode the library's own compiled parts, are compiled through it (one argument: the launcher's ;-list).
+set(_launcher "")
+if(LAUNCHER_FILE AND EXISTS "${LAUNCHER_FILE}")
+  include("${LAUNCHER_FILE}")
+  if(TE_LAUNCHER)
+    set(_launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${TE_LAUNCHER}")
+  endif()
+endif()
+set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}" ${_launcher}
                "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${CONFIG}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
                "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}" "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}"
                "-DTOOL_EFFECTS_EXPECT_COMPILED=${EXPECT_COMPILED}" ${_configure_extra})
@@ -184,7 +201,7 @@ macro(_consumer_steps)
 
   _step(build "${CMAKE_COMMAND}" --build "${_build}" --config "${CONFIG}")
 
-  foreach(_exe IN ITEMS consumer consumer_json consumer_mcp consumer_compiled consumer_mcp_compiled)
+  foreach(_exe IN ITEMS consumer consumer_json consumer_mcp consumer_mcp_auth consumer_compiled consumer_mcp_compiled)
     foreach(_dir IN ITEMS "${_build}" "${_build}/${CONFIG}")
       if(EXISTS "${_dir}/${_exe}")
         _step(run_${_exe} "${_dir}/${_exe}")
@@ -208,6 +225,12 @@ macro(_consumer_steps)
     endif()
     if(EXPECT_MCP)
       list(APPEND _pc_cases "tool_effects-mcp=mcp_main.cpp")
+    endif()
+    if(EXPECT_MCP)  # the token verifiers' file exists only where the build found OpenSSL 3
+      execute_process(COMMAND "${_pkg_config}" --exists tool_effects-mcp-auth RESULT_VARIABLE _rc_auth)
+      if(_rc_auth EQUAL 0)
+        list(APPEND _pc_cases "tool_effects-mcp-auth=mcp_auth_main.cpp")
+      endif()
     endif()
     if(EXPECT_COMPILED)
       list(APPEND _pc_cases "tool_effects-compiled=compiled_main.cpp")

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/json/detail/dump.hpp>
-#include <tool_effects/mcp/detail/wire.hpp>
+#include <tool_effects/mcp/protocol/detail/wire.hpp>
 
 namespace json_dump_test_ns {
 

@@ -1,4 +1,4 @@
-// The stdio framing both stdio transports share (mcp/detail/line_pipe.hpp): lines split across reads, the bound
+// The stdio framing both stdio transports share (mcp/protocol/detail/line_pipe.hpp): lines split across reads, the bound
 // on a line with the two policies (the client's stop, the server's skip-and-go-on), the last line without its
 // newline, the bounded write queue; and the server's stdio transport end to end over a pipe pair: an over-long
 // line fails alone, a call under way when input ends is still answered, and a client that never reads its stdout ends its session at the write bound (the control
@@ -21,7 +21,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include <tool_effects/mcp/detail/line_pipe.hpp>
+#include <tool_effects/mcp/protocol/detail/line_pipe.hpp>
 #include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/server.hpp>
 
@@ -202,7 +202,10 @@ TEST(McpServerStdio, TheCallsUnderWayAreAnsweredAfterInputEnds) {
   pipes p;
   {
     serving s(server, p);
-    const std::string in = R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_balance"}})" "\n";
+    const std::string in =
+        R"({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{}}})"
+        "\n"
+        R"({"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"get_balance"}})" "\n";
     ASSERT_EQ(::write(p.to_server[1], in.data(), in.size()), static_cast<ssize_t>(in.size()));
     p.close_input();
   }

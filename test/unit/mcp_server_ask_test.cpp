@@ -1,4 +1,4 @@
-// A tool of mcp_server asks its client (mcp/detail/server_ask.hpp): elicitation/create and
+// A tool of mcp_server asks its client (mcp/server/asker.hpp): elicitation/create and
 // sampling/createMessage over stdio (a scripted peer on a pipe pair: the exact request, the answer checked)
 // and over Streamable HTTP (our own client's handlers answer on the call's POST stream); the capability check
 // (no request goes out); a client that never answers (the ask times out, cancellation sent, the call fails
@@ -290,7 +290,9 @@ TEST(McpServerAsk, ALateAnswerOverHttpTimesOutAndTheCallFailsAlone) {
       c.call("ask_age");
       ADD_FAILURE() << "a late answer was taken";
     } catch (const te::mcp_error& e) {
-      EXPECT_NE(std::string(e.what()).find("client_ask_timeout: elicitation/create got no response within 300 ms"),
+      // The same words as over stdio: one session, whatever the transport.
+      EXPECT_NE(std::string(e.what()).find("client_ask_timeout: mcp server \"HTTP client\": timeout: elicitation/create "
+                                           "(request 1) got no response within 300 ms; cancellation sent"),
                 std::string::npos)
           << e.what();
     }

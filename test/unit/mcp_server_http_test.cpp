@@ -24,11 +24,16 @@
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/http.hpp>
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
+#include <tool_effects/mcp/transport/detail/http_server_handle.hpp>
 
 #include "mcp_http_raw.hpp"
 
@@ -42,56 +47,114 @@ using tcp = boost::asio::ip::tcp;
 
 namespace {
 
-// A core that answers by method: initialize, echo (params back), progress (a related notification, then the
-// result), hold (kept for the test to answer), poll (its stream closed at once, kept), params (the Mcp-Param-*
-// fields seen), notify (an unrelated notification, then the result), fail (-32601).
-struct test_handler final : te::mcp_http_handler {
+// The listener's sessions answer by method (a protocol session each, as the server's are, with these handlers in
+// place of the server's): initialize, echo and tools/call (params back), progress (a related notification,
+// then the result), hold (kept for the test to answer), poll (its stream closed at once, kept), params (the
+// Mcp-Param-* fields seen), notify (an unrelated notification, then the result); any other method is the
+// session's -32601.
+struct test_handler {
   std::mutex m;
-  std::vector<json> got;
-  std::vector<std::string> closed;
-  std::shared_ptr<te::mcp_http_peer> held;
-  // Whether a request is held (read under the mutex: on_message writes `held` on the server's thread).
+  std::vector<std::weak_ptr<te::detail::mcp_session>> sessions;  // every session made, in order
+  std::optional<json> held_result;
+  bool held = false;
+  // Whether a request is held.
   bool holding() {
     std::lock_guard lock(m);
-    return held != nullptr;
-  }
-  json held_id;
-  void on_message(const std::shared_ptr<te::mcp_http_peer>& peer, json msg,
-                  const te::mcp_http_request_info& info) override {
-    std::lock_guard lock(m);
-    got.push_back(msg);
-    if (!msg.contains("id") || !msg.contains("method")) return;
-    const std::string method = msg["method"];
-    const json id = msg["id"];
-    auto result = [&](json r) { peer->send(json{{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(r)}}); };
-    if (method == "initialize") {
-      result({{"protocolVersion", msg["params"]["protocolVersion"]}, {"capabilities", json::object()}});
-    } else if (method == "echo" || method == "tools/call") {
-      result(msg.value("params", json::object()));
-    } else if (method == "progress") {
-      peer->send(json{{"jsonrpc", "2.0"}, {"method", "notifications/progress"}, {"params", {{"progress", 1}}}}, id);
-      result({{"done", true}});
-    } else if (method == "notify") {
-      peer->send(json{{"jsonrpc", "2.0"}, {"method", "notifications/message"}, {"params", {{"n", 1}}}});
-      result({{"done", true}});
-    } else if (method == "hold" || method == "poll") {
-      if (method == "poll") peer->close_stream(id);
-      held = peer;
-      held_id = id;
-    } else if (method == "params") {
-      result(json(info.params));
-    } else {
-      peer->send(json{{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", -32601}, {"message", "Method not found"}}}});
-    }
-  }
-  void on_closed(const std::shared_ptr<te::mcp_http_peer>& peer) override {
-    std::lock_guard lock(m);
-    closed.push_back(peer->session_id());
+    return held;
   }
   void answer_held(json result) {
     std::lock_guard lock(m);
-    held->send(json{{"jsonrpc", "2.0"}, {"id", held_id}, {"result", std::move(result)}});
+    held_result = std::move(result);
   }
+  // How many of the sessions made have ended.
+  std::size_t ended() {
+    std::lock_guard lock(m);
+    std::size_t n = 0;
+    for (auto& w : sessions) {
+      auto s = w.lock();
+      n += !s || !s->alive() ? 1 : 0;
+    }
+    return n;
+  }
+  std::size_t made() {
+    std::lock_guard lock(m);
+    return sessions.size();
+  }
+  // Sends a notification from the session of `ctx`, related to its request or to none.
+  static void notify(const te::detail::mcp_request_context& ctx, std::string method, json params, bool related) {
+    auto s = ctx.session.lock();
+    if (!s) return;
+    te::detail::mcp_outgoing meta;
+    if (related) meta.related_id = ctx.id;
+    boost::asio::post(s->strand(), [s, method = std::move(method), params = std::move(params), meta]() mutable {
+      s->notify(method, std::move(params), std::move(meta));
+    });
+  }
+  boost::asio::awaitable<json> hold(te::detail::mcp_request_context ctx, bool poll) {
+    if (poll)
+      if (auto s = ctx.session.lock())
+        boost::asio::post(s->strand(), [s, id = ctx.id] { s->transport()->close_stream(id); });
+    {
+      std::lock_guard lock(m);
+      held = true;
+    }
+    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor);
+    for (;;) {
+      {
+        std::lock_guard lock(m);
+        if (held_result) {
+          held = false;
+          co_return *std::exchange(held_result, std::nullopt);
+        }
+      }
+      t.expires_after(5ms);
+      co_await t.async_wait(boost::asio::use_awaitable);
+    }
+  }
+  std::shared_ptr<te::detail::mcp_session> make(const te::detail::mcp_strand& strand) {
+    te::detail::mcp_session_settings st;
+    st.name = "test client";
+    st.max_handler_requests = 64;
+    auto s = std::make_shared<te::detail::mcp_session>(strand, st);
+    {
+      std::lock_guard lock(m);
+      sessions.push_back(s);
+    }
+    using ctx_t = te::detail::mcp_request_context;
+    s->on_request("initialize", [](ctx_t ctx) -> boost::asio::awaitable<json> {
+      co_return json{{"protocolVersion", ctx.params["protocolVersion"]}, {"capabilities", json::object()}};
+    });
+    for (const char* m : {"echo", "tools/call"})
+      s->on_request(m, [](ctx_t ctx) -> boost::asio::awaitable<json> {
+        co_return ctx.params.is_null() ? json::object() : ctx.params;
+      });
+    s->on_request("progress", [](ctx_t ctx) -> boost::asio::awaitable<json> {
+      notify(ctx, "notifications/progress", {{"progress", 1}}, true);
+      co_return json{{"done", true}};
+    });
+    s->on_request("notify", [](ctx_t ctx) -> boost::asio::awaitable<json> {
+      notify(ctx, "notifications/message", {{"n", 1}}, false);
+      co_return json{{"done", true}};
+    });
+    s->on_request("hold", [this](ctx_t ctx) { return hold(std::move(ctx), false); });
+    s->on_request("poll", [this](ctx_t ctx) { return hold(std::move(ctx), true); });
+    s->on_request("params", [](ctx_t ctx) -> boost::asio::awaitable<json> {
+      json out = json::object();
+      if (ctx.incoming && ctx.incoming->param_headers)
+        for (const auto& [k, v] : *ctx.incoming->param_headers) out[k] = v ? json(*v) : json();
+      co_return out;
+    });
+    return s;
+  }
+};
+
+// The listener as mcp_server::listen_http holds it: closed when it goes.
+struct listener {
+  std::shared_ptr<te::detail::mcp_http_server_core> core;
+  ~listener() { core->close(); }
+  [[nodiscard]] std::size_t sessions() const { return core->count_sessions(); }
+  [[nodiscard]] std::size_t connections() const { return core->count_connections(); }
+  void close() { core->close(); }
 };
 
 using mcp_test::accept_both;
@@ -103,12 +166,15 @@ using mcp_test::response;
 struct fixture : ::testing::Test {
   boost::asio::thread_pool pool{2};
   std::shared_ptr<test_handler> handler = std::make_shared<test_handler>();
-  std::unique_ptr<te::mcp_http_server> server;
+  std::unique_ptr<listener> server;
   unsigned short port = 0;
 
   void start(te::mcp_http_server_options o = {}) {
-    server = std::make_unique<te::mcp_http_server>(pool.get_executor(), handler, std::move(o));
-    port = server->listen("127.0.0.1", 0, "/mcp");
+    server = std::make_unique<listener>();
+    te::detail::mcp_listener_hooks hooks;
+    hooks.make_session = [h = handler](const te::detail::mcp_strand& strand) { return h->make(strand); };
+    server->core = std::make_shared<te::detail::mcp_http_server_core>(pool.get_executor(), std::move(hooks), std::move(o));
+    port = server->core->listen("127.0.0.1", 0, "/mcp");
   }
   void SetUp() override { start(); }
   void TearDown() override {
@@ -239,8 +305,8 @@ TEST_F(McpServerHttp, DeleteEndsTheSession) {
   EXPECT_EQ(post(rpc(1, "echo"), session(sid)).status, 404);
   EXPECT_EQ(exchange("DELETE", "", session(sid)).status, 404);
   EXPECT_EQ(server->sessions(), 0u);
-  std::lock_guard lock(handler->m);
-  EXPECT_EQ(handler->closed, std::vector<std::string>{sid});
+  EXPECT_EQ(handler->made(), 1u);
+  EXPECT_EQ(handler->ended(), 1u);  // its protocol session ended with it
 }
 
 TEST_F(McpServerHttp, TheStatelessEraChecksItsMirroredHeaders) {
@@ -430,8 +496,8 @@ TEST_F(McpServerHttp, CloseEndsEverySessionAndConnection) {
   ASSERT_TRUE(g.read_until([](const std::string& s) { return s.find("retry: 500") != std::string::npos; }));
   server->close();
   EXPECT_TRUE(g.read_to_close(2s));
-  std::lock_guard lock(handler->m);
-  EXPECT_EQ(handler->closed, std::vector<std::string>{sid});
+  EXPECT_EQ(handler->made(), 1u);
+  EXPECT_EQ(handler->ended(), 1u);
 }
 
 // mcp_server (mcp/server.hpp) behind listen_http, driven by our own HTTP client: the derived annotations arrive,

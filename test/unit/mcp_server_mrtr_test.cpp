@@ -1,4 +1,4 @@
-// MRTR on the server (mcp/detail/server_mrtr.hpp): a 2026-07-28 call whose tool asks its client is answered
+// MRTR on the server (mcp/server/detail/mrtr.hpp): a 2026-07-28 call whose tool asks its client is answered
 // with an InputRequiredResult and PARKED; the request sent again with inputResponses and the requestState
 // resumes it, so what the tool did before its ask happens once. The exact results and error texts; a tampered
 // state refused (and the same state untampered resumes); missing responses asked again under a new state;

@@ -1,4 +1,4 @@
-// The MCP server's resources, resource templates, prompts and completion (mcp/detail/server_resources.hpp,
+// The MCP server's resources, resource templates, prompts and completion (mcp/server/detail/catalog.hpp,
 // issue 28.5), without a transport except the subscription test (stdio on a pipe pair): exact results and error
 // texts in both eras; the capabilities follow what is registered (none registered: the methods are not found);
 // every input bounded (URI length, argument count and size, subscriptions per session, completion values);

@@ -1,4 +1,4 @@
-// The role-neutral JSON-RPC session (mcp/detail/session.hpp) on its own: two
+// The role-neutral JSON-RPC session (mcp/protocol/detail/session.hpp) on its own: two
 // sessions joined by an in-memory transport, one in the server role (its
 // handler answers tools/call, sends progress for it and asks the peer a
 // question while it runs, or throws an error response) and one in the client
@@ -122,7 +122,7 @@ TEST(McpSession, AHandlersErrorIsTheResponseAndUnknownMethodsAreRefused) {
   pair_of_sessions p;
   p.server->on_request("tools/call", [](d::mcp_request_context ctx) -> asio::awaitable<json> {
     if (ctx.params.value("name", "") == "bad")
-      throw d::mcp_handler_error(-32602, "Invalid params: no such tool", {{"at", "/params/name"}});
+      throw te::mcp_handler_error(-32602, "Invalid params: no such tool", {{"at", "/params/name"}});
     throw std::runtime_error("disk on fire");
     co_return json();
   });

@@ -306,6 +306,27 @@ TEST(McpVersions, AnUnansweredProbeFallsBackAfterItsTimeoutAndTheEraIsRemembered
   EXPECT_EQ(log.count("initialize"), 2U);
 }
 
+// A legacy server that drops requests it does not know reaches the client whatever initialize_timeout is: the
+// probe waits at most a quarter of it (and discover_timeout, 1 s by default), so three quarters are left for
+// initialize. Control (by hand): with the probe allowed all of discover_timeout (5 s before) the launch below
+// times out, the probe having used the whole 1 s.
+TEST(McpVersions, AServerThatIgnoresTheProbeStartsWithinAShortInitializeTimeout) {
+  MCP_REQUIRE_PYTHON();
+  boost::asio::thread_pool pool(2);
+  wire_log log;
+  auto o = fast_options();
+  o.initialize_timeout = milliseconds(1000);
+  o.discover_timeout = milliseconds(5000);
+  o.restart_on_exit = false;
+  const auto t = std::chrono::steady_clock::now();
+  auto client = te::mcp_client::launch(pool, fake(log, {"--silent-probe"}), o);
+  EXPECT_LT(std::chrono::steady_clock::now() - t, milliseconds(1000));
+  EXPECT_EQ(client.protocol_version(), "2025-11-25");
+  EXPECT_EQ(te::mcp_text(client.call("echo", {{"text", "late"}})), "late");
+  client.close();
+  EXPECT_EQ(te::mcp_client_options{}.discover_timeout, milliseconds(1000));
+}
+
 // One deadline for the whole handshake (issue 27): a server that answers
 // nothing (sleep(1) reads no request) fails launch with timeout once
 // initialize_timeout has passed since the handshake began: the probe's wait

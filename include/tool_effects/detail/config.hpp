@@ -80,7 +80,7 @@
 // TOOL_EFFECTS_SEPARATE_COMPILATION defined in EVERY translation unit of a program, the dataflow engine, the
 // recovery drivers, the approver's erasure and the failure records are declared only, and defined once, in
 // the one translation unit that includes <tool_effects/impl/src.hpp> (CMake: link tool_effects::compiled,
-// which does both). See docs/benchmarks.md (issue 29) for what it saves.
+// which does both). See docs/benchmarks.md for what it saves.
 #if defined(TOOL_EFFECTS_SEPARATE_COMPILATION)
 #define TOOL_EFFECTS_HEADER_ONLY 0
 #define TOOL_EFFECTS_DECL

@@ -2,7 +2,7 @@
 // end): the queue behind `local_coordinator`. Requests in arrival order (`local_node`), granted under
 // access.hpp's rule when no older request conflicts; the waiters of asynchronous and blocking
 // acquisitions; and the definitions of `local_grant`'s and `local_coordinator`'s members.
-// The dispatcher asks in two ways (issue 39.6: what a coordinated call costs is what a turn's calls do not
+// The dispatcher asks in two ways (what a coordinated call costs is what a turn's calls do not
 // share): a turn's start asks for the calls ready then as one group request (`grant_group`: one lock and one
 // node for all of them, each call released on its own, without the lock unless a request waits), and a call
 // that becomes ready later asks alone as it runs (`try_acquire_in_turn`, then a wait). Neither keeps the queue

@@ -1,7 +1,7 @@
 // tool_effects/detail/entropy.hpp — random bytes from the platform's non-deterministic source, for random
 // idempotency keys (attempt.hpp) and unseeded retry jitter (detail/recovery.hpp): getentropy(3) where the C
 // library declares it (the kernel's random generator; see TOOL_EFFECTS_HAS_GETENTROPY in detail/config.hpp),
-// else std::random_device. One place, and no <random> on the dispatcher's path (issue 39.3).
+// else std::random_device. One place, and no <random> on the dispatcher's path.
 #ifndef TOOL_EFFECTS_DETAIL_ENTROPY_HPP
 #define TOOL_EFFECTS_DETAIL_ENTROPY_HPP
 

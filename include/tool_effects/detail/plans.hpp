@@ -1,7 +1,7 @@
 // tool_effects/detail/plans.hpp — <tool_effects/plan.hpp> without its Boost.Hana part (`waves_c`): the
 // compile-time plans (`plan_v`, `plan_waves`, `dependencies_v`) and the runtime plans (`runtime_plan`,
 // `plan_calls`, `explain`), documented in plan.hpp. The dispatcher (dispatch.hpp) includes this header, not
-// plan.hpp: Boost.Hana's tuple is 117 of the 872 distinct headers the README example parsed (issue 39.3), and
+// plan.hpp: Boost.Hana's tuple is 117 of the 872 distinct headers the README example parsed, and
 // only `waves_c` needs it. Include <tool_effects/plan.hpp> (or tool_effects.hpp) for `waves_c`.
 #ifndef TOOL_EFFECTS_DETAIL_PLANS_HPP
 #define TOOL_EFFECTS_DETAIL_PLANS_HPP
@@ -114,7 +114,7 @@ inline constexpr const dependency_matrix<sizeof...(Tools)>& dependencies_v = pla
 /// ordered through a path of kept edges: the order the dispatcher enforces,
 /// and the waves, are exactly those of the full "conflicts with an earlier
 /// call" relation (docs/scheduling.md). Memory and work are linear in the
-/// calls plus kept edges for the turns of issue 19; at most
+/// calls plus kept edges (a turn of many writers of one resource keeps one edge per writer); at most
 /// `plan_limits::max_calls` calls are planned. A plan made from conflict rows
 /// (`runtime_plan(n, rows)`, `plan_calls(matrix, types)`) keeps every edge.
 class runtime_plan {

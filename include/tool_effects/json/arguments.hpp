@@ -15,6 +15,7 @@
 #define TOOL_EFFECTS_JSON_ARGUMENTS_HPP
 
 #include <cstdint>
+#include <cmath>
 #include <limits>
 #include <optional>
 #include <string>
@@ -87,6 +88,15 @@ void parse_value(const nlohmann::json& j, T& out, const std::string& at) {
     if (!j.is_boolean()) fail("a boolean");
     out = j.get<bool>();
   } else if constexpr (std::is_integral_v<T>) {
+    if (j.is_number_float()) {  // JSON Schema: a number with no fractional part is an integer (5.0, 1e3)
+      const double v = j.get<double>();
+      if (!std::isfinite(v) || std::trunc(v) != v) fail("an integer");
+      // Within T's range, compared in double (exact for the bounds of every integer type up to 64 bits).
+      if (v < static_cast<double>(std::numeric_limits<T>::min()) || v >= std::ldexp(1.0, std::numeric_limits<T>::digits))
+        throw json_error(at, "integer out of range", preview(j));
+      out = static_cast<T>(v);
+      return;
+    }
     if (!j.is_number_integer()) fail("an integer");
     if constexpr (std::is_signed_v<T>) {
       if (j.is_number_unsigned() ? j.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/failure.hpp>
 #include <tool_effects/json/calls.hpp>
@@ -220,6 +221,27 @@ inline void read_mcp_result(const nlohmann::json& r, tool_answer& a) {
 /// exception `tool_error: <what()>`; an aborted call `aborted: ...`.
 /// `tool_name`, when given, names the tool in explanations (the record's
 /// tool is the dispatcher's call name, `name#id` for a JSON turn).
+namespace detail {
+// What a nlohmann::json exception thrown while a tool read its arguments says of them: a missing key named, a
+// value of the wrong type, else that they do not have the shape the tool reads.
+inline std::string json_reading_failure(const nlohmann::json::exception& e) {
+  const std::string_view what = e.what();
+  if (e.id == 403) {  // out_of_range.403: key 'name' not found
+    const auto a = what.find('\'');
+    const auto b = a == std::string_view::npos ? a : what.find('\'', a + 1);
+    if (b != std::string_view::npos)
+      return str_cat("missing required key \"", utf8_excerpt(what.substr(a + 1, b - a - 1), 200), "\"");
+  }
+  if (e.id == 302) {  // type_error.302: type must be number, but is string
+    const auto t = what.find("type must be ");
+    if (t != std::string_view::npos) return str_cat("a value has the wrong type: ", utf8_excerpt(what.substr(t + 13), 200));
+  }
+  if (e.id == 304 || e.id == 305 || e.id == 306) return "the tool reads an object where the arguments hold none";
+  if (e.id == 401) return "an array of the arguments is shorter than the tool reads";
+  return "the arguments do not have the shape the tool reads";
+}
+}  // namespace detail
+
 inline tool_answer answer_of(const outcome<nlohmann::json>& o, std::string_view tool_name = {}) {
   tool_answer a;
   if (o.has_value()) {
@@ -258,6 +280,10 @@ inline tool_answer answer_of(const outcome<nlohmann::json>& o, std::string_view 
     std::rethrow_exception(o.error());
   } catch (const call_failure& f) {
     a.content = detail::explain_failure(f.record(), tool_name);
+  } catch (const nlohmann::json::exception& e) {
+    // A tool that reads its JSON arguments itself (no described `arguments`) and found them not as it expects:
+    // the caller's arguments, said in the library's words, never nlohmann's.
+    a.content = detail::str_cat("invalid_arguments: ", detail::json_reading_failure(e));
   } catch (const std::exception& e) {
     a.content = "tool_error: ";
     a.content += e.what();

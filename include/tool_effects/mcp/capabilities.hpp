@@ -6,7 +6,7 @@
 // `initialize` only when its handler is set; without one the request is
 // refused (JSON-RPC -32601) as before. A 2026-07-28 server asks inside a
 // call's result instead (MRTR); the same handlers answer. The machinery is in
-// mcp/detail/client_handlers.hpp; see docs/mcp.md ("Client capabilities").
+// mcp/client/detail/handlers.hpp; see docs/mcp-capabilities.md ("Client capabilities").
 //
 //   te::mcp_client_options o;
 //   o.on_elicitation = [](const te::mcp_elicitation_request& r) {
@@ -191,7 +191,7 @@ using mcp_call_progress = std::function<void(const nlohmann::json& params)>;
 /// `content` that has a `default` gets it, SEP-1034) and checks the result
 /// against it. Returns the content to send; throws `json_error` whose pointer
 /// names the offending value (`/requestedSchema/...` or `/content/...`).
-/// Declared here, defined in mcp/impl/client.ipp.
+/// Declared here, defined in mcp/client/impl/client.ipp.
 TOOL_EFFECTS_DECL nlohmann::json mcp_elicitation_content(const nlohmann::json& requested_schema, nlohmann::json content);
 
 /// The JSON-RPC error code of URLElicitationRequiredError (2025-11-25): the
@@ -204,7 +204,7 @@ class mcp_rpc_error;
 /// -32042) asks for, each checked as a URL-mode request is (at most 16); an
 /// error of another code has none. Throws `json_error` whose pointer names
 /// the offending value (`/error/data/elicitations/0/url`). Declared here,
-/// defined in mcp/impl/client.ipp.
+/// defined in mcp/client/impl/client.ipp.
 TOOL_EFFECTS_DECL std::vector<mcp_url_elicitation_request> mcp_url_elicitations(const mcp_rpc_error& e);
 
 }  // namespace tool_effects

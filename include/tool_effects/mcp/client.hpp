@@ -2,7 +2,7 @@
 // client over the stdio transport (the protocol versions of
 // `mcp_protocol_versions()`).
 //
-//   boost::asio::thread_pool pool(2);                         // docs/mcp.md, "Pool size"
+//   boost::asio::thread_pool pool(2);                         // docs/mcp-client.md, "Pool size"
 //   auto client = tool_effects::mcp_client::launch(pool, {"node", "server.js", "/workspace"});
 //   nlohmann::json tools = client.list_tools();               // {"tools": [...]}, every page
 //   nlohmann::json r = client.call("read_text_file", {{"path", "/workspace/a.txt"}});
@@ -15,9 +15,9 @@
 // declarations come first; the machinery (the role-neutral JSON-RPC session,
 // `detail::mcp_session`; the client's connection on it,
 // `detail::mcp_connection`; the state every copy of a client shares,
-// `detail::mcp_client_state`) is in mcp/detail/, and the members' definitions
-// in mcp/impl/client.ipp, included at the end (header-only, the default) or
-// compiled once by <tool_effects/mcp/impl/src.hpp> with
+// `detail::mcp_client_state`) is in mcp/client/detail/, and the members' definitions
+// in mcp/client/impl/client.ipp, included at the end (header-only, the default) or
+// compiled once by <tool_effects/mcp/client/impl/src.hpp> with
 // TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: tool_effects::mcp_compiled). The
 // child process's transport comes with <tool_effects/mcp.hpp>.
 #ifndef TOOL_EFFECTS_MCP_CLIENT_HPP
@@ -49,6 +49,7 @@
 
 #include <tool_effects/mcp/capabilities.hpp>
 #include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/mcp/logging.hpp>
 #include <tool_effects/mcp/versions.hpp>
 #include <tool_effects/version.hpp>
 
@@ -61,38 +62,6 @@ struct mcp_shared;
 
 struct mcp_http_endpoint;  // <tool_effects/mcp/http.hpp>
 
-/// The log levels of MCP (RFC 5424's severities, lowest first); `none` asks for no log messages.
-enum class mcp_log_level { none, debug, info, notice, warning, error, critical, alert, emergency };
-
-/// The level's name on the wire ("debug" ... "emergency"); "" for `none`.
-constexpr std::string_view mcp_log_level_name(mcp_log_level l) noexcept {
-  switch (l) {
-    case mcp_log_level::debug: return "debug";
-    case mcp_log_level::info: return "info";
-    case mcp_log_level::notice: return "notice";
-    case mcp_log_level::warning: return "warning";
-    case mcp_log_level::error: return "error";
-    case mcp_log_level::critical: return "critical";
-    case mcp_log_level::alert: return "alert";
-    case mcp_log_level::emergency: return "emergency";
-    case mcp_log_level::none: break;
-  }
-  return "";
-}
-
-/// The level named `name` on the wire ("debug" ... "emergency", exactly); `none` for any other text.
-constexpr mcp_log_level mcp_log_level_named(std::string_view name) noexcept {
-  for (const auto l : {mcp_log_level::debug, mcp_log_level::info, mcp_log_level::notice, mcp_log_level::warning,
-                       mcp_log_level::error, mcp_log_level::critical, mcp_log_level::alert, mcp_log_level::emergency})
-    if (mcp_log_level_name(l) == name) return l;
-  return mcp_log_level::none;
-}
-
-/// Whether a log message at `message` reaches a client that asked for `threshold` and above (RFC 5424's order,
-/// lowest first, as the enum): never when either is `none`. The one rule of the server's log filter.
-constexpr bool mcp_log_level_passes(mcp_log_level message, mcp_log_level threshold) noexcept {
-  return message != mcp_log_level::none && threshold != mcp_log_level::none && message >= threshold;
-}
 
 /// How a server is started and talked to. Every member has a usable default.
 struct mcp_client_options {
@@ -143,10 +112,12 @@ struct mcp_client_options {
   std::vector<std::string> protocol_versions = mcp_protocol_versions();
   /// How long the `server/discover` probe may go unanswered before the
   /// server is taken for a legacy one (the specification's "reasonable
-  /// timeout"; a legacy server usually answers it at once with an error).
-  /// It counts against `initialize_timeout`: keep it well below that, so that
-  /// a legacy server that ignores the probe has time left for `initialize`.
-  std::chrono::milliseconds discover_timeout = std::chrono::seconds(5);
+  /// timeout"; a legacy server usually answers it at once with an error, and a
+  /// modern one at once with its versions). It counts against
+  /// `initialize_timeout`, and the probe never waits more than a quarter of
+  /// that: a server that ignores the probe still has time for `initialize`. A
+  /// client remembers a legacy server and does not probe it again on restarts.
+  std::chrono::milliseconds discover_timeout = std::chrono::seconds(1);
   /// `clientInfo` of initialize, and `io.modelcontextprotocol/clientInfo` of
   /// every modern request (the version is the library's, version.hpp).
   nlohmann::json client_info = {{"name", "tool_effects"}, {"version", TOOL_EFFECTS_VERSION_STRING}};
@@ -159,7 +130,7 @@ struct mcp_client_options {
   /// progress, and any other notification. From a 2026-07-28 server list
   /// changes come on a `subscriptions/listen` the client keeps open when the
   /// server declares them and a handler is set (`on_tools_list_changed`;
-  /// prompts and resources: `on_notification`); docs/mcp.md, "Protocol versions".
+  /// prompts and resources: `on_notification`); docs/mcp-client.md, "Protocol versions".
   std::function<void()> on_tools_list_changed{};
   std::function<void(const nlohmann::json& params)> on_log{};
   /// The lowest level of the log messages asked of a 2026-07-28 server: sent
@@ -358,7 +329,7 @@ TOOL_EFFECTS_DECL std::string mcp_text(const nlohmann::json& result);
 }  // namespace tool_effects
 
 #if TOOL_EFFECTS_HEADER_ONLY
-#include <tool_effects/mcp/impl/client.ipp>
+#include <tool_effects/mcp/client/impl/client.ipp>
 #endif
 
 #endif  // TOOL_EFFECTS_MCP_CLIENT_HPP

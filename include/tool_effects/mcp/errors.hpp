@@ -1,6 +1,8 @@
-// tool_effects/mcp/errors.hpp — internal to <tool_effects/mcp.hpp>: what an
-// MCP call can end in besides a result. Every fault of the server or of the
-// pipe becomes one of these, delivered to the call (never a hang):
+// tool_effects/mcp/errors.hpp — what an MCP exchange can end in besides a
+// result, in both roles: the error a handler throws to answer with a JSON-RPC
+// error (mcp_handler_error), and what a client's call fails with. Every fault
+// of the server or of the pipe becomes one of these, delivered to the call
+// (never a hang):
 //
 //   mcp_transient_error  timeout, server_exited, protocol_error: the call may or
 //                        may not have happened and a retry (after a restart)
@@ -24,6 +26,22 @@
 #include <tool_effects/retry_policy.hpp>
 
 namespace tool_effects {
+
+/// The error response a request handler throws (a server's method, a client's answer to a server's request):
+/// its code, message and data go to the peer as they are; anything else a handler throws is answered -32603.
+class mcp_handler_error : public std::runtime_error {
+ public:
+  mcp_handler_error(int code, const std::string& message, nlohmann::json data = nullptr)
+      : std::runtime_error(message), code_(code), data_(std::move(data)) {}
+  [[nodiscard]] int code() const noexcept { return code_; }
+  [[nodiscard]] const nlohmann::json& data() const noexcept { return data_; }
+
+ private:
+  int code_;
+  nlohmann::json data_;
+};
+/// The server's name for it: what its methods and tools' helpers throw.
+using mcp_server_error = mcp_handler_error;
 
 /// What went wrong in an MCP exchange. Stable slugs (`to_string`).
 enum class mcp_error_kind : std::uint8_t {

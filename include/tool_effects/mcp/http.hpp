@@ -27,7 +27,7 @@
 // OpenSSL (linked by the application); without it such a URL fails with
 // launch_failed. With TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: link
 // tool_effects::mcp_compiled) the transport and Beast are compiled once, in
-// the translation unit of <tool_effects/mcp/impl/src.hpp>.
+// the translation unit of <tool_effects/mcp/client/impl/src.hpp>.
 #ifndef TOOL_EFFECTS_MCP_HTTP_HPP
 #define TOOL_EFFECTS_MCP_HTTP_HPP
 
@@ -75,7 +75,7 @@ struct mcp_http_endpoint {
   /// Connections kept open between requests for reuse, each for at most 2 s
   /// (under servers' keep-alive timeouts). Requests in flight beyond it
   /// still run, on connections opened for them and closed after; size it to
-  /// the concurrency the client runs at (docs/mcp.md, "Connections").
+  /// the concurrency the client runs at (docs/mcp-client.md, "Connections").
   std::size_t max_idle_connections = 32;
   /// Resumptions (or GET-stream reconnections) in a row that delivered no
   /// message, before the stream is given up (its request fails with
@@ -87,7 +87,7 @@ struct mcp_http_endpoint {
   /// Delay before a resumption when the server sent no SSE `retry`. The
   /// delay (a server's `retry` or this) is at least 100 ms and at most
   /// `max_retry`, and doubles with each reconnection in a row that
-  /// delivered no message (docs/mcp.md, "Transport bounds (issue 26)").
+  /// delivered no message (docs/mcp-security.md, "Transport bounds").
   std::chrono::milliseconds default_retry = std::chrono::milliseconds(1000);
   std::chrono::milliseconds max_retry = std::chrono::seconds(30);
   /// OAuth 2.1 (mcp/oauth.hpp): when set, a 401 (or 403 insufficient_scope) makes the client authorize
@@ -106,7 +106,7 @@ mcp_client mcp_client::connect(Executor&& executor, const mcp_http_endpoint& end
 }  // namespace tool_effects
 
 #if TOOL_EFFECTS_HEADER_ONLY
-#include <tool_effects/mcp/impl/http.ipp>
+#include <tool_effects/mcp/client/impl/http.ipp>
 #endif
 
 #endif  // TOOL_EFFECTS_MCP_HTTP_HPP

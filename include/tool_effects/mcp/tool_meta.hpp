@@ -2,7 +2,7 @@
 // publishes it, and as our client reads it back: the four hints (derived by
 // `export_mcp_hints`, the one rule of json/mcp.hpp) and the scoped accesses
 // under the `_meta` key `io.github.tool-effects/accesses` (format version 1,
-// documented in docs/mcp.md, "What a tool_effects server publishes"):
+// documented in docs/mcp-server.md, "What a tool_effects server publishes"):
 //
 //   "_meta": {"io.github.tool-effects/accesses": {
 //     "version": 1, "effects": ["write", "idempotent"],
@@ -14,6 +14,7 @@
 #ifndef TOOL_EFFECTS_MCP_TOOL_META_HPP
 #define TOOL_EFFECTS_MCP_TOOL_META_HPP
 
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -128,13 +129,24 @@ inline nlohmann::json mcp_accesses_meta(const call_description& d, const identit
 }
 
 /// One `tools/list` entry: name, `inputSchema` (`{"type": "object"}` unless
-/// given), `annotations` with the four hints of `d` (an unknown tool: the
+/// given; the identity policy's `target_arg` is a required property of it), `annotations` with the four hints of `d` (an unknown tool: the
 /// specification's defaults) and its `_meta` accesses.
 inline nlohmann::json mcp_tool_entry(std::string_view name, const call_description& d, const identity_policy& p,
                                      nlohmann::json input_schema = nullptr) {
   nlohmann::json e = nlohmann::json::object();
   e["name"] = std::string(name);
-  e["inputSchema"] = input_schema.is_null() ? nlohmann::json{{"type", "object"}} : std::move(input_schema);
+  if (input_schema.is_null()) input_schema = {{"type", "object"}};
+  // The argument that names a call's target (the identity policy's target_arg) is a property the call must
+  // carry: a client that reads the schema shows it and sends it.
+  if (p.target_arg && input_schema.is_object() && input_schema.value("type", nlohmann::json()) == "object") {
+    nlohmann::json& props = input_schema["properties"];
+    if (!props.is_object()) props = nlohmann::json::object();
+    if (!props.contains(*p.target_arg)) props[*p.target_arg] = {{"description", "what the call acts on (its target)"}};
+    nlohmann::json& required = input_schema["required"];
+    if (!required.is_array()) required = nlohmann::json::array();
+    if (std::find(required.begin(), required.end(), *p.target_arg) == required.end()) required.push_back(*p.target_arg);
+  }
+  e["inputSchema"] = std::move(input_schema);
   e["annotations"] = mcp_annotations(d);
   e["_meta"] = {{std::string(mcp_accesses_meta_key), mcp_accesses_meta(d, p)}};
   return e;

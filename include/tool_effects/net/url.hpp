@@ -1,5 +1,5 @@
 // tool_effects/net/url.hpp — internal: the library's one URL type (RFC 3986), used by MCP over HTTP, OAuth
-// and etcd. A parser of ours rather than Boost.URL: see docs/benchmarks.md ("One URL type (issue 27)") for
+// and etcd. A parser of ours rather than Boost.URL: see docs/benchmarks.md ("One URL type") for
 // the measured cost of each.
 //
 // API (stable; added to, never renamed):
@@ -9,6 +9,8 @@
 //   net::parse_uri_reference(text)    any URI reference (RFC 3986 section 4.1): absolute or relative
 //   net::parse_http_url(text)         an absolute http:// or https:// URL with a host, no user information,
 //                                     a port up to 65535, at most max_url_bytes
+//   net::parse_authority(text)        a Host header's value (RFC 9110 section 7.2): a host and an optional port,
+//                                     nothing else
 //   net::resolve(base, reference)     reference resolution (RFC 3986 section 5.2.2, dot segments removed)
 //   net::percent_decode(part, whole)  RFC 3986 percent-decoding of one component of `whole` (strict)
 //   url::port_or_default(), authority(), origin(), target(), text(), printable(), is_https()
@@ -244,6 +246,20 @@ inline url parse_uri_reference(std::string_view u) {
   }
   url_check(rest, u, [](char c) { return url_pchar(c) || c == '/'; }, "path");
   out.path = std::string(rest);
+  return out;
+}
+
+// Parses the value of a Host header (RFC 9110 section 7.2: uri-host [ ":" port ]): the url's host (lower-cased;
+// an IPv6 literal without its brackets) and port; anything else (a path, user information, an empty host, a port
+// over 65535) is refused. Throws url_error.
+inline url parse_authority(std::string_view a) {
+  if (a.empty() || a.size() > max_url_bytes) detail::url_fail("no_host", a, "no host");
+  url out = parse_uri_reference(tool_effects::detail::str_cat("//", a));
+  if (!out.path.empty() || out.query || out.fragment) detail::url_fail("bad_host", a, "not a host and a port");
+  if (out.userinfo) detail::url_fail("user_information", a, "user information in a host");
+  if (!out.host || out.host->empty()) detail::url_fail("no_host", a, "no host");
+  if (out.port.size() > 5 || (!out.port.empty() && std::stoul(out.port) > 65535))
+    detail::url_fail("bad_port", a, "the port is not a number up to 65535");
   return out;
 }
 

@@ -1,0 +1,144 @@
+// tool_effects/mcp/protocol/detail/line_pipe.hpp — internal: the newline-delimited
+// framing of the stdio binding, shared by both stdio transports (the client's
+// child process, stdio_child_transport.hpp; the server's own stdin/stdout,
+// stdio_server_transport.hpp).
+//
+// Two pieces, each bounded:
+// - `line_splitter` cuts a byte stream into lines of at most `max_line` bytes
+//   (no I/O: a state machine fed with whatever a read returned). What happens to
+//   a longer line is the caller's policy: the client ends the connection, the
+//   server answers one error and skips the line up to its newline.
+// - `line_queue` holds the lines waiting to be written, bounded in bytes, and
+//   writes them in order on one stream, one write at a time, on the caller's
+//   strand. A peer that stops reading is seen as a queue over its bound.
+#ifndef TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_LINE_PIPE_HPP
+#define TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_LINE_PIPE_HPP
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/buffer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/system/error_code.hpp>
+
+namespace tool_effects::detail {
+
+// Cuts a byte stream into lines (the newline excluded) of at most `max_line` bytes.
+class line_splitter {
+ public:
+  explicit line_splitter(std::size_t max_line) noexcept : max_(max_line) {}
+
+  // Feeds `data`: `on_line(std::string& line)` for each complete line, and
+  // `on_oversized()` once for a line that passes the bound; with `skip`, its
+  // bytes are then dropped up to its newline and splitting goes on. A callback
+  // that returns false stops the feed, which then returns false (the rest of
+  // `data` is not looked at); an oversized line without `skip` returns false.
+  template <class OnLine, class OnOversized>
+  bool feed(std::string_view data, bool skip, OnLine&& on_line, OnOversized&& on_oversized) {
+    while (!data.empty()) {
+      const auto nl = data.find('\n');
+      const auto part = data.substr(0, nl);
+      if (!skipping_ && line_.size() + part.size() > max_) {
+        line_.clear();
+        if (!on_oversized() || !skip) return false;
+        skipping_ = true;
+      }
+      if (!skipping_) line_.append(part);
+      if (nl == std::string_view::npos) return true;
+      data.remove_prefix(nl + 1);
+      const bool whole = !skipping_;
+      skipping_ = false;
+      if (whole) {
+        std::string line = std::exchange(line_, std::string());
+        if (!on_line(line)) return false;
+      }
+    }
+    return true;
+  }
+
+  // At end of input: the last line if it had no newline (nullopt when there
+  // is none, or when it was being skipped).
+  [[nodiscard]] std::optional<std::string> finish() {
+    if (line_.empty() || skipping_) return std::nullopt;
+    return std::exchange(line_, std::string());
+  }
+
+  [[nodiscard]] std::size_t max_line() const noexcept { return max_; }
+
+ private:
+  std::size_t max_;
+  std::string line_;
+  bool skipping_ = false;
+};
+
+// The lines waiting to be written on one stream, at most `max_bytes` of them
+// (0: no bound) besides a first line, which an empty queue always takes.
+class line_queue {
+ public:
+  explicit line_queue(std::size_t max_bytes) noexcept : max_(max_bytes) {}
+
+  // Queues `line` and its newline; false (nothing queued) when the bytes
+  // already waiting plus these would pass the bound.
+  [[nodiscard]] bool push(std::string_view line) {
+    const std::size_t queued = waiting();
+    if (max_ != 0 && queued > 0 && queued + line.size() + 1 > max_) return false;
+    buf_.append(line);
+    buf_ += '\n';
+    return true;
+  }
+
+  // Bytes waiting, the write in flight included.
+  [[nodiscard]] std::size_t waiting() const noexcept { return buf_.size() + in_flight_; }
+  [[nodiscard]] std::size_t max_bytes() const noexcept { return max_; }
+
+  // True once when a writer must be started (none is running and lines wait):
+  // the caller then co_spawns `drain` on its strand.
+  [[nodiscard]] bool claim_writer() noexcept {
+    if (writing_ || buf_.empty()) return false;
+    writing_ = true;
+    return true;
+  }
+  [[nodiscard]] bool writing() const noexcept { return writing_; }
+
+  // Writes what waits, in order, until the queue is empty, `stopped()` is
+  // true, or a write fails (its error returned; the queue is then emptied).
+  // Run on the strand that pushes; the queue and `stream` must outlive it.
+  template <class Stream, class Stopped>
+  boost::asio::awaitable<boost::system::error_code> drain(Stream& stream, Stopped stopped) {
+    boost::system::error_code out;
+    std::string buf;
+    while (!buf_.empty() && !stopped()) {
+      buf.clear();
+      buf.swap(buf_);
+      in_flight_ = buf.size();
+      auto [ec, n] = co_await boost::asio::async_write(stream, boost::asio::buffer(buf),
+                                                       boost::asio::as_tuple(boost::asio::use_awaitable));
+      (void)n;
+      in_flight_ = 0;
+      if (ec) {
+        out = ec;
+        break;
+      }
+    }
+    if (out || stopped()) buf_.clear();
+    in_flight_ = 0;
+    writing_ = false;
+    co_return out;
+  }
+
+ private:
+  std::size_t max_;
+  std::string buf_;
+  std::size_t in_flight_ = 0;
+  bool writing_ = false;
+};
+
+}  // namespace tool_effects::detail
+
+#endif  // TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_LINE_PIPE_HPP

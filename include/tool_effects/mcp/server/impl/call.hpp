@@ -1,0 +1,347 @@
+// tool_effects/mcp/server/impl/call.hpp — internal to <tool_effects/mcp/server.hpp> (included by
+// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (on a caller thread, through the dispatcher under
+// the server's coordinator), the 2026-07-28 calls and prompts that ask their client by InputRequiredResult
+// (parked, resumed, never run twice), what the server reads off each static tool type, and stdio.
+#ifndef TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
+#define TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
+
+#include <algorithm>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include <boost/asio/associated_cancellation_slot.hpp>
+#include <boost/asio/async_result.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <tool_effects/detail/foreign_completion.hpp>
+#include <tool_effects/journal.hpp>
+#include <tool_effects/json/canonical.hpp>
+#include <tool_effects/mcp/protocol/detail/crypto.hpp>
+#include <tool_effects/mcp/server.hpp>
+#include <tool_effects/mcp/transport/detail/stdio_server.hpp>
+
+#include <tool_effects/detail/push_options.hpp>  // the server's coroutines (g++ 12 false positives)
+
+namespace tool_effects {
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nlohmann::json params,
+                                                                            mcp_server_request request) {
+  detail::tool_call_request r = detail::read_tool_call(params);
+  if (!host_->registry().index_of(r.name))
+    throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
+  check_key(r, request.caller);
+  // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
+  auto call = std::make_shared<detail::tool_call_request>(std::move(r));
+  auto asker = std::make_shared<const mcp_client_asker>(
+      std::move(request.ask_client), std::move(request.client_capabilities), options_.client_request_timeout, executor_,
+      "the request has no channel to its client");
+  auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
+  auto initiate = [this, call, asker, close, cancel = request.cancel, progress = std::move(request.progress),
+                   log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
+                   caller = std::move(request.caller), principal = request.principal](auto handler) {
+    // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
+    // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+    auto work = detail::tracked_executor_of(handler);
+    boost::asio::post(*callers_, [this, call, asker, close, cancel, progress, log, caller, principal,
+                                  work = std::move(work), handler = std::move(handler)]() mutable {
+      // `tracked` keeps the handler's execution context running until this thread has let go of every copy
+      // of its executor, here and inside post: it is released last (see detail::tracked_executor_of).
+      const auto tracked = std::move(work);
+      nlohmann::json result;
+      {  // the call's state goes before its completion is posted
+        const auto c = std::move(call);
+        const auto a = std::move(asker);
+        const auto cl = std::move(close);
+        const auto ca = std::move(cancel);
+        const auto p = std::move(progress);
+        const auto l = std::move(log);
+        result = run_call(*c, caller, principal.get(), ca, p, l, a.get(), cl.get());
+      }
+      detail::post_completion(std::move(handler), std::move(result));
+    });
+  };
+  co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
+      initiate, boost::asio::use_awaitable);
+}
+
+template <class Host, class Options>
+std::shared_ptr<detail::mcp_mrtr_call> mcp_server<Host, Options>::parked_call(const std::string& state,
+                                                                              std::string_view method,
+                                                                              const std::string& name,
+                                                                              const std::string& caller) const {
+  std::shared_ptr<detail::mcp_mrtr_call> parked = parking_->find(state);
+  if (parked->owner() != caller)  // another caller's state: as if this server had not issued it
+    throw mcp_server_error(detail::rpc_invalid_params,
+                           "Invalid params: at /requestState: issued to another caller (state_of_another_caller)");
+  if (parked->method() != method || parked->name() != name)
+    throw mcp_server_error(
+        detail::rpc_invalid_params,
+        detail::str_cat("Invalid params: at /requestState: issued for ", parked->method(), " of ",
+                        detail::quote_input(parked->name()), ", not for ", method, " of ", detail::quote_input(name)));
+  return parked;
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool_asking(nlohmann::json params,
+                                                                                   mcp_server_request request) {
+  const detail::mcp_input_params in = detail::read_input_params(params);
+  detail::tool_call_request r = detail::read_tool_call(params);
+  if (in.state)
+    co_return co_await next_outcome(parked_call(*in.state, "tools/call", r.name, request.caller), false, *in.state,
+                                    in.responses, {});
+  if (!host_->registry().index_of(r.name))
+    throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
+  check_key(r, request.caller);
+  // The call's state and its asks run on the server's own thread (never blocked by a tool: a synchronous
+  // tool blocks its thread while it waits for the answers).
+  auto call =
+      std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "tools/call", r.name, request.caller);
+  auto asker = std::make_shared<const mcp_client_asker>(
+      [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
+        return call->ask(std::move(asks), timeout);
+      },
+      std::move(request.client_capabilities), options_.client_request_timeout, asks_->get_executor());
+  auto args = std::make_shared<detail::tool_call_request>(std::move(r));
+  std::function<void()> start = [this, call, asker, args, cancel = request.cancel,
+                                 progress = std::move(request.progress),
+                                 log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
+                                 caller = request.caller, principal = request.principal] {
+    boost::asio::post(*callers_, [this, call, asker, args, cancel, progress, log, caller, principal] {
+      call->finish(run_call(*args, caller, principal.get(), cancel, progress, log, asker.get()));
+    });
+  };
+  co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start), request.cancel);
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::get_prompt_asking(nlohmann::json params,
+                                                                                    mcp_server_request request,
+                                                                                    bool modern) {
+  auto checked = catalog_.checked_prompt(params);
+  auto prompt = std::make_shared<mcp_prompt>(std::move(checked.first));
+  std::map<std::string, std::string> args = std::move(checked.second);
+  if (!modern) {
+    const mcp_client_asker asker(std::move(request.ask_client), std::move(request.client_capabilities),
+                                 options_.client_request_timeout, executor_,
+                                 "the request has no channel to its client");
+    std::vector<mcp_prompt_message> messages = co_await prompt->get_asking(std::move(args), asker);
+    co_return detail::mcp_catalog::prompt_result(*prompt, std::move(messages));
+  }
+  const detail::mcp_input_params in = detail::read_input_params(params);
+  if (in.state)
+    co_return co_await next_outcome(parked_call(*in.state, "prompts/get", prompt->name, request.caller), false,
+                                    *in.state, in.responses, {});
+  auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "prompts/get", prompt->name,
+                                                      request.caller);
+  auto asker = std::make_shared<const mcp_client_asker>(
+      [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
+        return call->ask(std::move(asks), timeout);
+      },
+      std::move(request.client_capabilities), options_.client_request_timeout, asks_->get_executor());
+  std::function<void()> start = [this, call, asker, prompt, args = std::move(args)]() mutable {
+    boost::asio::co_spawn(asks_->get_executor(), run_prompt(call, asker, prompt, std::move(args)),
+                          boost::asio::detached);
+  };
+  co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start));
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<void> mcp_server<Host, Options>::run_prompt(std::shared_ptr<detail::mcp_mrtr_call> call,
+                                                                   std::shared_ptr<const mcp_client_asker> asker,
+                                                                   std::shared_ptr<mcp_prompt> prompt,
+                                                                   std::map<std::string, std::string> args) {
+  try {
+    std::vector<mcp_prompt_message> messages = co_await prompt->get_asking(std::move(args), *asker);
+    call->finish(detail::mcp_catalog::prompt_result(*prompt, std::move(messages)));
+  } catch (...) {
+    call->fail(std::current_exception());
+  }
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::next_outcome(
+    std::shared_ptr<detail::mcp_mrtr_call> call, bool first, std::string state, nlohmann::json responses,
+    std::function<void()> start, turn_cancellation cancel) {
+  auto initiate = [call, first, state = std::move(state), responses = std::move(responses), start = std::move(start),
+                   cancel](auto handler) mutable {
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+    auto work = detail::tracked_executor_of(handler);
+    auto h = std::make_shared<decltype(handler)>(std::move(handler));
+    // Locals, not this lambda's members: the lambda lives in the awaiting coroutine's frame, and once `wait`
+    // holds the completion another thread may complete it, resume the coroutine and free that frame (TSan:
+    // heap-use-after-free reading `start` after `wait`).
+    const std::shared_ptr<detail::mcp_mrtr_call> c = call;
+    std::function<void()> start_now = std::move(start);
+    c->wait(first, std::move(state), std::move(responses),
+            [work = std::move(work), h = std::move(h)](std::exception_ptr e, nlohmann::json r) mutable {
+              const auto tracked = std::move(work);  // released last, as in call_tool
+              detail::post_completion(std::move(*h), e, std::move(r));
+            });
+    if (start_now) start_now();
+  };
+  co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
+                                                 void(std::exception_ptr, nlohmann::json)>(initiate,
+                                                                                           boost::asio::use_awaitable);
+}
+
+template <class Host, class Options>
+std::string mcp_server<Host, Options>::key_scope(const std::string& caller, const std::string& key) {
+  return detail::str_cat("mcp-idempotency-key/", std::to_string(caller.size()), ":", caller, "/", key);
+}
+
+template <class Host, class Options>
+void mcp_server<Host, Options>::check_key(const detail::tool_call_request& r, const std::string& caller) {
+  if (r.idempotency_key.empty()) return;
+  // The call a key names: its tool and its arguments (canonical JSON), as a SHA-256.
+  const auto digest = detail::mcp_sha256(detail::str_cat(r.name, "\n", canonical_json(r.arguments)));
+  const std::string fingerprint =
+      detail::mcp_base64(std::string_view(reinterpret_cast<const char*>(digest.data()), digest.size()), true);
+  const std::string k = detail::str_cat("mcp-idempotency-fingerprint/", key_scope(caller, r.idempotency_key));
+  std::optional<std::string> first;
+  {
+    const std::lock_guard lock(keys_m_);
+    if constexpr (detail::options_have_journal<Options>) {
+      // In the journal, so that a key outlives the process, as the calls it replays do.
+      const auto& journal = dispatch_.template get<detail::options_journal_t<Options>>();
+      if (const auto e = journal.find(k); e && e->at == journal_entry::state::ended) {
+        first = e->result;
+      } else {
+        journal.record_started(k, "idempotency key");
+        journal.record_ended(k, journal_entry{journal_entry::state::ended, false, fingerprint, {}, {}});
+      }
+    } else {
+      if (const auto it = keys_.find(k); it != keys_.end()) {
+        first = it->second;
+      } else {
+        keys_.emplace(k, fingerprint);
+        keys_order_.push_back(k);
+        while (keys_order_.size() > 65536) {
+          keys_.erase(keys_order_.front());
+          keys_order_.pop_front();
+        }
+      }
+    }
+  }
+  if (first && *first != fingerprint)
+    throw mcp_server_error(
+        detail::rpc_invalid_params,
+        detail::str_cat("Invalid params: at /_meta/", detail::pointer_token(mcp_idempotency_meta_key),
+                        ": idempotency_key_reused: the key was first used for another call (another tool or other "
+                        "arguments); a key names one call, and is reused only to repeat it"));
+}
+
+template <class Host, class Options>
+nlohmann::json mcp_server<Host, Options>::run_call(
+    const detail::tool_call_request& r, const std::string& caller, const mcp_principal* principal,
+    const turn_cancellation& cancel, const std::function<void(double, double, const std::string&)>& progress,
+    const detail::mcp_request_log& log, const mcp_client_asker* asker, const std::function<void()>* close_stream) {
+  if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
+    return {{"content",
+             nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
+            {"isError", true}};
+  tool_call call;
+  call.id = "mcp";
+  call.name = r.name;
+  call.arguments = r.arguments;
+  // A client's key is its caller's: another caller's same key never replays this one's outcome.
+  const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : key_scope(caller, r.idempotency_key);
+  detail::mcp_request_reporter reporter(
+      &progress, &log, r.name, std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker, close_stream);
+  reporter.max_messages = options_.max_log_messages;
+  reporter.principal = principal;
+  auto options = dispatch_.with(cancel).with(reporting{&reporter});
+  std::vector<outcome<nlohmann::json>> out;
+  if constexpr (detail::options_have_approver<decltype(options)>) {
+    out = host_->run(executor_, options, std::span<const tool_call>(&call, 1), scope);
+  } else {
+    // No approver of the application's: a destructive or unknown call is asked of the user at the client.
+    out = host_->run(executor_, options.with(approver([asker](const confirmation_request& c) {
+                       return asker ? detail::mcp_ask_user_to_confirm(*asker, c) : confirmation::deny;
+                     })),
+                     std::span<const tool_call>(&call, 1), scope);
+  }
+  reporter.report_dropped();
+  return detail::call_tool_result(out.front(), r.name);
+}
+
+template <class Host, class Options>
+std::string_view mcp_server<Host, Options>::required_client_capability(std::size_t i) const {
+  std::string_view out;
+  if constexpr (Host::registry_type::static_size > 0)
+    if (Host::registry_type::is_static(i)) [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((i == I ? (out = mcp_required_client_capability_of<typename Host::registry_type::template tool_type<I>>(), 0)
+                 : 0),
+         ...);
+      }
+  (std::make_index_sequence<Host::registry_type::static_size>{});
+  (void)i;
+  return out;
+}
+
+template <class Host, class Options>
+std::optional<std::string> mcp_server<Host, Options>::argument_error(std::size_t i, const nlohmann::json& args) const {
+  std::optional<std::string> out;
+  if constexpr (Host::registry_type::static_size > 0)
+    if (Host::registry_type::is_static(i)) [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((i == I ? (out = detail::mcp_argument_error_of<typename Host::registry_type::template tool_type<I>>(args), 0)
+                 : 0),
+         ...);
+      }
+  (std::make_index_sequence<Host::registry_type::static_size>{});
+  if (out) return out;
+  // The argument that names the call's target is required (the tool's inputSchema says so).
+  if (const auto& p = host_->identity_policy_of(i); p.target_arg && !p.target_fn)
+    if (!args.is_object() || !args.contains(*p.target_arg))
+      return detail::str_cat("at /", detail::pointer_token(*p.target_arg), ": missing required key \"",
+                             detail::utf8_excerpt(*p.target_arg, 200), "\"");
+  return out;
+}
+
+template <class Host, class Options>
+nlohmann::json mcp_server<Host, Options>::entry(std::size_t i) const {
+  const auto& reg = host_->registry();
+  nlohmann::json out;
+  if constexpr (Host::registry_type::static_size > 0)
+    if (Host::registry_type::is_static(i)) {
+      [&]<std::size_t... I>(std::index_sequence<I...>) {
+        ((i == I ? (out = mcp_static_tool_entry<typename Host::registry_type::template tool_type<I>>(
+                        reg.name(I), reg.description(I), host_->identity_policy_of(I)),
+                    0)
+                 : 0),
+         ...);
+      }
+      (std::make_index_sequence<Host::registry_type::static_size>{});
+      return out;
+    }
+  return mcp_tool_entry(reg.name(i), reg.description(i), host_->identity_policy_of(i));
+}
+
+template <class Host, class Options>
+void mcp_server<Host, Options>::serve_fds(int in, int out) {
+  boost::asio::io_context io;
+  const detail::mcp_strand strand = detail::make_mcp_strand(io.get_executor());
+  auto session = std::make_shared<detail::mcp_session>(strand, session_settings("stdio client"));
+  bind(*session);
+  auto transport = std::make_shared<detail::mcp_stdio_server_transport>(strand, in, out, options_.max_message_bytes,
+                                                                        options_.max_write_queue_bytes, [] {});
+  boost::asio::post(strand, [session, transport] { session->start(transport); });
+  io.run();
+  session.reset();
+}
+
+}  // namespace tool_effects
+
+#include <tool_effects/detail/pop_options.hpp>
+
+#endif  // TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
