@@ -35,9 +35,15 @@ if(TOOL_EFFECTS_HAS_GATEWAY)  # /usr/bin/tool-effects-gateway links SQLite
   string(APPEND _te_deb_depends ", libsqlite3-0 (>= 3)")
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_te_deb_depends}")
+# tool_effects::mcp_auth (the MCP server's token verifiers) needs OpenSSL 3's headers and libraries; only that
+# component does, so the package recommends them rather than depending on them.
+if(TOOL_EFFECTS_HAS_MCP_AUTH)
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "libssl-dev (>= 3)")
+endif()
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "pkgconf, cmake (>= 3.25)")
 set(CPACK_PACKAGE_DESCRIPTION
     "An LLM agent's tools declare their side effects once; concepts, static_asserts, a Boost.Asio dispatcher and \
 runtime paths (JSON calls, MCP servers, manifests) derive from that declaration. With the CMake package \
-(find_package(tool_effects)) and pkg-config files (tool_effects, tool_effects-json, tool_effects-mcp).")
+(find_package(tool_effects)) and pkg-config files (tool_effects, tool_effects-json, tool_effects-mcp, \
+tool_effects-mcp-auth when built with OpenSSL).")
 include(CPack)

@@ -140,11 +140,12 @@ function(tool_effects_project_target target)
 endfunction()
 
 # True when a source should be skipped because it needs nlohmann_json (its name starts with "json" or
-# "etcd") or the MCP component (its name starts with "mcp").
+# "etcd") or the MCP component (its name starts with "mcp"), or the token verifiers ("auth_": tool_effects::mcp_auth).
 function(tool_effects_needs_missing_json out_var source)
   get_filename_component(_stem "${source}" NAME_WE)
   if((_stem MATCHES "^(json|etcd|coordination_soak)" AND NOT TOOL_EFFECTS_HAS_JSON) OR
-     (_stem MATCHES "^sqlite|gateway_backends" AND NOT TOOL_EFFECTS_HAS_SQLITE) OR (_stem MATCHES "^mcp" AND NOT TOOL_EFFECTS_HAS_MCP))
+     (_stem MATCHES "^sqlite|gateway_backends" AND NOT TOOL_EFFECTS_HAS_SQLITE) OR (_stem MATCHES "^mcp" AND NOT TOOL_EFFECTS_HAS_MCP) OR
+     (_stem MATCHES "^auth_" AND NOT TOOL_EFFECTS_HAS_MCP_AUTH))
     set(${out_var} TRUE PARENT_SCOPE)
   else()
     set(${out_var} FALSE PARENT_SCOPE)

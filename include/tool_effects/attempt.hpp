@@ -11,42 +11,42 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <limits>
-#include <random>
 #include <string>
 #include <type_traits>
 
-#include <boost/uuid/uuid.hpp>
-#include <boost/uuid/uuid_io.hpp>
-
 #include <tool_effects/side_effects.hpp>
 #include <tool_effects/detail/config.hpp>
+#include <tool_effects/detail/entropy.hpp>
 
 namespace tool_effects {
 
 /// A fresh idempotency key: a random RFC 9562 UUID (version 4: 122 random
-/// bits drawn from `std::random_device` for every key, the platform's
-/// non-deterministic source (libstdc++ and libc++ on Linux: the CPU's
-/// hardware generator or the kernel's getrandom/urandom): unpredictable,
-/// unlike a seeded Mersenne Twister) in the standard lowercase 36-character
-/// form (Boost.UUID). Keys of consecutive calls share no structure, and a
-/// collision between any two keys ever made is negligible (birthday bound
-/// 2^61). Thread-safe (one source per thread).
+/// bits drawn for every key from the platform's non-deterministic source:
+/// getentropy(3), the kernel's random generator, where the C library has it,
+/// else `std::random_device`; detail/entropy.hpp): unpredictable, unlike a
+/// seeded Mersenne Twister, in the standard lowercase 36-character form
+/// (8-4-4-4-12 hexadecimal digits). Keys of consecutive calls share no
+/// structure, and a collision between any two keys ever made is negligible
+/// (birthday bound 2^61). Thread-safe. Throws std::system_error if the source
+/// fails.
 // Not inlined (a key costs an entropy read anyway): inlined into a caller that
 // moves the returned string (say, into a vector), g++ 12 -O2 reports a false
 // -Warray-bounds on std::string's move constructor ("forming offset [32, 52]
 // is out of the bounds [0, 32]"; GCC's meta-bug 56456 of bogus -Warray-bounds).
 TOOL_EFFECTS_NOINLINE inline std::string random_idempotency_key() {
-  static_assert(std::numeric_limits<std::random_device::result_type>::digits >= 32);
-  thread_local std::random_device entropy;
-  boost::uuids::uuid u{};
-  for (std::size_t i = 0; i < u.size(); i += 4) {
-    const auto bits = static_cast<std::uint32_t>(entropy());
-    for (std::size_t k = 0; k < 4; ++k) u.data[i + k] = static_cast<std::uint8_t>(bits >> (8 * k));
+  unsigned char u[16];
+  detail::fill_entropy(u, sizeof u);
+  u[6] = static_cast<unsigned char>((u[6] & 0x0F) | 0x40);  // version 4 (RFC 9562, 5.4)
+  u[8] = static_cast<unsigned char>((u[8] & 0x3F) | 0x80);  // variant 10
+  constexpr char hex[] = "0123456789abcdef";
+  std::string key(36, '-');
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < sizeof u; ++i) {
+    if (at == 8 || at == 13 || at == 18 || at == 23) ++at;  // the dashes
+    key[at++] = hex[u[i] >> 4];
+    key[at++] = hex[u[i] & 0x0F];
   }
-  u.data[6] = static_cast<std::uint8_t>((u.data[6] & 0x0F) | 0x40);  // version 4 (RFC 9562, 5.4)
-  u.data[8] = static_cast<std::uint8_t>((u.data[8] & 0x3F) | 0x80);  // variant 10
-  return boost::uuids::to_string(u);
+  return key;
 }
 
 /// The former name of `random_idempotency_key` (until 0.1.0): too close to

@@ -36,6 +36,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -73,7 +74,7 @@ struct acquire_options {
 };
 
 /// Errors a coordinator may complete an acquisition with besides `timed_out`
-/// and `operation_aborted` (an etcd coordinator, issue 18): the dispatcher
+/// and `operation_aborted` (an etcd coordinator): the dispatcher
 /// fails the call with `call_failure{lease_lost}` or, for `unavailable`,
 /// `coordination_timeout` (never ran, either way).
 enum class coordination_errc { lease_lost = 1, unavailable = 2 };
@@ -126,7 +127,7 @@ concept CoordinatorGrant = std::movable<G> && std::is_default_constructible_v<G>
 /// `operation_aborted` when cancelled; then the grant is empty).
 /// `acquire(description, options)` is the blocking form (throws
 /// `boost::system::system_error` on the same errors). The description must
-/// outlive the grant. (Issue 18 adds an etcd coordinator behind this concept.)
+/// outlive the grant. (`etcd_coordinator`, etcd/coordinator.hpp, is one across processes.)
 template <class C>
 concept Coordinator = requires(const C& c, const call_description& d, acquire_options o) {
   typename C::grant_type;
@@ -145,10 +146,12 @@ concept TryAcquireCoordinator = Coordinator<C> && requires(const C& c, const cal
 };
 
 class local_coordinator;
+class local_grant;
 
 namespace detail {
 struct local_state;
 struct local_node;
+std::optional<local_grant> try_acquire_in_turn(const local_coordinator& c, const call_description& d);
 // Only the queue makes a held grant (passkey: `std::optional<local_grant>` can then make one in place).
 class local_grant_key {
   friend struct local_state;
@@ -248,6 +251,9 @@ class local_coordinator {
  private:
   template <class Handler>
   void initiate(const call_description& d, acquire_options o, Handler handler) const;
+  friend std::optional<local_grant> detail::try_acquire_in_turn(const local_coordinator&, const call_description&);
+  template <class C>
+  friend void detail::grant_group(const C&, std::span<const call_description* const>, std::span<detail::turn_grant>);
 
   std::shared_ptr<detail::local_state> state_;
   acquire_options defaults_{};
@@ -266,6 +272,9 @@ namespace detail {
 // Coordinators among the dispatch options' extras (detail/across_turns_fwd.hpp).
 template <Coordinator C>
 struct is_coordinator<C> : std::true_type {};
+// local_coordinator grants the calls ready at a turn's start as one request (grant_group).
+template <>
+struct grants_turn_groups<local_coordinator> : std::true_type {};
 }  // namespace detail
 }  // namespace tool_effects
 

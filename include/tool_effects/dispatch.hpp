@@ -66,7 +66,7 @@
 #include <tool_effects/detail/executor.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/outcome.hpp>
-#include <tool_effects/plan.hpp>
+#include <tool_effects/detail/plans.hpp>  // plan.hpp but waves_c (Boost.Hana): see there
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {

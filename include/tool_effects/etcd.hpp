@@ -1,4 +1,4 @@
-// tool_effects/etcd.hpp — etcd support (issue 18), part of the JSON component (needs nlohmann::json):
+// tool_effects/etcd.hpp — etcd support, part of the JSON component (needs nlohmann::json):
 // a client of etcd's v3 JSON gateway as Asio coroutines (etcd/async_client.hpp) with a blocking wrapper
 // (etcd/client.hpp), on the library's HTTP client layer (net/http_client.hpp), and the lock protocol over it
 // (etcd/lock.hpp), described with its model check in docs/coordination.md ("Across machines: etcd").

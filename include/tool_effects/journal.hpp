@@ -111,8 +111,9 @@ class journal_group_commit {
 /// one durable when it returns, in as few disk writes as it can (sqlite_journal: one transaction; etcd_journal:
 /// one Txn). A record that fails alone gets its `error` set (the others are recorded); a fault of the whole
 /// batch throws `journal_error`. `group_commit()`: its queue. The dispatcher commits together the *started*
-/// records of calls that start together and the *ended* records of calls that end together
-/// (docs/coordination.md); a call still runs only once its *started* record is durable.
+/// records of calls that become ready together (a turn's start, or a call's end, makes them ready: one commit
+/// before any of them starts, whatever the pool) and the *ended* records of calls that end together
+/// (docs/coordination.md, docs/perf-notes-39.md); a call still runs only once its *started* record is durable.
 template <class J>
 concept BatchJournal = Journal<J> && requires(const J& j, std::span<journal_record> records) {
   j.record_batch(records);
@@ -180,6 +181,8 @@ namespace detail {
 // Journals among the dispatch options' extras (detail/across_turns_fwd.hpp).
 template <Journal J>
 struct is_journal<J> : std::true_type {};
+template <BatchJournal J>
+struct is_batch_journal<J> : std::true_type {};
 
 template <class R>
 journal_entry ended_entry(const outcome<R>& o) {
@@ -293,7 +296,7 @@ void commit_now(const J& journal) {
       });
 }
 
-// The scheduled commit of a batch journal's queue; the next one is scheduled if records arrived meanwhile.
+// The due commit of a batch journal's queue; the next one is scheduled if records arrived meanwhile.
 template <BatchJournal J>
 void commit_queued_records(const J& journal) {
   commit_now(journal);
@@ -301,9 +304,13 @@ void commit_queued_records(const J& journal) {
     gather_then_commit(journal, *next, 0, 0);
 }
 
-// A call of a journaled turn was launched (posted to its executor) and will soon record *started*; or the
-// engine launches the first calls of a turn (detail/execute_calls.hpp). A scheduled commit of a batch
-// journal waits for the holds to end, within its bound (gather_then_commit).
+// A step of a journaled turn's engine on executor `ex`: its start (detail/execute_calls.hpp, start_turn) or a
+// call's end (record_then_batched), which launches the calls it makes ready. With a batch journal, each of those
+// calls queues its *started* record within the step (the engine launches them in the step's thread:
+// detail/execute_calls.hpp), and the commit of the batch they open waits for the step's end. The end of the last
+// step on that executor commits it, here, in the step's thread, before any of those calls can start: the calls
+// that became ready together are committed together, whatever the pool. A batch that the step joined
+// (a commit was already due or running) is committed by that commit or the next.
 template <class J, class Executor>
 void hold_journal(const J& journal, const Executor& ex) {
   if constexpr (BatchJournal<J>) journal.group_commit().queue.hold(context_of(boost::asio::any_io_executor(ex)));
@@ -312,10 +319,9 @@ void hold_journal(const J& journal, const Executor& ex) {
 template <class J, class Executor>
 void release_journal(const J& journal, const Executor& ex) {
   if constexpr (BatchJournal<J>) {
-    auto& queue = journal.group_commit().queue;
-    if (auto next = queue.unhold(context_of(boost::asio::any_io_executor(ex)),
-                                 next_commit_place, journal_hold_wait))
-      boost::asio::post(*next, [journal] { commit_queued_records(journal); });
+    if (journal.group_commit().queue.unhold(context_of(boost::asio::any_io_executor(ex)), next_commit_place,
+                                            journal_hold_wait))
+      commit_queued_records(journal);
   } else {
     (void)journal, (void)ex;
   }
@@ -329,18 +335,22 @@ void flush_journal(const J& journal) {
 }
 
 // Queues a record of a batch journal; `then(error)` runs on `ex` once it is committed (error null) or not.
+// Within a step (hold_journal), the step's end commits the batch; outside any step (a call whose coordinator
+// grant arrived later) its commit is scheduled (gather_then_commit).
 template <BatchJournal J, class F>
 void queue_record(const J& journal, const boost::asio::any_io_executor& ex, journal_record record, F then) {
   auto tracked = boost::asio::prefer(ex, boost::asio::execution::outstanding_work.tracked);
-  if (journal.group_commit().queue.add({std::move(record), record_completion(std::move(then)), tracked}))
+  auto& queue = journal.group_commit().queue;
+  if (queue.add({std::move(record), record_completion(std::move(then)), tracked}, context_of(ex)) ==
+      std::remove_reference_t<decltype(queue)>::added::schedule)
     gather_then_commit(journal, tracked, 0, 0);
 }
 
-// Schedules the commit of a batch that just opened: it goes to the back of the executor's queue, at least twice
-// and again as long as the batch grew meanwhile (at most `journal_gather_rounds` times), so that the records of
-// calls started or ended by handlers queued meanwhile join it. Then, if calls launched but not yet run hold the
-// journal (post_call), it parks until they ran (at most `journal_hold_wait` of them: a busy journal does not
-// starve it); else it commits.
+// Schedules the commit of a batch that opened outside any step: it goes to the back of the executor's queue, at
+// least twice and again as long as the batch grew meanwhile (at most `journal_gather_rounds` times), so that the
+// records of calls started or ended by handlers queued meanwhile join it. Then, if engine steps hold the journal
+// on that executor, it parks until they end (at most `journal_hold_wait` of them: a busy journal does not starve
+// it), and the last one commits it; else it commits.
 template <BatchJournal J>
 void gather_then_commit(const J& journal, const boost::asio::any_io_executor& ex, std::size_t seen, int round) {
   boost::asio::post(ex, [journal, ex, seen, round] {
@@ -369,7 +379,17 @@ struct record_then_batched {
     } catch (...) {
       // The end cannot be encoded or queued: delivered anyway, the call stays in doubt.
     }
-    done(std::move(o));
+    // A step of the engine: the calls this end makes ready queue their records, committed together when it ends.
+    const J j = journal;  // copies: `done` may end the turn and free what holds this completion
+    const boost::asio::any_io_executor step_ex = ex;
+    hold_journal(j, step_ex);
+    try {
+      done(std::move(o));
+    } catch (...) {
+      release_journal(j, step_ex);
+      throw;
+    }
+    release_journal(j, step_ex);
   }
 };
 
@@ -419,15 +439,27 @@ void journal_call(const J& journal, const std::string& key, std::string_view nam
   static_assert(JournalEncodable<R>,
                 "tool_effects: a journaled call's result type has no journal_codec<R>; specialise "
                 "tool_effects::journal_codec for it");
+  // An outcome decided here, without running the call (replayed, in doubt, a journal fault). A batch journal's
+  // calls are launched in the engine's step (detail/execute_calls.hpp): their outcome is posted to the call's
+  // executor, as a run call's would be, so that a step never completes calls inside itself (no recursion along
+  // a chain of replayed calls).
+  const auto deliver = [&](outcome<R> o) {
+    if constexpr (BatchJournal<J> && !std::is_same_v<Executor, inline_executor>)
+      boost::asio::post(ex, [d = std::decay_t<Done>(std::forward<Done>(done)), o = std::move(o)]() mutable {
+        d(std::move(o));
+      });
+    else
+      done(std::move(o));
+  };
   if (key.empty()) {
-    done(journal_fault<R>(name, "a journaled call needs an idempotency key (json_tool_host derives one; for a "
-                                "static call use call(...).with_idempotency_key(k))"));
+    deliver(journal_fault<R>(name, "a journaled call needs an idempotency key (json_tool_host derives one; for a "
+                                   "static call use call(...).with_idempotency_key(k))"));
     return;
   }
   try {
     if (const auto e = journal.find(key)) {
       if (e->at == journal_entry::state::ended) {
-        done(replay<R>(*e, name, effects));
+        deliver(replay<R>(*e, name, effects));
         return;
       }
       if (!may_retry(effects, false)) {
@@ -448,13 +480,13 @@ void journal_call(const J& journal, const std::string& key, std::string_view nam
           rec.last_error_message = str_cat("started in an earlier run that did not end (key ", key,
                                            "): it may already have happened",
                                            in_doubt_approver ? "; the approver did not approve running it again" : "");
-          done(outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec)))));
+          deliver(outcome<R>::failure(std::make_exception_ptr(call_failure(std::move(rec)))));
           return;
         }
       }
     }
   } catch (const std::exception& e) {
-    done(journal_fault<R>(name, e.what()));
+    deliver(journal_fault<R>(name, e.what()));
     return;
   }
   start_journaled<R>(journal, key, name, ex, std::forward<Done>(done), std::move(run));

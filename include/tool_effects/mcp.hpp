@@ -2,9 +2,9 @@
 // tool_effects::mcp: nlohmann::json, Boost.Asio, Boost.Process v2): a client
 // of MCP servers over stdio (the child process's transport:
 // mcp/transport/detail/stdio_child.hpp) and the bridge that registers a server's tools
-// with a `json_tool_host`. See docs/mcp.md ("The client").
+// with a `json_tool_host`. See docs/mcp-client.md ("The client").
 //
-//   boost::asio::thread_pool pool(2);  // docs/mcp.md, "Pool size"
+//   boost::asio::thread_pool pool(2);  // docs/mcp-client.md, "Pool size"
 //   auto client = te::mcp_client::launch(pool, {"node", fs_server_js, "/workspace"});
 //   te::tool_registry<> registry;
 //   te::json_tool_host host(registry);
@@ -13,7 +13,7 @@
 //
 // With TOOL_EFFECTS_SEPARATE_COMPILATION (CMake: link tool_effects::mcp_compiled) this header declares the
 // client only; the session, the transports and Boost.Process are compiled once, in the translation unit of
-// <tool_effects/mcp/client/impl/src.hpp>. See docs/mcp.md ("Separate compilation").
+// <tool_effects/mcp/client/impl/src.hpp>. See docs/mcp-client.md ("Separate compilation").
 #ifndef TOOL_EFFECTS_MCP_HPP
 #define TOOL_EFFECTS_MCP_HPP
 

@@ -17,7 +17,6 @@
 #include <functional>
 #include <limits>
 #include <optional>
-#include <random>
 #include <string_view>
 
 namespace tool_effects {
@@ -78,7 +77,7 @@ struct retry_policy {
   std::chrono::nanoseconds max_delay = std::chrono::seconds(10);  ///< the cap
   jitter_mode jitter = jitter_mode::full;
   transient_predicate is_transient{};                    ///< empty: no error is transient
-  std::optional<std::uint64_t> seed{};                   ///< fixed seed for deterministic jitter; none: random_device
+  std::optional<std::uint64_t> seed{};                   ///< fixed seed for deterministic jitter; none: the platform's entropy
 };
 
 /// Whether `policy` calls `e` transient. An empty predicate, a null error, or
@@ -93,7 +92,8 @@ inline bool is_transient_error(const retry_policy& policy, const std::exception_
 }
 
 /// The delays of one logical call's retries, drawn from a seeded generator
-/// (std::mt19937_64): `next()` is the sleep before the next retry.
+/// (SplitMix64; uniform draws by rejection, without bias): `next()` is the
+/// sleep before the next retry. The same seed gives the same delays.
 class backoff {
  public:
   using duration = std::chrono::nanoseconds;
@@ -136,14 +136,26 @@ class backoff {
   }
 
  private:
+  // Uniform in [lo, hi].
   duration uniform(duration lo, duration hi) {
     if (hi <= lo) return lo;
-    return duration(std::uniform_int_distribution<duration::rep>(lo.count(), hi.count())(rng_));
+    const std::uint64_t span = static_cast<std::uint64_t>(hi.count() - lo.count()) + 1;  // <= 2^63
+    const std::uint64_t limit = std::numeric_limits<std::uint64_t>::max() - std::numeric_limits<std::uint64_t>::max() % span;
+    std::uint64_t x = draw();
+    while (x >= limit) x = draw();
+    return lo + duration(static_cast<duration::rep>(x % span));
+  }
+  // SplitMix64 (Steele, Lea, Flood: "Fast splittable pseudorandom number generators", 2014).
+  std::uint64_t draw() noexcept {
+    std::uint64_t z = (rng_ += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
   }
 
   duration base_, cap_;
   jitter_mode mode_;
-  std::mt19937_64 rng_;
+  std::uint64_t rng_;  // SplitMix64's state
   duration prev_;
   std::size_t retries_ = 0;
 };

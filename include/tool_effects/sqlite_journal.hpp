@@ -6,7 +6,7 @@
 //
 // The file is in WAL mode with `synchronous=FULL`: a record is on disk
 // (fsync of the WAL) before its call runs, so a call's *started* record
-// exists before its side effect can happen. Group commit (issue 29): the
+// exists before its side effect can happen. Group commit: the
 // dispatcher records the *started* records of calls that start together in
 // one transaction (`record_batch`, one fsync), and the *ended* records of
 // calls that end together in another. Several processes may share a file (SQLite's
@@ -14,7 +14,7 @@
 // journal written by another version, a corrupt file, an unwritable
 // directory or a full disk throw `journal_error` naming the file and cause.
 //
-// Defensive open (issue 26): a journal file is input, possibly written by
+// Defensive open: a journal file is input, possibly written by
 // someone else. The file is refused ("tool_effects: the journal '<path>' is
 // refused: <reason>") when it is a symbolic link, not a regular file,
 // writable by group or others, or when its schema is not exactly the
@@ -91,15 +91,16 @@ class sqlite_journal_impl {
       db_config(SQLITE_DBCONFIG_ENABLE_VIEW, 0);
       exec("PRAGMA trusted_schema=OFF");
       sqlite3_busy_timeout(db_, 5000);
-      const std::string mode = query_text("PRAGMA journal_mode=WAL");
-      if (mode != "wal")
-        throw journal_error(str_cat("tool_effects: the journal '", path_, "' cannot use WAL mode (got '", mode,
-                                    "'; is its directory writable?)"));
-      exec("PRAGMA synchronous=FULL");
+      const bool created = open_in_wal_mode();
+      // The schema and its version in one transaction, checked before anything is written to the file, and
+      // nothing written if it is refused (close() rolls back). In a new file it goes without an fsync of its
+      // own: see open_in_wal_mode.
+      exec(created ? "PRAGMA synchronous=OFF" : "PRAGMA synchronous=FULL");
       exec(str_cat("BEGIN IMMEDIATE; CREATE TABLE IF NOT EXISTS ", sqlite_journal_objects[1].sql.substr(13),
-                   "; CREATE TABLE IF NOT EXISTS ", sqlite_journal_objects[0].sql.substr(13), "; COMMIT"));
+                   "; CREATE TABLE IF NOT EXISTS ", sqlite_journal_objects[0].sql.substr(13)));
       check_schema();
-      exec(str_cat("INSERT OR IGNORE INTO meta(k, v) VALUES('schema', '", sqlite_journal_schema, "')"));
+      exec(str_cat("INSERT OR IGNORE INTO meta(k, v) VALUES('schema', '", sqlite_journal_schema, "'); COMMIT"));
+      exec("PRAGMA synchronous=FULL");
       const std::string schema = query_text("SELECT v FROM meta WHERE k = 'schema'");
       if (schema != sqlite_journal_schema)
         throw journal_error(str_cat("tool_effects: the journal '", path_, "' was written by another version (schema '",
@@ -223,6 +224,29 @@ class sqlite_journal_impl {
       std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
       refuse(str_cat("it is writable by other users (mode ", mode, "; 0600 expected)"));
     }
+  }
+  // WAL mode, in as few fsyncs as can make it durable (a new journal took 10 fsyncs to open and
+  // close, as many as five turns' records). True: the file was new (no pages).
+  // - A file with pages is switched (a no-op for a journal, which is in WAL mode already).
+  // - A new file takes WAL mode through an in-memory rollback journal: its first page is written and the file
+  //   synced once, instead of a rollback journal file created, synced twice and deleted, and its directory
+  //   synced (4 fsyncs). If the process dies before that sync, the file holds no record: the next open
+  //   rebuilds it, or refuses it as not a database. That page is durable before any record can be (SQLite
+  //   deletes the WAL of a database file without pages).
+  // - Then, in a new file only, the schema transaction (constructor) runs at synchronous=OFF: its frames go
+  //   to the new WAL without an fsync. The first record's commit, at synchronous=FULL, syncs the WAL file
+  //   (SQLite also syncs its directory then), so the WAL's header, the schema's frames and the record become
+  //   durable together, and a record is never durable without the frames before it in the same file. The
+  //   WAL is new and small, so that transaction cannot trigger an automatic checkpoint (which would write
+  //   the database file unsynced).
+  bool open_in_wal_mode() {
+    const bool created = query_text("PRAGMA page_count") == "0";
+    if (created) exec("PRAGMA journal_mode=MEMORY");
+    const std::string mode = query_text("PRAGMA journal_mode=WAL");
+    if (mode != "wal")
+      throw journal_error(str_cat("tool_effects: the journal '", path_, "' cannot use WAL mode (got '", mode,
+                                  "'; is its directory writable?)"));
+    return created;
   }
   void db_config(int op, int value) {
     int now = -1;

@@ -39,3 +39,10 @@ te_require_packages() {
     exit 1
   fi
 }
+
+# The compiler cache (cmake/ToolEffectsCompilerCache.cmake compiles through ccache when it is installed): unless
+# CCACHE_DIR says otherwise, beside the checkout and outside it, in ../.cache/tool_effects-ccache, so that a fresh
+# clone next to this one, or the same directory seen under another path (base_dir is the source tree), reuses
+# what this one compiled. Seven presets fill about 6 GB.
+export CCACHE_DIR="${CCACHE_DIR:-$(cd "$(pwd)/.." && pwd)/.cache/tool_effects-ccache}"
+export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-25G}"

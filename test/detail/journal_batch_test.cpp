@@ -1,6 +1,6 @@
-// The group-commit queue of a batch journal (detail/journal_batch.hpp), step by step: one commit scheduled per
-// batch, every item in exactly one commit, holds park a commit only on their own executor, and a bounded number
-// of unholds resumes it.
+// The group-commit queue of a batch journal (detail/journal_batch.hpp), step by step: one commit per batch, every
+// item in exactly one commit, a batch opened within a step (a hold) is parked until the step ends, holds park a
+// commit only on their own executor, and a bounded number of unholds resumes it.
 #include <tool_effects/detail/journal_batch.hpp>
 
 #include <gtest/gtest.h>
@@ -13,6 +13,7 @@ namespace journal_batch_test_ns {
 
 using tool_effects::detail::batch_queue;
 using tool_effects::detail::record_completion;
+using added = batch_queue<int>::added;
 
 namespace {
 int pool_a = 0, pool_b = 0;  // two execution contexts (only their addresses count)
@@ -22,29 +23,47 @@ std::optional<int> oldest(const int& item) { return item > 0 ? std::optional<int
 
 TEST(JournalBatch, OneCommitIsScheduledPerBatchAndEveryItemIsInExactlyOne) {
   batch_queue<int> q;
-  EXPECT_TRUE(q.add(1)) << "the first item opens a batch";
-  EXPECT_FALSE(q.add(2)) << "a batch is open: its commit is already scheduled";
+  EXPECT_EQ(q.add(1, &pool_a), added::schedule) << "the first item opens a batch";
+  EXPECT_EQ(q.add(2, &pool_a), added::joined) << "a batch is open: its commit is already scheduled";
   EXPECT_EQ(q.size(), 2u);
   EXPECT_EQ(q.take(), (std::vector<int>{1, 2}));
-  EXPECT_FALSE(q.add(3)) << "the commit is running: the item waits for the next one";
+  EXPECT_EQ(q.add(3, &pool_a), added::joined) << "the commit is running: the item waits for the next one";
   EXPECT_EQ(q.finish(oldest), std::optional<int>(3)) << "items arrived meanwhile: the next commit is due";
   EXPECT_EQ(q.take(), (std::vector<int>{3}));
   EXPECT_EQ(q.finish(oldest), std::nullopt);
-  EXPECT_TRUE(q.add(4)) << "idle again: a new batch opens";
+  EXPECT_EQ(q.add(4, &pool_a), added::schedule) << "idle again: a new batch opens";
   q.add_quiet(5);
   EXPECT_EQ(q.take(), (std::vector<int>{4, 5}));
   EXPECT_EQ(q.finish(oldest), std::nullopt);
   q.add_quiet(6);
-  EXPECT_TRUE(q.add(7)) << "a quiet item opens no batch";
+  EXPECT_EQ(q.add(7, &pool_a), added::schedule) << "a quiet item opens no batch";
   EXPECT_EQ(q.take(), (std::vector<int>{6, 7}));
   q.add_quiet(-8);
   EXPECT_EQ(q.finish(oldest), std::nullopt) << "only a quiet item waits: no commit is scheduled for it";
-  EXPECT_TRUE(q.add(9)) << "and the queue is idle";
+  EXPECT_EQ(q.add(9, &pool_a), added::schedule) << "and the queue is idle";
+}
+
+// Issue 39.2: the calls an engine step makes ready (the turn's start, a call's end) queue their records within
+// the step, and the step's end commits them together, whatever the number of threads. Control: an item added
+// outside any step is scheduled at once (the dispatcher then goes round the executor's queue instead).
+TEST(JournalBatch, ABatchOpenedWithinAStepIsCommittedWhenTheStepEnds) {
+  batch_queue<int> q;
+  q.hold(&pool_a);                                   // the turn's start
+  EXPECT_EQ(q.add(1, &pool_a), added::parked) << "opened within the step: parked until it ends";
+  for (int i = 2; i <= 16; ++i) EXPECT_EQ(q.add(i, &pool_a), added::joined);
+  q.hold(&pool_a);                                   // another step on the same pool (another turn)
+  EXPECT_EQ(q.unhold(&pool_a, oldest, 64), std::nullopt) << "a step is still running there";
+  EXPECT_EQ(q.unhold(&pool_a, oldest, 64), std::optional<int>(1)) << "the last step's end commits the batch";
+  EXPECT_EQ(q.take().size(), 16u) << "all 16 in one commit";
+  EXPECT_EQ(q.finish(oldest), std::nullopt);
+  q.hold(&pool_b);
+  EXPECT_EQ(q.add(17, &pool_a), added::schedule) << "a step on another pool does not hold this one's batch";
+  EXPECT_EQ(q.unhold(&pool_b, oldest, 64), std::nullopt);
 }
 
 TEST(JournalBatch, HoldsParkACommitOnlyOnTheirOwnExecutor) {
   batch_queue<int> q;
-  ASSERT_TRUE(q.add(1));
+  ASSERT_EQ(q.add(1, &pool_a), added::schedule);
   q.hold(&pool_b);
   EXPECT_FALSE(q.park(&pool_a)) << "a hold on another executor does not delay the commit";
   q.hold(&pool_a);
@@ -58,7 +77,7 @@ TEST(JournalBatch, HoldsParkACommitOnlyOnTheirOwnExecutor) {
 
 TEST(JournalBatch, ABusyExecutorCannotStarveAParkedCommit) {
   batch_queue<int> q;
-  ASSERT_TRUE(q.add(1));
+  ASSERT_EQ(q.add(1, &pool_a), added::schedule);
   for (int i = 0; i < 10; ++i) q.hold(&pool_a);
   ASSERT_TRUE(q.park(&pool_a));
   for (int i = 0; i < 3; ++i) q.hold(&pool_a);  // new calls keep coming
@@ -69,12 +88,12 @@ TEST(JournalBatch, ABusyExecutorCannotStarveAParkedCommit) {
 
 TEST(JournalBatch, AParkedCommitWhoseItemsWereTakenMeanwhileLeavesTheQueueIdle) {
   batch_queue<int> q;
-  ASSERT_TRUE(q.add(1));
+  ASSERT_EQ(q.add(1, &pool_a), added::schedule);
   q.hold(&pool_a);
   ASSERT_TRUE(q.park(&pool_a));
   EXPECT_EQ(q.take(), (std::vector<int>{1}));  // the turn's end committed it
   EXPECT_EQ(q.unhold(&pool_a, oldest, 64), std::nullopt);
-  EXPECT_TRUE(q.add(2)) << "not stuck: the next item opens a batch";
+  EXPECT_EQ(q.add(2, &pool_a), added::schedule) << "not stuck: the next item opens a batch";
 }
 
 TEST(JournalBatch, ACompletionRunsOnceWithItsError) {

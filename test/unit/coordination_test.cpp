@@ -172,6 +172,150 @@ TEST(LocalCoordinatorProperty, RandomSequencesDoContainConflictingPairs) {
   EXPECT_GT(conflicting, 50u);
 }
 
+// Issue 39.6: a turn's start asks for the grants of all the calls ready then as one group request
+// (detail::grant_group: one lock, one queue node), and each call gives its grant back on its own, without the
+// queue's lock unless a request waits. The same property as above with group requests among single ones: a
+// group's calls (pairwise compatible, as the calls ready together in a turn are) stand at the group's place;
+// each is granted iff no older live request conflicts with it (those not granted then ask alone, younger, as
+// the dispatcher does); after every step the granted set is the model's and no two granted requests conflict.
+// The sequences must exercise a group call refused because of an older request, and requests waiting for a
+// group's call (else the test proves nothing: counted below).
+TEST(LocalCoordinatorProperty, GroupRequestsMatchTheBruteForceModelOverRandomSequences) {
+  std::size_t group_grants = 0, group_refusals = 0, waits_behind_groups = 0, total_waits = 0;
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    std::mt19937 rng(seed);
+    asio::io_context io;
+    te::local_coordinator coord;
+    std::vector<te::call_description> calls;
+    calls.reserve(128);
+    std::vector<model_request> live;  // arrival order
+    std::map<std::size_t, te::local_grant> grants;
+    std::map<std::size_t, te::detail::turn_grant> group_held;
+    std::vector<bool> in_group;
+    std::map<std::size_t, asio::cancellation_signal> cancel;
+    std::uint64_t max_token = 0;
+    auto model_sync = [&] {
+      for (auto& r : live) {
+        bool ok = true;
+        for (auto& o : live) {
+          if (o.id == r.id) break;
+          if (te::conflicts(calls[o.id], calls[r.id])) ok = false;
+        }
+        if (ok) r.granted = true;
+      }
+    };
+    auto acquire_alone = [&](std::size_t id) {
+      live.push_back({id});
+      coord.async_acquire(calls[id], {},
+                          asio::bind_cancellation_slot(
+                              cancel[id].slot(), asio::bind_executor(io, [&, id](boost::system::error_code ec,
+                                                                                 te::local_grant g) {
+                                if (ec) return;
+                                max_token = std::max(max_token, g.fencing_token());
+                                grants.emplace(id, std::move(g));
+                              })));
+    };
+    for (int step = 0; step < 60; ++step) {
+      const int op = std::uniform_int_distribution<int>(0, 9)(rng);
+      if (op < 3 && calls.size() < 120) {
+        calls.push_back(random_call(rng, calls.size()));
+        in_group.push_back(false);
+        acquire_alone(calls.size() - 1);
+      } else if (op < 5 && calls.size() < 120) {
+        // A group of 2-5 calls that do not conflict with one another.
+        std::vector<std::size_t> ids;
+        const int n = std::uniform_int_distribution<int>(2, 5)(rng);
+        for (int k = 0; k < 4 * n && static_cast<int>(ids.size()) < n; ++k) {
+          auto c = random_call(rng, calls.size());
+          bool fits = true;
+          for (const std::size_t id : ids) fits = fits && !te::conflicts(calls[id], c);
+          if (!fits) continue;
+          calls.push_back(std::move(c));
+          in_group.push_back(true);
+          ids.push_back(calls.size() - 1);
+        }
+        std::vector<const te::call_description*> ready;
+        for (const std::size_t id : ids) ready.push_back(&calls[id]);
+        std::vector<te::detail::turn_grant> out(ids.size());
+        te::detail::grant_group(coord, ready, out);
+        std::uint64_t group_token = 0;
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+          if (!out[k].held()) continue;
+          EXPECT_GT(out[k].fencing_token(), std::max(max_token, group_token)) << "tokens grow in grant order";
+          group_token = out[k].fencing_token();
+          live.push_back({ids[k]});
+          group_held.emplace(ids[k], std::move(out[k]));
+          ++group_grants;
+        }
+        max_token = std::max(max_token, group_token);
+        for (std::size_t k = 0; k < ids.size(); ++k) {
+          if (group_held.count(ids[k]) != 0) continue;
+          ++group_refusals;
+          in_group[ids[k]] = false;  // it asks alone, as the dispatcher's call does when it runs
+          acquire_alone(ids[k]);
+        }
+      } else if (op < 9 && grants.size() + group_held.size() > 0) {
+        std::size_t k = std::uniform_int_distribution<std::size_t>(0, grants.size() + group_held.size() - 1)(rng);
+        std::size_t id;
+        if (k < grants.size()) {
+          auto it = std::next(grants.begin(), static_cast<std::ptrdiff_t>(k));
+          id = it->first;
+          grants.erase(it);
+        } else {
+          auto it = std::next(group_held.begin(), static_cast<std::ptrdiff_t>(k - grants.size()));
+          id = it->first;
+          group_held.erase(it);  // released without the queue's lock unless a request waits
+        }
+        live.erase(std::find_if(live.begin(), live.end(), [&](auto& r) { return r.id == id; }));
+      } else {
+        std::vector<std::size_t> waiting;
+        for (auto& r : live)
+          if (!r.granted) waiting.push_back(r.id);
+        if (!waiting.empty()) {
+          const std::size_t id = waiting[std::uniform_int_distribution<std::size_t>(0, waiting.size() - 1)(rng)];
+          cancel[id].emit(asio::cancellation_type::terminal);
+          live.erase(std::find_if(live.begin(), live.end(), [&](auto& r) { return r.id == id; }));
+        }
+      }
+      model_sync();
+      io.restart();
+      io.poll();
+      for (auto& r : live) {
+        const bool held = grants.count(r.id) == 1 || group_held.count(r.id) == 1;
+        ASSERT_EQ(held, r.granted) << "seed " << seed << " step " << step << " request " << r.id;
+        if (!r.granted) {
+          ++total_waits;
+          for (auto& o : live) {
+            if (o.id == r.id) break;
+            if (in_group[o.id] && te::conflicts(calls[o.id], calls[r.id])) {
+              ++waits_behind_groups;
+              break;
+            }
+          }
+        }
+      }
+      ASSERT_EQ(coord.queued(), live.size());
+      std::vector<std::size_t> held_ids;
+      for (auto& [id, g] : grants) held_ids.push_back(id);
+      for (auto& [id, g] : group_held) held_ids.push_back(id);
+      for (std::size_t a = 0; a < held_ids.size(); ++a)
+        for (std::size_t b = a + 1; b < held_ids.size(); ++b)
+          ASSERT_FALSE(te::conflicts(calls[held_ids[a]], calls[held_ids[b]])) << "conflicting grants held at once";
+    }
+    for (int round = 0; round < 100 && coord.queued() > 0; ++round) {
+      grants.clear();
+      group_held.clear();
+      io.restart();
+      io.poll();
+    }
+    EXPECT_EQ(coord.queued(), 0u) << "every request is eventually granted (seed " << seed << ")";
+  }
+  EXPECT_GT(group_grants, 1000u);
+  EXPECT_GT(group_refusals, 100u) << "no group call was ever refused for an older request";
+  EXPECT_GT(waits_behind_groups, 100u) << "no request ever waited for a group's call";
+  EXPECT_GT(total_waits, 1000u);
+}
+
 TEST(LocalCoordinator, AWriteIsNotStarvedByAStreamOfReads) {
   asio::io_context io;
   te::local_coordinator coord;
@@ -410,6 +554,77 @@ TEST(CoordinatedDispatch, AGrantIsReleasedWhenTheToolThrows) {
   EXPECT_FALSE(c.has_value());
   EXPECT_TRUE(d.aborted());
   EXPECT_EQ(coord.queued(), 0u);
+}
+
+// Issue 39.6: the calls ready at a turn's start get their grants as the turn starts, with one group request, and
+// hold them until each ends; a call that does not run gives its grant back as its turn decides so. On a pool of
+// one thread, the first call runs while the second waits in the pool's queue: the second's grant is already
+// held, so a conflicting request from elsewhere is refused (control: the second call's successor, ready only
+// once the second ends, holds nothing yet; and a turn whose second call is not ready at the start). Then the
+// first call fails and the turn aborts: the calls that never ran leave nothing in the queue.
+namespace {
+struct ledger : te::resource<> {};
+struct notes : te::resource<> {};
+struct write_ledger {
+  using side_effects = te::effects<te::writes<ledger>>;
+  int operator()() const { return 1; }
+};
+struct write_notes {
+  using side_effects = te::effects<te::writes<notes>>;
+  int operator()() const { return 0; }
+};
+struct write_ledger_and_notes {
+  using side_effects = te::effects<te::writes<ledger>, te::writes<notes>>;
+  int operator()() const { return 2; }
+};
+struct write_account_and_ledger {
+  using side_effects = te::effects<te::writes<account>, te::writes<ledger>>;
+  int operator()() const { return 3; }
+};
+// Tries, as another session would, to write the ledger (1 if refused) and the notes (10 if refused).
+struct probe_ledger_and_notes {
+  using side_effects = te::effects<te::reads<account>, te::idempotent>;
+  const te::local_coordinator* coord;
+  const te::call_description* ledger_write;
+  const te::call_description* notes_write;
+  bool fail;
+  int operator()() const {
+    int refused = 0;
+    refused += coord->try_acquire(*ledger_write) ? 0 : 1;
+    refused += coord->try_acquire(*notes_write) ? 0 : 10;
+    if (fail) throw std::runtime_error("boom");
+    return refused;
+  }
+};
+}  // namespace
+
+TEST(CoordinatedDispatch, TheCallsReadyAtATurnsStartHoldTheirGrantsFromItsStart) {
+  te::local_coordinator coord;
+  const auto ledger_write = te::describe<write_ledger>("elsewhere");  // another session's requests
+  const auto notes_write = te::describe<write_notes>("elsewhere");
+  const auto probe = [&](bool fail) { return te::call(probe_ledger_and_notes{&coord, &ledger_write, &notes_write, fail}); };
+  asio::thread_pool pool(1);
+  {  // The ledger write (ready at the start) holds its grant; its successor, which also writes the notes, not yet.
+    auto [p, w, wn] = te::run_plan(pool, te::run_options{}.with(coord), probe(false), te::call(write_ledger{}),
+                                   te::call(write_ledger_and_notes{}));
+    ASSERT_TRUE(p.has_value() && w.has_value() && wn.has_value());
+    EXPECT_EQ(p.value(), 1) << "1: the ready call's grant was held from the start; 10 would be the successor's";
+  }
+  EXPECT_EQ(coord.queued(), 0u);
+  {  // Control: the write is the probe's successor (it writes what the probe reads): nothing held for it yet.
+    auto [p, w] = te::run_plan(pool, te::run_options{}.with(coord), probe(false), te::call(write_account_and_ledger{}));
+    ASSERT_TRUE(p.has_value() && w.has_value());
+    EXPECT_EQ(p.value(), 0);
+  }
+  {  // The probe fails and the turn aborts: the write, granted at the start, never runs and gives its grant back.
+    auto [p, w, wn] = te::run_plan(pool, te::run_options{.abort_on_error = true}.with(coord), probe(true),
+                                   te::call(write_ledger{}), te::call(write_ledger_and_notes{}));
+    EXPECT_TRUE(p.has_error());
+    EXPECT_TRUE(w.aborted());
+    EXPECT_TRUE(wn.aborted());
+    EXPECT_EQ(coord.queued(), 0u);
+    EXPECT_TRUE(coord.try_acquire(ledger_write)) << "the aborted call's grant was given back";
+  }
 }
 
 TEST(CoordinatedDispatch, ACallWaitingWhenItsTurnAbortsNeverRuns) {

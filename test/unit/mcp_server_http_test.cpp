@@ -171,9 +171,9 @@ struct fixture : ::testing::Test {
 
   void start(te::mcp_http_server_options o = {}) {
     server = std::make_unique<listener>();
-    server->core = std::make_shared<te::detail::mcp_http_server_core>(
-        pool.get_executor(), [h = handler](const te::detail::mcp_strand& strand) { return h->make(strand); },
-        std::move(o));
+    te::detail::mcp_listener_hooks hooks;
+    hooks.make_session = [h = handler](const te::detail::mcp_strand& strand) { return h->make(strand); };
+    server->core = std::make_shared<te::detail::mcp_http_server_core>(pool.get_executor(), std::move(hooks), std::move(o));
     port = server->core->listen("127.0.0.1", 0, "/mcp");
   }
   void SetUp() override { start(); }

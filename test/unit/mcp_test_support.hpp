@@ -26,12 +26,9 @@
 // ThreadSanitizer: the reference count of an exception_ptr lives in the
 // uninstrumented libstdc++, so an exception thrown on a pool thread, caught
 // and read on the test's thread, then released last by the pool thread looks
-// like a race on the exception object. Suppressed exactly there. (Each mcp
-// test is one translation unit, so this is defined once per executable.)
-extern "C" const char* __tsan_default_suppressions();
-extern "C" const char* __tsan_default_suppressions() {
-  return "race:std::__exception_ptr::exception_ptr::_M_release\n";
-}
+// like a race on the exception object. Suppressed exactly there, by
+// test/mcp/tsan_suppressions.cpp, linked into the executable of the mcp tests
+// (test/CMakeLists.txt): once per executable, however its files are batched.
 
 namespace mcp_test {
 

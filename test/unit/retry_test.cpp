@@ -17,6 +17,7 @@
 #include <stop_token>
 #endif
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -604,6 +605,13 @@ TEST(IdempotencyKey, GeneratedKeysAreDistinctAcrossThreads) {
   for (const auto& k : all) {
     ASSERT_EQ(k.size(), 36u) << k;
     EXPECT_EQ(k[14], '4') << "RFC 9562 version 4 (random): " << k;
+    // The standard form (formatted by the library since issue 39.3, without Boost.UUID): 8-4-4-4-12 lowercase
+    // hexadecimal digits, and the variant 10 (the 17th digit is 8, 9, a or b).
+    for (std::size_t i = 0; i < k.size(); ++i) {
+      if (i == 8 || i == 13 || i == 18 || i == 23) EXPECT_EQ(k[i], '-') << k;
+      else EXPECT_TRUE((k[i] >= '0' && k[i] <= '9') || (k[i] >= 'a' && k[i] <= 'f')) << k;
+    }
+    EXPECT_NE(std::string_view("89ab").find(k[19]), std::string_view::npos) << "RFC 9562 variant: " << k;
   }
 }
 }  // namespace retry_test_ns

@@ -20,6 +20,18 @@
 #define TOOL_EFFECTS_HAS_STOP_TOKEN 0
 #endif
 
+// getentropy(3), the C library's access to the kernel's random generator (glibc >= 2.25, musl, macOS, the
+// BSDs): detail/entropy.hpp uses it where it is declared, else std::random_device (<random>, which costs every
+// dispatching translation unit about as much as the rest of <tool_effects/retry_policy.hpp>).
+#if !defined(_WIN32) && defined(__has_include)
+#if __has_include(<sys/random.h>)
+#define TOOL_EFFECTS_HAS_GETENTROPY 1
+#endif
+#endif
+#ifndef TOOL_EFFECTS_HAS_GETENTROPY
+#define TOOL_EFFECTS_HAS_GETENTROPY 0
+#endif
+
 // A function that must not be inlined into its callers: g++ 12 -O2 reports a false -Warray-bounds on
 // std::string's move constructor when a function returning a string is inlined into a caller that moves it
 // ("forming offset [32, 52] is out of the bounds [0, 32]"; GCC meta-bug 56456).
@@ -68,7 +80,7 @@
 // TOOL_EFFECTS_SEPARATE_COMPILATION defined in EVERY translation unit of a program, the dataflow engine, the
 // recovery drivers, the approver's erasure and the failure records are declared only, and defined once, in
 // the one translation unit that includes <tool_effects/impl/src.hpp> (CMake: link tool_effects::compiled,
-// which does both). See docs/benchmarks.md (issue 29) for what it saves.
+// which does both). See docs/benchmarks.md for what it saves.
 #if defined(TOOL_EFFECTS_SEPARATE_COMPILATION)
 #define TOOL_EFFECTS_HEADER_ONLY 0
 #define TOOL_EFFECTS_DECL

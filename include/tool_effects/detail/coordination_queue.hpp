@@ -2,6 +2,11 @@
 // end): the queue behind `local_coordinator`. Requests in arrival order (`local_node`), granted under
 // access.hpp's rule when no older request conflicts; the waiters of asynchronous and blocking
 // acquisitions; and the definitions of `local_grant`'s and `local_coordinator`'s members.
+// The dispatcher asks in two ways (what a coordinated call costs is what a turn's calls do not
+// share): a turn's start asks for the calls ready then as one group request (`grant_group`: one lock and one
+// node for all of them, each call released on its own, without the lock unless a request waits), and a call
+// that becomes ready later asks alone as it runs (`try_acquire_in_turn`, then a wait). Neither keeps the queue
+// alive per grant: the turn's copy of the coordinator does, until its calls' grants are released.
 #ifndef TOOL_EFFECTS_DETAIL_COORDINATION_QUEUE_HPP
 #define TOOL_EFFECTS_DETAIL_COORDINATION_QUEUE_HPP
 
@@ -13,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <type_traits>
 #include <utility>
@@ -47,6 +53,13 @@ struct local_waiter {
 };
 
 enum class node_state : std::uint8_t { waiting, granted, free };
+
+// A call of a group request (local_state::grant_group): its description, and whether its grant is still held
+// (cleared without the queue's lock: local_state::release_member).
+struct group_member {
+  const call_description* what = nullptr;
+  std::atomic<bool> live{false};
+};
 
 // A quick, sound pre-check of access.hpp's rule for long queues: a 64-bit Bloom summary of what a request
 // holds (`have`) and what it would collide with (`want`). `may_conflict(a, b)` is true whenever
@@ -160,8 +173,60 @@ struct alignas(64) local_node {
   local_node* prev = nullptr;
   std::uint64_t token = 0;
   std::uint64_t serial = 0;
+  local_state* owner = nullptr;  // the queue (a node never changes queues)
+  // A group request (grant_group; then `what` is null): the calls it holds for (`member_count` of them, none for
+  // a request of one call), each released on its own; `live` of them are held, and the node leaves the queue
+  // with the last. The array keeps its size for the node's next group.
+  std::unique_ptr<group_member[]> members;
+  std::size_t member_capacity = 0;
+  std::size_t member_count = 0;
+  std::atomic<std::size_t> live{0};
   std::unique_ptr<local_waiter> waiter;
-  std::shared_ptr<local_state> keep;  // while granted: the queue, kept alive for the grant's release
+  // While granted: the queue, kept alive for the grant's release; empty for a dispatched call's grant, whose
+  // turn holds a copy of the coordinator until the grant is released (try_acquire_in_turn).
+  std::shared_ptr<local_state> keep;
+};
+
+// The grant of one call of a group request (local_state::grant_group), which a turn takes at its start for the
+// calls ready then (detail/execute_calls.hpp): move-only, released by `release()` or its destructor, with its own
+// fencing token. It does not keep the queue alive: the turn's options hold a copy of the coordinator until its
+// calls' grants are released (the engine, which owns both, destroys its grants first).
+class turn_grant {
+ public:
+  turn_grant() = default;
+  turn_grant(const turn_grant&) = delete;
+  turn_grant& operator=(const turn_grant&) = delete;
+  turn_grant(turn_grant&& o) noexcept
+      : group_(std::exchange(o.group_, nullptr)), member_(o.member_), token_(std::exchange(o.token_, 0)) {}
+  turn_grant& operator=(turn_grant&& o) noexcept {
+    if (this != &o) {
+      release();
+      group_ = std::exchange(o.group_, nullptr);
+      member_ = o.member_;
+      token_ = std::exchange(o.token_, 0);
+    }
+    return *this;
+  }
+  ~turn_grant() { release(); }
+
+  [[nodiscard]] std::uint64_t fencing_token() const noexcept { return token_; }
+  [[nodiscard]] bool held() const noexcept { return group_ != nullptr; }
+  void release() noexcept {
+    if (group_ != nullptr) release_held();
+    token_ = 0;
+  }
+
+ private:
+  friend struct local_state;  // only the queue makes a held grant (grant_group), in place
+  void hold(local_node* group, std::size_t member, std::uint64_t token) noexcept {
+    group_ = group;
+    member_ = member;
+    token_ = token;
+  }
+  inline void release_held() noexcept;
+  local_node* group_ = nullptr;
+  std::size_t member_ = 0;
+  std::uint64_t token_ = 0;
 };
 
 // A waiting request, as its wait limit and its cancellation name it: the node and the request's serial
@@ -171,16 +236,18 @@ struct local_ticket {
   std::uint64_t serial = 0;
 };
 
-// `self` below: the shared pointer to this queue that the caller holds (a held node keeps a copy: `keep`).
-struct local_state {
+// `self` below: the shared pointer to this queue that the caller holds (a node held by a public grant keeps a
+// copy: `keep`; `shared_from_this()` gives one to the waiters a dispatcher's release unblocks).
+struct local_state : std::enable_shared_from_this<local_state> {
   queue_lock m;
   local_node* head = nullptr;
   local_node* tail = nullptr;
   local_node* free_nodes = nullptr;  // linked through `next`
   std::uint64_t last_token = 0;
   std::uint64_t last_serial = 0;
-  std::size_t queued = 0;
-  std::size_t waiting = 0;  // requests in the queue not granted yet
+  // Requests in the queue not granted yet. Atomic (sequentially consistent, as group_member::live): changed under
+  // the lock, and read without it by release_member.
+  std::atomic<std::size_t> waiting{0};
 
   local_state() = default;
   local_state(const local_state&) = delete;
@@ -193,12 +260,31 @@ struct local_state {
   // Past this many older requests, each is first checked with the filters (making them is not free).
   static constexpr std::size_t unfiltered_scan = 4;
 
+  // (A group's filter covers all its calls, released ones too: a superset is still sound.)
   static const conflict_filter& filter_of(local_node* n) noexcept {
     if (!n->has_filter) {
-      n->filter = make_conflict_filter(*n->what);
+      if (n->member_count == 0) {
+        n->filter = make_conflict_filter(*n->what);
+      } else {
+        n->filter = {};
+        for (std::size_t i = 0; i < n->member_count; ++i) {
+          const auto f = make_conflict_filter(*n->members[i].what);
+          n->filter.have |= f.have;
+          n->filter.want |= f.want;
+          n->filter.all = n->filter.all || f.all;
+        }
+      }
       n->has_filter = true;
     }
     return n->filter;
+  }
+
+  // Whether request `o` conflicts with `d` (a group: one of its calls still held).
+  static bool request_conflicts(const local_node* o, const call_description& d) {
+    if (o->member_count == 0) return conflicts(*o->what, d);
+    for (std::size_t i = 0; i < o->member_count; ++i)
+      if (o->members[i].live.load() && conflicts(*o->members[i].what, d)) return true;
+    return false;
   }
 
   // THE admission rule: no request before `stop` (older; held or waiting) conflicts with `d`
@@ -215,19 +301,24 @@ struct local_state {
         }
         if (!may_conflict(mine, filter_of(o))) continue;
       }
-      if (conflicts(*o->what, d)) return false;
+      if (request_conflicts(o, d)) return false;
     }
     return true;
   }
 
   bool grantable(local_node* n) { return no_older_conflict(n, *n->what, n); }
 
-  // Appends a request for `d` (a reused node, or a new one).
-  local_node* enqueue(const call_description& d) {
+  // Appends a waiting request for `d` (a reused node, or a new one; `d` null: a group, grant_group).
+  local_node* enqueue(const call_description& d) { return enqueue_node(&d); }
+  local_node* enqueue_node(const call_description* d) {
     local_node* n = free_nodes;
-    if (n != nullptr) free_nodes = n->next;
-    else n = new local_node;
-    n->what = &d;
+    if (n != nullptr) {
+      free_nodes = n->next;
+    } else {
+      n = new local_node;
+      n->owner = this;
+    }
+    n->what = d;
     n->has_filter = false;
     n->state = node_state::waiting;
     n->serial = ++last_serial;
@@ -236,7 +327,6 @@ struct local_state {
     if (tail) tail->next = n;
     else head = n;
     tail = n;
-    ++queued;
     ++waiting;
     return n;
   }
@@ -247,25 +337,26 @@ struct local_state {
     else head = n->next;
     if (n->next) n->next->prev = n->prev;
     else tail = n->prev;
-    --queued;
     n->state = node_state::free;
     n->what = nullptr;
+    n->member_count = 0;
     n->prev = nullptr;
     n->next = free_nodes;
     free_nodes = n;
   }
 
-  // Marks `n` granted with a new token; `local_grant(key(), n, token)` then holds it.
-  std::uint64_t grant_token(local_node* n, const std::shared_ptr<local_state>& self) noexcept {
+  // Marks `n` granted with a new token; `local_grant(key(), n, token)` then holds it (and, with `self`, keeps
+  // the queue alive until it is released).
+  std::uint64_t grant_token(local_node* n, const std::shared_ptr<local_state>* self) noexcept {
     n->state = node_state::granted;
     n->token = ++last_token;
-    n->keep = self;
+    if (self != nullptr) n->keep = *self;
     --waiting;
     return n->token;
   }
   static local_grant_key key() noexcept { return {}; }
   local_grant grant(local_node* n, const std::shared_ptr<local_state>& self) {
-    const std::uint64_t t = grant_token(n, self);
+    const std::uint64_t t = grant_token(n, &self);
     return local_grant(key(), n, t);
   }
 
@@ -293,10 +384,11 @@ struct local_state {
   // (none unless a request waits: no vector, no call on the fast path).
   struct unblocked {
     std::optional<std::vector<granted_waiter>> ready;
-    void collect(const std::shared_ptr<local_state>& s, const call_description& removed, local_node* from) {
+    void collect(local_state* s, const call_description& removed, local_node* from) {
       if (s->waiting == 0) return;
       ready.emplace();
-      s->collect_unblocked(removed, from, *ready, s);
+      // (a caller holds the queue: a grant's keep, or the turn's coordinator for a grant without one)
+      s->collect_unblocked(removed, from, *ready, s->shared_from_this());
     }
     void deliver() {
       if (ready) local_state::deliver(*ready);
@@ -304,21 +396,82 @@ struct local_state {
   };
 
   // A granted request is released: it leaves the queue, and what it blocked is granted.
-  void release(local_node* n, const std::shared_ptr<local_state>& self) {
+  void release(local_node* n) {
     unblocked u;
     {
       std::lock_guard lock(m);
       const call_description& removed = *n->what;  // the holder's description: valid until it returns
       local_node* next = n->next;
       unlink_and_free(n);
-      u.collect(self, removed, next);
+      u.collect(this, removed, next);
     }
     u.deliver();
   }
 
+  // A call of a group request is released: what it blocked may be granted; the group leaves the queue with
+  // its last call. Without the lock unless it is the last, or a request waits: a request enqueued and scanned
+  // under the lock either sees the call released or is seen waiting here (both sides sequentially consistent:
+  // `live` stored then `waiting` read, here; `waiting` increased then `live` read, there). A call that is not
+  // the last does not touch the group after its decrement (the last may free it), so it looks for what it
+  // unblocked from the queue's head.
+  void release_member(local_node* g, std::size_t i) {
+    const call_description& removed = *g->members[i].what;  // the call's: valid until its grant is released
+    g->members[i].live.store(false);
+    const bool last = g->live.fetch_sub(1) == 1;
+    if (!last && waiting.load() == 0) return;
+    unblocked u;
+    {
+      std::lock_guard lock(m);
+      local_node* from = head;
+      if (last) {
+        from = g->next;
+        unlink_and_free(g);
+      }
+      u.collect(this, removed, from);
+    }
+    u.deliver();
+  }
+
+  // Grants at once, as one request (a group node: one lock, one node), every call of `ready` (null: not in the
+  // group) that no older request conflicts with: `out[i]` holds call i's grant, or stays empty (the dispatcher
+  // then asks for that call alone when it runs). Precondition: the calls of `ready` do not conflict with one
+  // another (a turn's calls that are ready at the same time never do: each waits for every earlier call it
+  // conflicts with), so they are not checked against each other. Each grant has its own fencing token, in the
+  // order of `ready`.
+  void grant_group(std::span<const call_description* const> ready, std::span<turn_grant> out) {
+    std::lock_guard lock(m);
+    local_node* g = nullptr;
+    group_member* members = nullptr;
+    std::size_t count = 0;
+    std::uint64_t token = last_token;  // (locals: the stores below cannot alias them)
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      // (the scan stops at the group: its calls are not checked against one another)
+      if (ready[i] == nullptr || (head != g && !no_older_conflict(g, *ready[i], nullptr))) continue;
+      if (g == nullptr) {
+        g = enqueue_node(nullptr);
+        g->state = node_state::granted;
+        --waiting;
+        if (g->member_capacity < ready.size()) {
+          g->members = std::make_unique<group_member[]>(ready.size());
+          g->member_capacity = ready.size();
+        }
+        members = g->members.get();
+      }
+      members[count].what = ready[i];
+      members[count].live.store(true, std::memory_order_relaxed);  // (published by the lock, and by the call's post)
+      out[i].hold(g, count, ++token);
+      ++count;
+    }
+    last_token = token;
+    if (g != nullptr) {
+      g->member_count = count;
+      g->live.store(count, std::memory_order_relaxed);
+    }
+  }
+
   // A waiting request gives up (wait limit, cancellation): it leaves the queue
   // and its waiter completes with `ec`. No-op once granted.
-  void abandon(local_ticket t, boost::system::error_code ec, const std::shared_ptr<local_state>& self) {
+  void abandon(local_ticket t, boost::system::error_code ec) {
     unblocked u;
     std::unique_ptr<local_waiter> w;
     {
@@ -330,14 +483,15 @@ struct local_state {
       w = std::move(n->waiter);
       --waiting;
       unlink_and_free(n);
-      u.collect(self, removed, next);
+      u.collect(this, removed, next);
     }
     u.deliver();
     if (w) w->complete(ec, local_grant{});
   }
 
-  // (The grant is made in the optional: a moved-from grant's destructor is not free.)
-  std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>& self) {
+  // (The grant is made in the optional: a moved-from grant's destructor is not free.) `self` null: the grant
+  // does not keep the queue alive (try_acquire_in_turn).
+  std::optional<local_grant> try_acquire(const call_description& d, const std::shared_ptr<local_state>* self) {
     std::optional<local_grant> out;
     std::lock_guard lock(m);
     if (head == nullptr || no_older_conflict(nullptr, d, nullptr)) {
@@ -425,17 +579,36 @@ struct forwarding_waiter final : local_waiter {
 
 }  // namespace detail
 
+inline void detail::turn_grant::release_held() noexcept {
+  local_node* const g = std::exchange(group_, nullptr);
+  g->owner->release_member(g, member_);
+}
+
 inline void local_grant::release_held() noexcept {
   detail::local_node* const n = std::exchange(node_, nullptr);
-  const auto s = std::move(n->keep);  // (only this grant touches a held node's `keep`)
-  s->release(n, s);
+  const auto keep = std::move(n->keep);  // (only this grant touches a held node's `keep`; empty: see the node)
+  n->owner->release(n);
 }
 
 inline local_coordinator::local_coordinator() : state_(std::make_shared<detail::local_state>()) {}
 
 inline std::optional<local_grant> local_coordinator::try_acquire(const call_description& d) const {
-  return state_->try_acquire(d, state_);
+  return state_->try_acquire(d, &state_);
 }
+
+namespace detail {
+template <class C>
+void grant_group(const C& c, std::span<const call_description* const> ready, std::span<turn_grant> out) {
+  c.state_->grant_group(ready, out);
+}
+
+// The dispatcher's try_acquire (detail/dispatch_coordination.hpp): the same grant, without a reference to the
+// queue per grant. The turn's options hold a copy of `c` until the grant is released (before the call's outcome
+// reaches the engine that owns them), and a copy holds the queue.
+inline std::optional<local_grant> try_acquire_in_turn(const local_coordinator& c, const call_description& d) {
+  return c.state_->try_acquire(d, nullptr);
+}
+}  // namespace detail
 
 inline local_grant local_coordinator::acquire(const call_description& d, acquire_options o) const {
   detail::blocking_local_waiter w;
@@ -447,7 +620,7 @@ inline local_grant local_coordinator::acquire(const call_description& d, acquire
   if (o.wait_limit.count() > 0) {
     if (!w.cv.wait_for(lock, o.wait_limit, [&] { return w.done; })) {
       lock.unlock();
-      state_->abandon(ticket, boost::asio::error::timed_out, state_);
+      state_->abandon(ticket, boost::asio::error::timed_out);
       lock.lock();
       w.cv.wait(lock, [&] { return w.done; });  // granted or abandoned: either way done now
     }
@@ -460,7 +633,10 @@ inline local_grant local_coordinator::acquire(const call_description& d, acquire
 
 inline std::size_t local_coordinator::queued() const {
   std::lock_guard lock(state_->m);
-  return state_->queued;
+  std::size_t n = 0;  // requests: a group counts the calls it still holds for
+  for (const detail::local_node* o = state_->head; o != nullptr; o = o->next)
+    n += o->member_count == 0 ? 1 : o->live.load();
+  return n;
 }
 
 template <class Handler>
@@ -475,14 +651,14 @@ void local_coordinator::initiate(const call_description& d, acquire_options o, H
     auto w = std::make_unique<waiter_t>(std::move(handler), ex);
     if (slot.is_connected()) {
       slot.assign([weak, t](boost::asio::cancellation_type) {
-        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::operation_aborted, s);
+        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::operation_aborted);
       });
     }
     if (o.wait_limit.count() > 0) {
       w->timer = std::make_shared<boost::asio::steady_timer>(ex, o.wait_limit);
       w->timer->async_wait([weak, t](const boost::system::error_code& ec) {
         if (ec) return;  // cancelled: the request was granted
-        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::timed_out, s);
+        if (const auto s = weak.lock()) s->abandon(t, boost::asio::error::timed_out);
       });
     }
     return w;

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -39,6 +40,14 @@
 namespace tool_effects {
 
 namespace detail {
+
+// A grant now, or nothing, for a dispatched call (TryAcquireCoordinator): `c.try_acquire(d)`, or a lighter form
+// of it where a coordinator has one (local_coordinator: coordination_queue.hpp), which may rely on the turn's
+// copy of the coordinator outliving the grant (the grant is released before the call's outcome is delivered).
+template <class C>
+std::optional<typename C::grant_type> try_acquire_in_turn(const C& c, const call_description& d) {
+  return c.try_acquire(d);
+}
 
 // A static tool's description, made once per tool type.
 template <class Tool>
@@ -233,7 +242,7 @@ template <class R, class C, class Executor, class Cancel, class Done, class Run>
 void coordinate_call(const C& c, const call_description& d, std::string_view name, effect_set effects,
                      const Executor& ex, Cancel cancel, Done&& done, Run run) {
   if constexpr (TryAcquireCoordinator<C>) {
-    if (auto g = c.try_acquire(d)) {
+    if (auto g = try_acquire_in_turn(c, d)) {
       run_granted<R>(std::forward<Done>(done), *g, name, effects, run);
       return;
     }

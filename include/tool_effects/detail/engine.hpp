@@ -22,10 +22,8 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <mutex>
-#include <queue>
 #include <vector>
 
 #include <tool_effects/detail/config.hpp>
@@ -76,6 +74,11 @@ class plan_engine {
   [[nodiscard]] std::size_t size() const noexcept { return n_; }
 
  protected:
+  // Before start(): whether call i waits for no other call (it is ready as the turn starts).
+  [[nodiscard]] bool starts_ready(std::size_t i) const noexcept {
+    return pending_[i].load(std::memory_order_relaxed) == 1;  // only the start token
+  }
+
   // Start call i (post it, spawn it); it must end with complete(i, failed).
   virtual void launch(std::size_t i) = 0;
   // Run call i now, in this thread, to its end (inline mode).
@@ -106,7 +109,10 @@ class plan_engine {
 
   std::mutex slots_mutex_;
   std::size_t active_ = 0;
-  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready_;  // earliest call first
+  // Calls admitted but over max_concurrency: a binary min-heap (std::push_heap / pop_heap with std::greater, in
+  // impl/engine.ipp), so the earliest call starts first. (Not a std::priority_queue: <queue> brings <deque>, which
+  // every dispatching translation unit would parse.)
+  std::vector<std::size_t> ready_;
 
   std::mutex done_mutex_;
   std::condition_variable done_cv_;

@@ -37,7 +37,7 @@
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
 #include <tool_effects/outcome.hpp>
-#include <tool_effects/plan.hpp>
+#include <tool_effects/detail/plans.hpp>  // plan.hpp but waves_c (Boost.Hana): see there
 #include <tool_effects/side_effects.hpp>
 
 namespace tool_effects {
@@ -61,7 +61,24 @@ struct call_info {
   effect_set effects;     ///< declared effects (empty: unknown)
   std::size_t index;      ///< position in the turn
   const call_description* description;  ///< the runtime form's description (static calls: null)
+  turn_grant* granted = nullptr;  ///< the coordinator's grant its turn took for it at its start, if any
 };
+
+// The grant a turn's start took for a call (call_info::granted): whether it still holds it, and giving it back
+// (templates, used only with options_grant_turn_groups: turn_grant is complete only where a coordinator's header
+// is included, the only place one is made).
+template <class G>
+bool holds_turn_grant(const G* g) {
+  return g != nullptr && g->held();
+}
+template <class Options, class G>
+void release_turn_grant(G* g) {
+  if constexpr (options_grant_turn_groups<Options>) {
+    if (g != nullptr) g->release();
+  } else {
+    (void)g;
+  }
+}
 
 #include <tool_effects/detail/push_options.hpp>
 // Awaits a tool's awaitable and turns its end into an outcome. (The
@@ -151,6 +168,7 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
   // Turn cancellation (cancellation.hpp): a call of a cancelled turn does not start.
   if constexpr (options_have_cancellation<Options>) {
     if (opts.template get<turn_cancellation>().cancelled()) {
+      release_turn_grant<Options>(info.granted);
       done(outcome<R>::abort());
       return;
     }
@@ -160,11 +178,19 @@ void execute_call(const Options& opts, Fn& fn, const call_info& info, const Exec
   // released before its outcome is delivered. `opts` and `fn` are the engine's.
   if constexpr (options_have_coordinator<Options>) {
     using coordinator_t = options_coordinator_t<Options>;
+    if constexpr (options_grant_turn_groups<Options>) {
+      if (holds_turn_grant(info.granted)) {  // granted with the calls ready at the turn's start
+        // (run_granted runs it now: references suffice)
+        auto run = [&](auto&& granted_done) { execute_journaled<R>(opts, fn, info, ex, std::move(granted_done)); };
+        run_granted<R>(std::forward<Done>(done), *info.granted, info.name, info.effects, run);
+        return;
+      }
+    }
     const call_description* d = info.description;
     if constexpr (is_static_call<Fn>) d = &static_description<typename Fn::tool_type>();
     coordinate_call<R>(opts.template get<coordinator_t>(), *d, info.name, info.effects, ex, options_cancellation(opts),
                        std::forward<Done>(done),
-                       [&opts, &fn, info, ex](auto&& granted_done) {
+                       [&opts, &fn, info, ex](auto&& granted_done) {  // (may run later: a copy of `info`)
                          execute_journaled<R>(opts, fn, info, ex, std::move(granted_done));
                        });
   } else {
@@ -179,8 +205,9 @@ void journal_turn_end(const Options& opts) {
   else (void)opts;
 }
 
-// Starts a turn's engine; with a journal in the options, the journal's commits wait (within their bound) until
-// every call ready at the start was launched, so that their *started* records commit together.
+// Starts a turn's engine. With a journal in the options this is a step of the engine (journal.hpp, hold_journal):
+// the *started* records of every call ready at the start are queued within it and, with a batch journal,
+// committed together as it ends, in this thread, before any of those calls runs.
 // `opts` and `ex` are read before the engine starts, never after: the engine may end in start(), and what owns
 // them may end with it (async_run_plan's coroutine frame, resumed and finished on another thread of the pool).
 template <class Options, class Executor>
@@ -202,20 +229,21 @@ void start_turn(plan_engine& engine, const Options& opts, const Executor& ex) {
   }
 }
 
-// Posts a sync call's start; with a journal in the options it holds the journal until the call ran its
-// journaled start (so the calls of a wave commit their records together). The journal handle is copied: the
-// engine may be gone once the call ran.
-template <class Options, class Executor, class Run>
-void post_call(const Options& opts, const Executor& ex, Run run) {
-  if constexpr (options_have_journal<Options>) {
-    auto journal = opts.template get<options_journal_t<Options>>();
-    hold_journal(journal, ex);
-    boost::asio::post(ex, [journal = std::move(journal), ex, run = std::move(run)]() mutable {
-      run();
-      release_journal(journal, ex);
-    });
+// Whether the engine starts call i in its own thread (launch), rather than posting it: an awaitable call (its
+// tool runs in the coroutine that co_spawn posts), and every call of a turn with a batch journal, whose tool
+// runs only once its *started* record is committed, from that commit's completion (journal.hpp): the engine's
+// step queues the records of the calls it makes ready, in its thread, and commits them as it ends. Not while the
+// turn is aborting or cancelled: such a call ends at once, and the step would complete it inside itself.
+template <class Options>
+bool starts_in_step(const plan_engine& engine, const Options& opts, bool is_awaitable) {
+  if (is_awaitable) return true;
+  if constexpr (options_have_batch_journal<Options>) {
+    if constexpr (options_have_cancellation<Options>)
+      if (opts.template get<turn_cancellation>().cancelled()) return false;
+    return !engine.abort_requested();
   } else {
-    boost::asio::post(ex, std::move(run));
+    (void)engine, (void)opts;
+    return false;
   }
 }
 
@@ -236,6 +264,14 @@ void execute_admitted(const Options& opts, Fn& fn, const call_info& info, const 
   }
   if constexpr (!paths::always) execute_plain<R>(fn, ex, std::forward<Done>(done));
 }
+
+// Where an engine keeps the grants its turn takes at its start (call_info::granted): with a coordinator that
+// takes group requests, on a real executor, without a concurrency limit (calls it queues would hold their grants
+// while they wait); else nowhere.
+struct no_turn_grants {};
+template <class Options, class Executor>
+inline constexpr bool engine_grants_at_start =
+    options_grant_turn_groups<Options> && !std::is_same_v<Executor, inline_executor>;
 
 template <class Fn>
 inline constexpr bool returns_awaitable = awaitable_traits<std::remove_cvref_t<decltype(std::declval<Fn&>()())>>::is_awaitable;
@@ -264,6 +300,7 @@ void run_one(plan_engine& engine, const Options& opts, Fn& fn, const call_info& 
              outcome<R>* slot) {
   const std::size_t i = info.index;
   if (engine.abort_requested()) {
+    release_turn_grant<Options>(info.granted);
     *slot = outcome<R>::abort();
     engine.complete(i, false);
     return;
@@ -283,10 +320,10 @@ void run_one(plan_engine& engine, const Options& opts, Fn& fn, const call_info& 
 // shared by every call of that type in every turn of the translation unit.
 template <class Call, class Executor, class Options>
 void run_static_call(plan_engine& engine, const Executor& ex, const Options& opts, void* call, void* slot,
-                     std::size_t index) {
+                     std::size_t index, turn_grant* granted) {
   using R = typename Call::result_type;
   using tool = typename Call::tool_type;
-  const call_info info{type_name_v<tool>, side_effects_v<tool>, index, nullptr};
+  const call_info info{type_name_v<tool>, side_effects_v<tool>, index, nullptr, granted};
   run_one<R>(engine, opts, *static_cast<Call*>(call), info, ex, static_cast<outcome<R>*>(slot));
 }
 
@@ -305,7 +342,9 @@ class static_engine final : public plan_engine {
   static_engine(const Executor& ex, const Options& opts, Handler handler, Calls&&... calls)
       : plan_engine(N, matrix.words_per_row, matrix.row(0), {opts.abort_on_error, opts.max_concurrency}),
         ex_(ex), opts_(opts), handler_(std::move(handler)), calls_{{std::move(calls)}...},
-        entries_(make_entries(std::index_sequence_for<Calls...>{})) {}
+        entries_(make_entries(std::index_sequence_for<Calls...>{})) {
+    grant_ready_calls();
+  }
 
   results_type take_results() { return std::move(results_); }
 
@@ -314,7 +353,7 @@ class static_engine final : public plan_engine {
 
  private:
   struct entry {
-    void (*run)(plan_engine&, const Executor&, const Options&, void*, void*, std::size_t);
+    void (*run)(plan_engine&, const Executor&, const Options&, void*, void*, std::size_t, turn_grant*);
     void* call;
     void* slot;
     bool is_awaitable;  // co_spawn posts it; a sync call is posted here
@@ -330,13 +369,34 @@ class static_engine final : public plan_engine {
 
   void run(std::size_t i) {
     const entry& e = entries_[i];
-    e.run(*this, ex_, opts_, e.call, e.slot, i);
+    e.run(*this, ex_, opts_, e.call, e.slot, i, granted(i));
+  }
+
+  // The turn's coordinator grants the calls ready at its start at once, one request for all of them (a lock and
+  // a queue node per turn instead of per call); each call runs under its grant (execute_call), or gives it back
+  // if it does not run. Calls that become ready later, or that an older request blocks, ask alone as they run.
+  void grant_ready_calls() {
+    if constexpr (engine_grants_at_start<Options, Executor>) {
+      if (opts_.max_concurrency != 0) return;
+      // Which calls wait for none is a property of the calls' types (the conflict matrix): known once.
+      static const std::array<const call_description*, N> ready = [] {
+        const std::array<const call_description*, N> all{&static_description<typename Calls::tool_type>()...};
+        std::array<const call_description*, N> r{};
+        for (std::size_t i = 0; i < N; ++i) r[i] = predecessor_count(matrix.row(i), i) == 0 ? all[i] : nullptr;
+        return r;
+      }();
+      grant_group(opts_.template get<options_coordinator_t<Options>>(), ready, grants_);
+    }
+  }
+  turn_grant* granted(std::size_t i) {
+    if constexpr (engine_grants_at_start<Options, Executor>) return &grants_[i];
+    else return (void)i, nullptr;
   }
 
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      if (entries_[i].is_awaitable) run(i);
-      else post_call(opts_, ex_, [this, i] { run(i); });
+      if (starts_in_step(*this, opts_, entries_[i].is_awaitable)) run(i);
+      else boost::asio::post(ex_, [this, i] { run(i); });
     } else {
       (void)i;
     }
@@ -360,6 +420,9 @@ class static_engine final : public plan_engine {
   flat_tuple<std::index_sequence_for<Calls...>, Calls...> calls_;
   results_type results_;
   std::array<entry, N> entries_;
+  // After opts_ (destroyed before it): a grant does not keep the coordinator's queue alive, opts_' copy does.
+  [[no_unique_address]] std::conditional_t<engine_grants_at_start<Options, Executor>, std::array<turn_grant, N>,
+                                           no_turn_grants> grants_;
   std::shared_ptr<static_engine> self_;
 };
 
@@ -379,20 +442,37 @@ class runtime_engine final : private plan_holder, public plan_engine {  // plan_
         plan_engine(tasks.size(), this->plan ? this->plan->predecessor_offsets() : nullptr,
                     this->plan ? this->plan->successor_offsets() : nullptr,
                     this->plan ? this->plan->successor_data() : nullptr, {opts.abort_on_error, opts.max_concurrency}),
-        ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {}
+        ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {
+    grant_ready_calls();
+  }
 
   std::vector<outcome<R>> take_results() { return std::move(results_); }
 
  private:
   void run(std::size_t i) {
     // An exclusive description is unknown, whatever flags it carries (as in run_with_recovery).
-    const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i, &calls_[i]};
+    const call_info info{calls_[i].name, calls_[i].exclusive ? effect_set{} : calls_[i].effects, i, &calls_[i],
+                         granted(i)};
     run_one<R>(*this, opts_, tasks_[i], info, ex_, &results_[i]);
+  }
+  // As static_engine's.
+  void grant_ready_calls() {
+    if constexpr (engine_grants_at_start<Options, Executor>) {
+      if (opts_.max_concurrency != 0) return;
+      std::vector<const call_description*> ready(calls_.size());
+      for (std::size_t i = 0; i < ready.size(); ++i) ready[i] = starts_ready(i) ? &calls_[i] : nullptr;
+      grants_.resize(ready.size());
+      grant_group(opts_.template get<options_coordinator_t<Options>>(), ready, grants_);
+    }
+  }
+  turn_grant* granted(std::size_t i) {
+    if constexpr (engine_grants_at_start<Options, Executor>) return grants_.empty() ? nullptr : &grants_[i];
+    else return (void)i, nullptr;
   }
   void launch(std::size_t i) override {
     if constexpr (!std::is_same_v<Executor, inline_executor>) {
-      if constexpr (returns_awaitable<Task>) run(i);
-      else post_call(opts_, ex_, [s = this, i] { s->run(i); });
+      if (starts_in_step(*this, opts_, returns_awaitable<Task>)) run(i);
+      else boost::asio::post(ex_, [s = this, i] { s->run(i); });
     } else {
       (void)i;
     }
@@ -408,6 +488,9 @@ class runtime_engine final : private plan_holder, public plan_engine {  // plan_
   std::span<const call_description> calls_;
   std::span<Task> tasks_;
   std::vector<outcome<R>> results_;
+  // After opts_ (destroyed before it), as in static_engine.
+  [[no_unique_address]] std::conditional_t<engine_grants_at_start<Options, Executor>, std::vector<turn_grant>,
+                                           no_turn_grants> grants_;
 };
 
 template <class Ex, class Options, class... Calls>

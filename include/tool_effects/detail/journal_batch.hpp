@@ -1,18 +1,24 @@
 // tool_effects/detail/journal_batch.hpp — internal to journal.hpp: the group-commit queue of a batch journal
 // (`BatchJournal`), a state machine with no I/O of its own.
 //
-// Records arrive from any thread (`add`; `add_quiet` queues one for the next commit without scheduling one).
-// The first record after an idle period opens a batch and its caller
-// schedules one commit (add returns true); records that arrive before that commit runs, or while it runs, wait
-// in the queue. The commit takes every queued record at once (`take`), writes them in one transaction, and then
-// asks `finish`: if records arrived meanwhile, the next commit is scheduled at once (on the executor of the
-// oldest of them), else the queue is idle again. So at most one commit per journal is scheduled or running at
-// any time, and every record is in exactly one commit. A scheduled commit first goes round the executor's
-// queue while the batch still grows (a bounded number of rounds); then, if calls launched on the same executor
-// hold the journal (`hold` .. `unhold`: a call posted there, whose record comes as soon as it runs: the commit
-// would wait behind it in that queue anyway), it parks until the last of them (at most a bounded number) ends
-// its hold. The dispatcher (journal.hpp) does the scheduling and the
-// writing; docs/coordination.md has the reasoning (what "start together" means, the fsync count).
+// Records arrive from any thread (`add`; `add_quiet` queues one for the next commit without asking for one).
+// The first record after an idle period opens a batch, which gets exactly one commit: records that arrive
+// before that commit runs, or while it runs, wait in the queue. The commit takes every queued record at once
+// (`take`), writes them in one transaction, and then asks `finish`: if records arrived meanwhile, the next
+// commit is due at once (on the executor of the oldest of them), else the queue is idle again. So at most one
+// commit per journal is due or running at any time, and every record is in exactly one commit.
+// Where the commit of a new batch runs:
+// - Holds (`hold` .. `unhold`, per execution context) are the engine's steps: a turn's start, or a call's end,
+//   which launch the calls they make ready; each such call queues its record within the step. A batch opened
+//   on a context that holds the journal is parked there (`add` says so), and the unhold that ends the last hold
+//   there commits it, in its own thread: the calls that became ready together commit together, however many
+//   threads the pool has.
+// - Else (a record queued outside any step: a call whose coordinator grant came later) the caller schedules
+//   the commit (`add` says so); the scheduled commit goes round its executor's queue while the batch grows (a
+//   bounded number of rounds), and parks if holds appeared meanwhile on its context (`park`).
+// A parked commit resumes at the latest after a bounded number of unholds there (a busy journal does not
+// starve it). The dispatcher (journal.hpp) does the scheduling and the writing; docs/coordination.md and
+// docs/perf-notes-39.md have the reasoning (what "together" means, the fsync count).
 #ifndef TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
 #define TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
 
@@ -55,13 +61,24 @@ class record_completion {
 template <class T>
 class batch_queue {
  public:
-  // Queues `item`; true: a batch opened, the caller schedules a commit.
-  [[nodiscard]] bool add(T item) {
+  // What `add` did with the batch.
+  enum class added {
+    joined,    // a batch was open (its commit is due or running): the item waits for it or for the next one
+    schedule,  // a batch opened: the caller schedules its commit
+    parked,    // a batch opened and is parked on the holds of `where`: the unhold that ends them commits it
+  };
+  // Queues `item`, whose commit would run on the executor of context `where`.
+  [[nodiscard]] added add(T item, const void* where) {
     std::lock_guard lock(m_);
     items_.push_back(std::move(item));
-    return !std::exchange(scheduled_, true);
+    if (std::exchange(scheduled_, true)) return added::joined;
+    if (count_of(where) == 0) return added::schedule;
+    parked_ = where;
+    unholds_while_parked_ = 0;
+    return added::parked;
   }
-  // Holds: calls launched on the executor whose execution context is `where`, their records about to arrive.
+  // A hold: an engine step on the executor whose execution context is `where` is launching calls, whose
+  // records arrive before its unhold.
   void hold(const void* where) {
     std::lock_guard lock(m_);
     for (auto& h : holds_)
@@ -81,8 +98,8 @@ class batch_queue {
     return true;
   }
   // A hold ended. If a commit is parked on that executor and this was the last hold there (or the
-  // `max_wait`-th since it parked: a busy journal does not starve it), the commit resumes where `pick` says
-  // (as in finish).
+  // `max_wait`-th since it parked: a busy journal does not starve it), it is due now: `pick`'s place (as in
+  // finish) says so, and the caller commits.
   template <class Pick>
   [[nodiscard]] auto unhold(const void* where, Pick pick, std::size_t max_wait) -> std::invoke_result_t<Pick, const T&> {
     std::lock_guard lock(m_);

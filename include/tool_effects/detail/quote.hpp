@@ -1,6 +1,6 @@
 // tool_effects/detail/quote.hpp — internal: the one way a peer's text (a server's line or error body, a gateway's
 // message, a process's stderr) goes into an error message. Used by the MCP client and server, OAuth, the HTTP
-// layer and etcd (issue 27: there were three helpers, and one could cut a UTF-8 character in half).
+// layer and etcd (there were three helpers, and one could cut a UTF-8 character in half).
 #ifndef TOOL_EFFECTS_DETAIL_QUOTE_HPP
 #define TOOL_EFFECTS_DETAIL_QUOTE_HPP
 

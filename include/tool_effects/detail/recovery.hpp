@@ -22,7 +22,6 @@
 #include <exception>
 #include <functional>
 #include <optional>
-#include <random>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -44,6 +43,7 @@
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/confirmation.hpp>
 #include <tool_effects/detail/awaitable.hpp>
+#include <tool_effects/detail/entropy.hpp>
 #include <tool_effects/detail/invoke.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/detail/type_name.hpp>
@@ -256,9 +256,7 @@ class recovery_state {
   backoff& jitter() {
     if (!backoff_) {
       const auto& p = *opts_.retry;
-      const std::uint64_t seed = p.seed ? detail::mix_seed(*p.seed, key())
-                                        : (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^
-                                              std::random_device{}();
+      const std::uint64_t seed = p.seed ? detail::mix_seed(*p.seed, key()) : detail::entropy64();
       backoff_.emplace(p, seed);
     }
     return *backoff_;

@@ -1,4 +1,4 @@
-// tool_effects/etcd/async_client.hpp — the etcd client as Asio coroutines (issue 27): every round trip and
+// tool_effects/etcd/async_client.hpp — the etcd client as Asio coroutines: every round trip and
 // watch of etcd's v3 JSON gateway (etcd 3.4: /v3/kv/*, /v3/lease/*, /v3/watch, /v3/auth/authenticate) is an
 // `asio::awaitable` on the executor the client is made with; no thread, poll loop or event loop of its own.
 // The blocking `etcd::client` (etcd/client.hpp) runs these same coroutines on an io_context of its own.

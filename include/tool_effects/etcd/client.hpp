@@ -1,7 +1,7 @@
-// tool_effects/etcd/client.hpp — the blocking client of etcd's v3 JSON gateway (issue 18), for the etcd
+// tool_effects/etcd/client.hpp — the blocking client of etcd's v3 JSON gateway, for the etcd
 // coordinator, lease keeper and journal: each member runs the coroutine of the same name of
 // etcd::async_client (etcd/async_client.hpp) to its end on an io_context of the client's own, in the calling
-// thread (issue 27: one implementation, the blocking API a thin wrapper). Part of the JSON component
+// thread (one implementation, the blocking API a thin wrapper). Part of the JSON component
 // (nlohmann::json). Include <tool_effects/etcd.hpp>.
 #ifndef TOOL_EFFECTS_ETCD_CLIENT_HPP
 #define TOOL_EFFECTS_ETCD_CLIENT_HPP

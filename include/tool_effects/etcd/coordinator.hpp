@@ -1,5 +1,5 @@
-// tool_effects/etcd/coordinator.hpp — the coordinator of issue 17's Coordinator concept across processes
-// and machines (issue 18): the lock protocol of etcd/lock.hpp under one lease per coordinator, kept alive by
+// tool_effects/etcd/coordinator.hpp — the coordinator of the Coordinator concept across processes
+// and machines: the lock protocol of etcd/lock.hpp under one lease per coordinator, kept alive by
 // a lease_keeper. A drop-in for local_coordinator in `run_options{}.with(coordinator)`:
 //
 //   tool_effects::etcd::coordinator_options o;

@@ -1,4 +1,4 @@
-// tool_effects/etcd/error.hpp — the errors of the etcd client, lock protocol and coordinator (issue 27): one
+// tool_effects/etcd/error.hpp — the errors of the etcd client, lock protocol and coordinator: one
 // error category, `etcd_category()`, whose values (`etcd::errc`) are the stable failure reasons of
 // docs/coordination.md ("Errors of the etcd client"). Include <tool_effects/etcd.hpp>.
 #ifndef TOOL_EFFECTS_ETCD_ERROR_HPP

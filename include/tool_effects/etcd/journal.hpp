@@ -1,4 +1,4 @@
-// tool_effects/etcd/journal.hpp — the turn journal of journal.hpp on etcd (issue 18): the same at-most-once
+// tool_effects/etcd/journal.hpp — the turn journal of journal.hpp on etcd: the same at-most-once
 // and in-doubt semantics as sqlite_journal, shared by every process (on every machine) that uses the same
 // etcd key prefix. Include <tool_effects/etcd.hpp>.
 //
@@ -11,7 +11,7 @@
 // still *started* (in doubt: the dispatcher decided to run the call again) and unchanged since it was read
 // (Txn(mod_revision(key) == seen)); a record another run created or ended meanwhile makes record_started
 // throw journal_error, and the call does not run. etcd answers a write only once a quorum has it on disk
-// (fsync), so `record_started` returns when the record is durable. Group commit (issue 29): the dispatcher hands
+// (fsync), so `record_started` returns when the record is durable. Group commit: the dispatcher hands
 // the records of calls that start (or end) together to `record_batch`, one Txn for up to 64 of them.
 #ifndef TOOL_EFFECTS_ETCD_JOURNAL_HPP
 #define TOOL_EFFECTS_ETCD_JOURNAL_HPP

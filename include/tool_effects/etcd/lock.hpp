@@ -1,4 +1,4 @@
-// tool_effects/etcd/lock.hpp — the lock protocol of the etcd coordinator (issue 18) over etcd::client:
+// tool_effects/etcd/lock.hpp — the lock protocol of the etcd coordinator over etcd::client:
 // one key per declared access under the process's lease, conflict ranges that give access.hpp's rule,
 // FIFO by create revision, the create revision as fencing token. Model-checked: model/etcd_lock.pml;
 // described in docs/coordination.md ("Across machines: etcd"). Include <tool_effects/etcd.hpp>.

@@ -1,4 +1,4 @@
-// tool_effects/etcd/types.hpp — the values of the etcd client (issue 18): its options, key-value pairs,
+// tool_effects/etcd/types.hpp — the values of the etcd client: its options, key-value pairs,
 // range and transaction requests and answers, leases, watch messages. Include <tool_effects/etcd.hpp>.
 //
 // Keys and values are bytes (base64 on the wire); int64 fields are JSON strings on the wire, and the gateway

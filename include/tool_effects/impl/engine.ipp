@@ -3,6 +3,9 @@
 #ifndef TOOL_EFFECTS_IMPL_ENGINE_IPP
 #define TOOL_EFFECTS_IMPL_ENGINE_IPP
 
+#include <algorithm>
+#include <functional>
+
 #include <tool_effects/detail/engine.hpp>
 
 namespace tool_effects::detail {
@@ -76,7 +79,8 @@ TOOL_EFFECTS_DECL void plan_engine::admit(std::size_t i) {
   if (cfg_.max_concurrency != 0) {
     std::unique_lock lock(slots_mutex_);
     if (active_ >= cfg_.max_concurrency) {
-      ready_.push(i);
+      ready_.push_back(i);
+      std::push_heap(ready_.begin(), ready_.end(), std::greater<>{});
       return;
     }
     ++active_;
@@ -92,8 +96,9 @@ TOOL_EFFECTS_DECL void plan_engine::release_slot() {
       --active_;
       return;
     }
-    next = ready_.top();
-    ready_.pop();
+    std::pop_heap(ready_.begin(), ready_.end(), std::greater<>{});
+    next = ready_.back();
+    ready_.pop_back();
   }
   launch(next);
 }

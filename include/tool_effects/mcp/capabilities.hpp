@@ -6,7 +6,7 @@
 // `initialize` only when its handler is set; without one the request is
 // refused (JSON-RPC -32601) as before. A 2026-07-28 server asks inside a
 // call's result instead (MRTR); the same handlers answer. The machinery is in
-// mcp/client/detail/handlers.hpp; see docs/mcp.md ("Client capabilities").
+// mcp/client/detail/handlers.hpp; see docs/mcp-capabilities.md ("Client capabilities").
 //
 //   te::mcp_client_options o;
 //   o.on_elicitation = [](const te::mcp_elicitation_request& r) {

@@ -2,7 +2,7 @@
 // client over the stdio transport (the protocol versions of
 // `mcp_protocol_versions()`).
 //
-//   boost::asio::thread_pool pool(2);                         // docs/mcp.md, "Pool size"
+//   boost::asio::thread_pool pool(2);                         // docs/mcp-client.md, "Pool size"
 //   auto client = tool_effects::mcp_client::launch(pool, {"node", "server.js", "/workspace"});
 //   nlohmann::json tools = client.list_tools();               // {"tools": [...]}, every page
 //   nlohmann::json r = client.call("read_text_file", {{"path", "/workspace/a.txt"}});
@@ -130,7 +130,7 @@ struct mcp_client_options {
   /// progress, and any other notification. From a 2026-07-28 server list
   /// changes come on a `subscriptions/listen` the client keeps open when the
   /// server declares them and a handler is set (`on_tools_list_changed`;
-  /// prompts and resources: `on_notification`); docs/mcp.md, "Protocol versions".
+  /// prompts and resources: `on_notification`); docs/mcp-client.md, "Protocol versions".
   std::function<void()> on_tools_list_changed{};
   std::function<void(const nlohmann::json& params)> on_log{};
   /// The lowest level of the log messages asked of a 2026-07-28 server: sent

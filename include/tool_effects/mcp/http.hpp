@@ -75,7 +75,7 @@ struct mcp_http_endpoint {
   /// Connections kept open between requests for reuse, each for at most 2 s
   /// (under servers' keep-alive timeouts). Requests in flight beyond it
   /// still run, on connections opened for them and closed after; size it to
-  /// the concurrency the client runs at (docs/mcp.md, "Connections").
+  /// the concurrency the client runs at (docs/mcp-client.md, "Connections").
   std::size_t max_idle_connections = 32;
   /// Resumptions (or GET-stream reconnections) in a row that delivered no
   /// message, before the stream is given up (its request fails with
@@ -87,7 +87,7 @@ struct mcp_http_endpoint {
   /// Delay before a resumption when the server sent no SSE `retry`. The
   /// delay (a server's `retry` or this) is at least 100 ms and at most
   /// `max_retry`, and doubles with each reconnection in a row that
-  /// delivered no message (docs/mcp.md, "Transport bounds (issue 26)").
+  /// delivered no message (docs/mcp-security.md, "Transport bounds").
   std::chrono::milliseconds default_retry = std::chrono::milliseconds(1000);
   std::chrono::milliseconds max_retry = std::chrono::seconds(30);
   /// OAuth 2.1 (mcp/oauth.hpp): when set, a 401 (or 403 insufficient_scope) makes the client authorize

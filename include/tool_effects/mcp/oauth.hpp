@@ -1,7 +1,7 @@
 // tool_effects/mcp/oauth.hpp — OAuth 2.1 authorization of the MCP client over Streamable HTTP
 // (specification 2025-11-25, basic/authorization, with the 2025-06-18 and 2025-03-26 fallbacks). Set
 // `mcp_http_endpoint::authorization` (<tool_effects/mcp/http.hpp>) and the client authorizes itself when the
-// server answers 401 (or 403 insufficient_scope). See docs/mcp.md ("Authorization").
+// server answers 401 (or 403 insufficient_scope). See docs/mcp-authorization.md ("Authorization").
 //
 //   te::mcp_oauth_options auth;
 //   auth.redirect_uri = "http://127.0.0.1:8976/callback";
@@ -17,7 +17,7 @@
 // chosen as the specification says and widened on 403 insufficient_scope (a bounded number of times; never
 // scopes the application fixed, never again scopes the server denied), and tokens refreshed when they expire.
 // Credentials are bound to the issuer that issued them; every fetch goes through a discovery policy (no
-// private or loopback addresses unless the MCP server is on one, https only); see docs/mcp.md ("Security").
+// private or loopback addresses unless the MCP server is on one, https only); see docs/mcp-authorization.md ("Security").
 // What the application supplies: the redirect URI and the user-agent step (`user_agent`), optionally a
 // registration (a pre-registered client with its issuer) and a token store. Failures are `mcp_error`s of kind
 // `authorization_failed`; no token, code, verifier or client secret is ever quoted in one.
@@ -111,7 +111,7 @@ struct mcp_oauth_options {
   /// Empty: the default policy: public addresses are allowed; loopback, private (RFC 1918, RFC 6598, IPv6
   /// ULA) and link-local ones only when the MCP server's own address is of the same kind; unspecified,
   /// multicast and broadcast addresses never. A refused address fails like an unreachable or silent one
-  /// ("could not fetch"), so that discovery cannot map a network. See docs/mcp.md ("Security").
+  /// ("could not fetch"), so that discovery cannot map a network. See docs/mcp-authorization.md ("Security").
   std::function<bool(const std::string& url, const std::string& address)> discovery_policy{};
   /// Every URL of the flow (metadata, registration, token, authorization endpoints) must be https, except
   /// plain http to a loopback address (which the discovery policy must still allow). false: http is

@@ -178,6 +178,13 @@ class mcp_server {
   // The handler every method of `bind` registers: the request as the server sees it, then handle_request.
   boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx, session_state state);
 
+  // A request to the client of the request `c`, over its session (what a tool's asker sends through).
+  static boost::asio::awaitable<nlohmann::json> ask_over_session(std::shared_ptr<const detail::mcp_request_context> c,
+                                                                 std::string method, nlohmann::json params,
+                                                                 std::chrono::milliseconds timeout);
+  // Runs `f` (the application's code: a resource read, a prompt, a completer) on the application's executor.
+  boost::asio::awaitable<nlohmann::json> on_application(std::function<nlohmann::json()> f);
+  static boost::asio::awaitable<nlohmann::json> run_function(std::function<nlohmann::json()> f);
   // The handlers of the table's rows.
   boost::asio::awaitable<nlohmann::json> on_initialize(nlohmann::json params, mcp_server_request request);
   boost::asio::awaitable<nlohmann::json> on_ping(nlohmann::json params, mcp_server_request request);

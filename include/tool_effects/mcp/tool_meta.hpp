@@ -2,7 +2,7 @@
 // publishes it, and as our client reads it back: the four hints (derived by
 // `export_mcp_hints`, the one rule of json/mcp.hpp) and the scoped accesses
 // under the `_meta` key `io.github.tool-effects/accesses` (format version 1,
-// documented in docs/mcp.md, "What a tool_effects server publishes"):
+// documented in docs/mcp-server.md, "What a tool_effects server publishes"):
 //
 //   "_meta": {"io.github.tool-effects/accesses": {
 //     "version": 1, "effects": ["write", "idempotent"],

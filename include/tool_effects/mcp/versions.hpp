@@ -1,6 +1,6 @@
 // tool_effects/mcp/versions.hpp — the MCP protocol versions this library
 // speaks and which era each is of; used by the client and by the role-neutral
-// session (mcp/protocol/detail/session.hpp). See docs/mcp.md ("Protocol versions").
+// session (mcp/protocol/detail/session.hpp). See docs/mcp-client.md ("Protocol versions").
 #ifndef TOOL_EFFECTS_MCP_VERSIONS_HPP
 #define TOOL_EFFECTS_MCP_VERSIONS_HPP
 
@@ -13,7 +13,7 @@ namespace tool_effects {
 /// stateless: `server/discover` and per-request `_meta`) and every version the
 /// official TypeScript SDK client accepts (legacy: the `initialize`
 /// handshake). The one place they are stated; what differs between them and
-/// what the client does about it: docs/mcp.md ("Protocol versions").
+/// what the client does about it: docs/mcp-client.md ("Protocol versions").
 inline const std::vector<std::string>& mcp_protocol_versions() {
   static const std::vector<std::string> v{"2026-07-28", "2025-11-25", "2025-06-18",
                                           "2025-03-26", "2024-11-05", "2024-10-07"};

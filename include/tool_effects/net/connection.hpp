@@ -48,7 +48,7 @@ struct tls_options {
   std::string key_file{};   // its private key
 };
 
-// Accepts or refuses a resolved address before a connection is made (the discovery policy of issue 26).
+// Accepts or refuses a resolved address before a connection is made (the OAuth discovery policy, SSRF).
 using address_filter = std::function<bool(const asio::ip::address&)>;
 
 class tls_context;
@@ -57,6 +57,8 @@ namespace detail {
 struct tls_context_impl;  // defined by net/detail/tls.hpp in a TLS build only (the layouts here never change)
 struct tls_session;
 asio::awaitable<beast::error_code> tls_handshake(connection& c, const tls_context& ctx, const std::string& host);
+// The server's side of the handshake, on an accepted connection.
+asio::awaitable<beast::error_code> tls_accept(connection& c, const tls_context& ctx);
 // OpenSSL's SHA-256 of `data` into out32 / `n` random bytes, in a TLS build; false without TLS (or on failure).
 bool tls_sha256(std::string_view data, unsigned char* out32) noexcept;
 bool tls_random(char* out, std::size_t n) noexcept;
@@ -68,6 +70,9 @@ class tls_context {
   static constexpr bool available = TOOL_EFFECTS_NET_TLS != 0;
   tls_context() = default;
   explicit tls_context(const tls_options& o);  // throws net_error("tls_files" | "tls_unavailable")
+  // A server's: its certificate chain (cert_file) and key (key_file), required; clients' certificates are asked
+  // for and verified against ca_file only when it is set. Throws as the constructor.
+  static tls_context server(const tls_options& o);
   [[nodiscard]] detail::tls_context_impl* get() const noexcept { return impl_.get(); }
 
  private:
@@ -79,6 +84,8 @@ class tls_context {
 class connection {
  public:
   explicit connection(const asio::any_io_executor& ex) : tcp_(ex) {}
+  // An accepted connection (a server's).
+  explicit connection(asio::ip::tcp::socket s) : tcp_(std::move(s)) {}
   connection(const connection&) = delete;
   connection& operator=(const connection&) = delete;
   ~connection() { close(); }
@@ -90,7 +97,7 @@ class connection {
   template <class Op>
   decltype(auto) visit(Op&& op);
   // Whether the peer sent nothing since the last response and did not close: a kept-alive connection is
-  // reused only then (bytes waiting would be read as the next response; issue 26).
+  // reused only then (bytes waiting would be read as the next response).
   [[nodiscard]] bool quiet() noexcept;
   // Closes the socket: an operation under way completes with an error. The TLS stream stays until the
   // connection is destroyed (a read may still be inside it: destroying it here was a use-after-free).
@@ -105,6 +112,7 @@ class connection {
 
  private:
   friend asio::awaitable<beast::error_code> detail::tls_handshake(connection&, const tls_context&, const std::string&);
+  friend asio::awaitable<beast::error_code> detail::tls_accept(connection&, const tls_context&);
   [[nodiscard]] bool tls_pending() noexcept;  // decrypted bytes the TLS layer holds (they make no socket readable)
   beast::tcp_stream tcp_;
   std::unique_ptr<detail::tls_session, void (*)(detail::tls_session*) noexcept> tls_{nullptr, nullptr};

@@ -1,13 +1,13 @@
 // tool_effects/net/http_client.hpp — internal: the library's one HTTP/1.1 client layer over Boost.Beast,
 // shared by MCP over HTTP (mcp/transport/detail/http_client.hpp), OAuth (mcp/auth/detail/oauth_*.hpp) and etcd.
-// Asio coroutines first; run_blocking() for a blocking caller. See docs/mcp.md ("The HTTP transport").
+// Asio coroutines first; run_blocking() for a blocking caller. See docs/mcp-client.md ("The HTTP transport").
 //
 // API (stable; added to, never renamed) — namespace tool_effects::net:
 //   tls_options{ca_file, cert_file, key_file}   verification always on: the CA file, else the system's CAs
 //   tls_context(tls_options)                    loaded once, shared; throws net_error("tls_files") on a bad file;
 //                                               tls_context::available: whether this build has TLS
 //   address_filter                              std::function<bool(const asio::ip::address&)>: the SSRF hook
-//                                               (issue 26), applied to every resolved address before connecting
+//, applied to every resolved address before connecting
 //   connection                                  one TCP connection, TLS over it for https; visit(op) runs op on
 //                                               the stream to read and write; buffer(); close(); quiet()
 //   exchange                                    one request and its response: conn, parser, ec, step, connected,
@@ -109,7 +109,7 @@ struct client_options {
 namespace detail {
 // The head of `req` (request line, its fields in order, the empty line) byte for byte as Beast's serializer
 // writes it (test NetHttpClient.TheRequestHeadIsWhatBeastsSerializerWrites): client::start writes it and the
-// body in one gathered write, at a fraction of the serializer's instructions (issue 29: the serializer's
+// body in one gathered write, at a fraction of the serializer's instructions (the serializer's
 // buffer views were about 20k instructions of a small MCP request).
 inline std::string request_head(const http::request<http::string_body>& req) {
   std::string h;
@@ -188,7 +188,7 @@ class client {
   // Parses what the connection's buffer already holds (no I/O): true when the response is then whole, or
   // when parsing failed (`ec`; http::error::body_limit past the parser's body_limit), as http::async_read
   // would have ended. A small response usually arrives with its header, and an asynchronous read of it costs
-  // a composed operation and a trip through the executor (issue 29).
+  // a composed operation and a trip through the executor.
   static bool parse_buffered(exchange& x, beast::error_code& ec) {
     auto& b = x.conn->buffer();
     while (!x.parser.is_done() && b.size() > 0) {

@@ -1,5 +1,5 @@
 // tool_effects/net/url.hpp — internal: the library's one URL type (RFC 3986), used by MCP over HTTP, OAuth
-// and etcd. A parser of ours rather than Boost.URL: see docs/benchmarks.md ("One URL type (issue 27)") for
+// and etcd. A parser of ours rather than Boost.URL: see docs/benchmarks.md ("One URL type") for
 // the measured cost of each.
 //
 // API (stable; added to, never renamed):

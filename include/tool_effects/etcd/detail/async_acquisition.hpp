@@ -1,5 +1,5 @@
 // tool_effects/etcd/detail/async_acquisition.hpp — internal to <tool_effects/etcd/coordinator.hpp> (included
-// at its end): etcd_coordinator's asynchronous acquisition (issue 27), one coroutine on a strand of the
+// at its end): etcd_coordinator's asynchronous acquisition, one coroutine on a strand of the
 // executor it runs on (coordinator_options::executor, else the handler's). It awaits the lock protocol's
 // round trips and its watch on an async_client of its own: no thread, no poll loop.
 #ifndef TOOL_EFFECTS_ETCD_DETAIL_ASYNC_ACQUISITION_HPP

@@ -1,9 +1,9 @@
 // tool_effects/etcd/detail/connection.hpp — internal to <tool_effects/etcd/async_client.hpp>: etcd's exchanges
-// with one endpoint on the library's one HTTP client layer (net/http_client.hpp, issue 27): a request and its
+// with one endpoint on the library's one HTTP client layer (net/http_client.hpp): a request and its
 // whole answer under one deadline, or a stream (watch, keepalive) read line by line, as Asio coroutines on the
 // executor the connection is made with. No thread and no event loop of its own. Bounds: the answer's header
 // (64 KiB) and body (client_options::max_response_bytes), a stream line (the same), bytes after an answer
-// close the connection (the layer's pool refuses it; issue 26).
+// close the connection (the layer's pool refuses it).
 #ifndef TOOL_EFFECTS_ETCD_DETAIL_CONNECTION_HPP
 #define TOOL_EFFECTS_ETCD_DETAIL_CONNECTION_HPP
 
@@ -70,7 +70,7 @@ class connection : public std::enable_shared_from_this<connection> {
     if (x.ec) fail(x, "reading the response");
     auto& res = x.parser.get();
     std::pair<unsigned, std::string> out{res.result_int(), std::move(res.body())};
-    // back to the pool when whole, kept alive and nothing after it; else closed (issue 26)
+    // back to the pool when whole, kept alive and nothing after it; else closed
     http_.release(x);
     co_return out;
   }

@@ -1,5 +1,5 @@
 // tool_effects/json/detail/boost_json_parse.hpp — internal: an optional fast
-// lexer for `parse_untrusted_json` (issue 20: nlohmann's lexer was 93% of the
+// lexer for `parse_untrusted_json` (nlohmann's lexer was 93% of the
 // MCP client's instructions for 1 MiB results). Boost.JSON's `basic_parser`
 // reads the text and feeds the library's own bounded builder
 // (`untrusted_json_builder`: depth, value count and duplicate keys stay one

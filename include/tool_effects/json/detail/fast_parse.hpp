@@ -1,5 +1,5 @@
 // tool_effects/json/detail/fast_parse.hpp — internal: the default lexer of
-// `parse_untrusted_json` (issue 29: nlohmann's lexer, one character at a time
+// `parse_untrusted_json` (nlohmann's lexer, one character at a time
 // with a push_back per character, was 93% of the MCP client's instructions for
 // 1 MiB results). It reads the text in one pass and feeds the library's own
 // bounded builder (`untrusted_json_builder`: depth, value count and duplicate

@@ -34,6 +34,7 @@
 
 #include <tool_effects/call_description.hpp>
 #include <tool_effects/mcp/auth/principal.hpp>
+#include <tool_effects/mcp/auth/scopes.hpp>
 
 namespace tool_effects {
 
@@ -43,27 +44,6 @@ using mcp_token_verifier = std::function<std::optional<mcp_principal>(std::strin
 
 /// The scopes a tools/call of a tool needs, given its name and its declared effects.
 using mcp_tool_scope_policy = std::function<std::vector<std::string>(std::string_view tool, const call_description&)>;
-
-/// The policy that derives a tool's scopes from its declared effects (least privilege by construction): a read
-/// of resource `R` needs "R:read", a write or an append "R:write" (an access to every resource names `all`); an
-/// undeclared tool, which may do anything, needs `unknown`.
-struct mcp_scopes_from_effects {
-  std::string read_suffix = ":read";
-  std::string write_suffix = ":write";
-  std::string all = "all";          ///< the resource name of an access to the root (every resource)
-  std::string unknown = "tools:unknown";  ///< the scope of an undeclared tool
-
-  std::vector<std::string> operator()(std::string_view, const call_description& d) const {
-    std::vector<std::string> out;
-    if (d.exclusive && d.accesses.empty()) return {unknown};
-    for (const auto& a : d.accesses) {
-      std::string s = (a.resource.empty() ? all : a.resource) + (a.mode == access_mode::read ? read_suffix : write_suffix);
-      if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(std::move(s));
-    }
-    if (d.exclusive && std::find(out.begin(), out.end(), unknown) == out.end()) out.push_back(unknown);
-    return out;
-  }
-};
 
 /// An MCP listener as an OAuth 2.1 resource server.
 struct mcp_resource_server {

@@ -3,7 +3,7 @@
 // channel (stdio: the session's request, as the client role sends its own; Streamable HTTP: the POST stream of
 // the call that asks; a 2026-07-28 request: an InputRequiredResult, mcp/server/detail/mrtr.hpp). The request is checked before it goes, the answer strictly after it came back (the client
 // side's checks: elicitation_schema.hpp, sampling_checks.hpp), and every failure is an `mcp_ask_error` with a
-// stable reason. See docs/mcp.md ("The server": "Tools ask the client").
+// stable reason. See docs/mcp-capabilities.md ("Tools ask the client").
 #ifndef TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
 #define TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
 

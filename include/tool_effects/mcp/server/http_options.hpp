@@ -69,6 +69,15 @@ struct mcp_http_server_options {
   std::vector<std::string> allowed_origins{};  ///< e.g. "https://app.example.com"
   /// Answer every request as an SSE stream, even when its response is the first message (default: JSON then).
   bool always_sse = false;
+  /// https: the listener's certificate chain and key (PEM files); with `client_ca_file`, clients must present a
+  /// certificate of that CA (mutual TLS). Unset: plain HTTP (put a TLS proxy in front, or listen on loopback).
+  /// Needs a build with TLS (OpenSSL: TOOL_EFFECTS_MCP_TLS); without it listen_http throws net_error("tls_unavailable").
+  struct tls_files {
+    std::string cert_file;
+    std::string key_file;
+    std::string client_ca_file{};
+  };
+  std::optional<tls_files> tls{};
   /// OAuth 2.1 resource server (mcp/auth/resource_server.hpp): off when unset. Set, every request to the
   /// endpoint needs a bearer token issued for `authorization->resource`.
   std::optional<mcp_resource_server> authorization{};

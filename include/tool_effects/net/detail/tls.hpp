@@ -28,7 +28,8 @@ namespace tool_effects::net {
 
 namespace detail {
 struct tls_context_impl {
-  asio::ssl::context ssl{asio::ssl::context::tls_client};
+  explicit tls_context_impl(asio::ssl::context::method m = asio::ssl::context::tls_client) : ssl(m) {}
+  asio::ssl::context ssl;
 };
 struct tls_session {
   explicit tls_session(beast::tcp_stream& s, asio::ssl::context& c) : stream(s, c) {}
@@ -68,10 +69,47 @@ inline tls_context::tls_context(const tls_options& o) : impl_(std::make_shared<d
                                                                detail::url_printable(*file), "\": ", ec.message()));
 }
 
+inline tls_context tls_context::server(const tls_options& o) {
+  tls_context out;
+  out.impl_ = std::make_shared<detail::tls_context_impl>(asio::ssl::context::tls_server);
+  auto& ssl = out.impl_->ssl;
+  ssl.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                  asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+  boost::system::error_code ec;
+  const char* what = "the server certificate";
+  const std::string* file = &o.cert_file;
+  if (o.cert_file.empty() || o.key_file.empty())
+    throw net_error("tls_files", "TLS: a server needs its certificate chain and its key (tls_options cert_file, key_file)");
+  ssl.use_certificate_chain_file(o.cert_file, ec);
+  if (!ec) {
+    what = "the server key";
+    file = &o.key_file;
+    ssl.use_private_key_file(o.key_file, asio::ssl::context::pem, ec);
+  }
+  if (!ec && !o.ca_file.empty()) {  // clients must present a certificate of this CA
+    what = "the client CA certificates";
+    file = &o.ca_file;
+    ssl.load_verify_file(o.ca_file, ec);
+    ssl.set_verify_mode(asio::ssl::verify_peer | asio::ssl::verify_fail_if_no_peer_cert);
+  }
+  if (ec)
+    throw net_error("tls_files", tool_effects::detail::str_cat("TLS: cannot load ", what, " \"",
+                                                               detail::url_printable(*file), "\": ", ec.message()));
+  return out;
+}
+
 template <class Op>
 decltype(auto) connection::visit(Op&& op) {
   if (tls_) return op(tls_->stream);
   return op(tcp_);
+}
+
+inline asio::awaitable<beast::error_code> detail::tls_accept(connection& c, const tls_context& ctx) {
+  if (!ctx.get()) co_return beast::error_code(asio::error::no_protocol_option);
+  c.tls_ = {new tls_session(c.tcp_, ctx.get()->ssl), &delete_tls_session};
+  auto [ec] = co_await c.tls_->stream.async_handshake(asio::ssl::stream_base::server,
+                                                     asio::as_tuple(asio::use_awaitable));
+  co_return ec;
 }
 
 inline bool connection::tls_pending() noexcept {
@@ -109,6 +147,14 @@ inline bool connection::tls_pending() noexcept { return false; }
 
 inline asio::awaitable<beast::error_code> detail::tls_handshake(connection&, const tls_context&, const std::string&) {
   co_return beast::error_code(asio::error::no_protocol_option);
+}
+
+inline asio::awaitable<beast::error_code> detail::tls_accept(connection&, const tls_context&) {
+  co_return beast::error_code(asio::error::no_protocol_option);
+}
+
+inline tls_context tls_context::server(const tls_options&) {
+  throw net_error("tls_unavailable", "TLS: this build has no TLS (TOOL_EFFECTS_MCP_TLS / TOOL_EFFECTS_ETCD_TLS)");
 }
 
 #endif

@@ -1,6 +1,6 @@
 // tool_effects/mcp/auth/detail/oauth_fetch.hpp — internal to the OAuth flow (mcp/auth/detail/oauth_flow.hpp): one
 // bounded exchange with an authorization server or a metadata document, on the network layer (net::fetch),
-// and the discovery policy's classes of addresses (issue 26) that decide where such a fetch may go.
+// and the discovery policy's classes of addresses that decide where such a fetch may go.
 #ifndef TOOL_EFFECTS_MCP_AUTH_DETAIL_OAUTH_FETCH_HPP
 #define TOOL_EFFECTS_MCP_AUTH_DETAIL_OAUTH_FETCH_HPP
 
@@ -19,11 +19,14 @@
 #include <tool_effects/mcp/auth/detail/oauth_encoding.hpp>
 #include <tool_effects/mcp/auth/detail/oauth_urls.hpp>
 #include <tool_effects/mcp/errors.hpp>
+#include <tool_effects/mcp/transport/detail/http_url.hpp>
 #include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/net/http_client.hpp>
 
 namespace tool_effects::detail {
+
+namespace asio = boost::asio;
 
 namespace oauth_http = boost::beast::http;
 

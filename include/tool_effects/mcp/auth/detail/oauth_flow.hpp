@@ -4,7 +4,7 @@
 // grant, refresh (its encodings in oauth_encoding.hpp, its URLs in oauth_urls.hpp, its bounded exchanges
 // with the authorization server in oauth_fetch.hpp, on the network layer net/). Every response is adversarial: bounded in time and size, each field read is validated and
 // named by its JSON pointer. Every failure message goes through `redact`, so that no token, code, verifier or
-// secret is ever quoted. See docs/mcp.md ("Authorization").
+// secret is ever quoted. See docs/mcp-authorization.md ("Authorization").
 #ifndef TOOL_EFFECTS_MCP_AUTH_DETAIL_OAUTH_FLOW_HPP
 #define TOOL_EFFECTS_MCP_AUTH_DETAIL_OAUTH_FLOW_HPP
 
@@ -38,6 +38,7 @@
 #include <tool_effects/mcp/auth/detail/oauth_encoding.hpp>
 #include <tool_effects/mcp/auth/detail/oauth_fetch.hpp>
 #include <tool_effects/mcp/auth/detail/oauth_urls.hpp>
+#include <tool_effects/mcp/auth/detail/oauth_user_agent.hpp>
 #include <tool_effects/detail/quote.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/errors.hpp>
@@ -709,67 +710,21 @@ class mcp_oauth_authorizer : public std::enable_shared_from_this<mcp_oauth_autho
     }
   }
 
-  // The application's user-agent step (a blocking function of the application's), on a thread of its own. The
-  // flow waits for it without polling: the thread wakes the wait when it returns, interrupt() when a transport
-  // stops (the wait then ends if the transport being authorized is gone), and the timeout ends it at the latest.
-  // The thread touches only the job's state, so it may outlive the client; it wakes the wait only while the
-  // wait is registered (under the job's mutex), so never after the wait, or its executor, is gone.
+  // The application's user-agent step (mcp/auth/detail/oauth_user_agent.hpp): on a thread of its own, waited
+  // for without polling; interrupt() wakes the wait when a transport stops.
   asio::awaitable<std::string> user_agent(const std::string& url) {
-    struct job {
-      std::mutex m;
-      bool done = false;
-      std::string result;
-      std::string error;
-      std::function<void()> wake;  // set while the flow waits
-    };
-    auto j = std::make_shared<job>();
     auto timer = std::make_shared<asio::steady_timer>(ex_);
-    const auto deadline = std::chrono::steady_clock::now() + o_.user_agent_timeout;
-    timer->expires_at(deadline);
-    j->wake = [ex = ex_, weak = std::weak_ptr<asio::steady_timer>(timer)] {
-      asio::post(ex, [weak] {
-        if (auto t = weak.lock()) t->cancel();
-      });
-    };
-    struct unregister {
-      std::shared_ptr<job> j;
-      ~unregister() {
-        const std::lock_guard lock(j->m);
-        j->wake = nullptr;
-      }
-    } registered{j};
-    std::thread([j, f = o_.user_agent, url] {
-      std::string result;
-      std::string error;
-      try {
-        result = f(url);
-      } catch (const std::exception& e) {
-        error = e.what();
-        if (error.empty()) error = "(no message)";
-      } catch (...) {
-        error = "(not a std::exception)";
-      }
-      const std::lock_guard lock(j->m);
-      j->result = std::move(result);
-      j->error = std::move(error);
-      j->done = true;
-      if (j->wake) j->wake();
-    }).detach();
     user_agent_waits_.push_back(timer);
-    for (;;) {
-      {
-        const std::lock_guard lock(j->m);
-        if (j->done) break;
-      }
-      if (alive_ && !alive_()) throw mcp_oauth_failure("the client is shutting down");
-      if (std::chrono::steady_clock::now() >= deadline)
-        throw mcp_oauth_failure("the user agent did not return within mcp_oauth_options::user_agent_timeout");
-      (void)co_await timer->async_wait(asio::as_tuple(asio::use_awaitable));
+    std::string r;
+    std::exception_ptr failed;
+    try {
+      r = co_await mcp_oauth_run_user_agent(ex_, o_.user_agent, url, o_.user_agent_timeout, alive_, timer);
+    } catch (...) {
+      failed = std::current_exception();
     }
     std::erase(user_agent_waits_, timer);
-    if (!j->error.empty()) throw mcp_oauth_failure("the user agent failed: " + quote_text(j->error, 300));
-    if (j->result.size() > 16384) throw mcp_oauth_failure("the redirect URL is longer than 16384 bytes");
-    co_return j->result;
+    if (failed) std::rethrow_exception(failed);
+    co_return r;
   }
 
   asio::any_io_executor ex_;

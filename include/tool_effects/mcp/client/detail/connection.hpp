@@ -7,7 +7,7 @@
 // connections share (`mcp_shared`). The transport comes from
 // `mcp_shared::make_transport`: the child process's stdio
 // (stdio_child_transport.hpp) or Streamable HTTP (http_transport.hpp). See
-// docs/mcp.md ("The client").
+// docs/mcp-client.md ("The client").
 #ifndef TOOL_EFFECTS_MCP_CLIENT_DETAIL_CONNECTION_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_DETAIL_CONNECTION_HPP
 

@@ -1,7 +1,7 @@
 // tool_effects/mcp/client/detail/param_headers.hpp — internal to <tool_effects/mcp/http.hpp> (stdio builds do not
 // parse it): the `x-mcp-header` annotations of a tool's inputSchema (2026-07-28, Streamable HTTP
 // "Custom Headers from Tool Parameters"): their constraints, and the values a call mirrors into
-// `Mcp-Param-{name}` headers, and the client's bookkeeping of them (`mcp_tool_param_headers`). See docs/mcp.md ("The 2026-07-28 binding").
+// `Mcp-Param-{name}` headers, and the client's bookkeeping of them (`mcp_tool_param_headers`). See docs/mcp-client.md ("The 2026-07-28 binding").
 #ifndef TOOL_EFFECTS_MCP_CLIENT_DETAIL_PARAM_HEADERS_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_DETAIL_PARAM_HEADERS_HPP
 

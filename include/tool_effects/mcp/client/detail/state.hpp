@@ -106,7 +106,7 @@ class mcp_client_state {
     return out;
   }
 
-  // The handshake of a fresh connection (docs/mcp.md, "Protocol versions"):
+  // The handshake of a fresh connection (docs/mcp-client.md, "Protocol versions"):
   // with a modern version wanted, the server/discover probe of the
   // specification's stdio binding; a legacy answer (or a legacy server
   // remembered from an earlier process of this client) leads to initialize.

@@ -1,6 +1,6 @@
 // tool_effects/mcp/protocol/detail/crypto.hpp — internal: the few primitives both roles need without a TLS
 // library: SHA-256 and HMAC-SHA256 (the client's PKCE challenge, the server's signed MRTR state), random bytes
-// from the kernel, Base64 and base64url.
+// from the kernel, Base64 and base64url (and a strict base64url decoder, for JOSE).
 #ifndef TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_CRYPTO_HPP
 #define TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_CRYPTO_HPP
 
@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -114,6 +115,37 @@ inline std::string mcp_base64(std::string_view in, bool url) {
     if (rest == 2) out += alphabet[(v >> 6) & 63];
     if (!url) out.append(3 - rest, '=');
   }
+  return out;
+}
+
+// Strict base64url (RFC 4648 section 5; RFC 7515 section 2, as JOSE writes it): the URL-safe alphabet only, no
+// padding, no whitespace, no length that leaves a lone character (n % 4 == 1), and the unused bits of the last
+// character zero, so that every byte string has exactly one encoding. nullopt for anything else.
+inline std::optional<std::string> mcp_base64url_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    if (c == '-') return 62;
+    if (c == '_') return 63;
+    return -1;
+  };
+  if (in.size() % 4 == 1) return std::nullopt;
+  std::string out;
+  out.reserve(in.size() / 4 * 3 + 2);
+  std::uint32_t acc = 0;
+  unsigned bits = 0;
+  for (const char c : in) {
+    const int v = value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  if ((acc & ((1u << bits) - 1)) != 0) return std::nullopt;  // non-zero unused bits: not the canonical encoding
   return out;
 }
 

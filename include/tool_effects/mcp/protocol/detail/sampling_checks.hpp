@@ -1,7 +1,7 @@
 // tool_effects/mcp/protocol/detail/sampling_checks.hpp — internal to <tool_effects/mcp/client.hpp>: the checks
 // of a server's sampling/createMessage request and of the CreateMessageResult a sampling handler returns
 // (messages, typed content blocks, tools and toolChoice, balanced tool_use/tool_result). Every refusal is a
-// json_error naming the JSON pointer. See docs/mcp.md ("Client capabilities").
+// json_error naming the JSON pointer. See docs/mcp-capabilities.md ("Client capabilities").
 #ifndef TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_SAMPLING_CHECKS_HPP
 #define TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_SAMPLING_CHECKS_HPP
 

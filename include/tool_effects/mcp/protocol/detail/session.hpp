@@ -5,7 +5,8 @@
 // registered by method, the bounded parse and the bad-message handling. It
 // carries its messages over one `mcp_transport` (mcp/protocol/detail/transport.hpp).
 // The client (mcp/client/detail/connection.hpp) is one role on it; the server
-// of issue 28 is the other. See docs/mcp.md ("The client").
+// (mcp/server.hpp) is the other, over stdio and over each HTTP session or
+// stateless request alike. See docs/mcp-server.md ("How a request travels").
 //
 // The API a role uses (everything on the session's strand unless said):
 //

@@ -39,7 +39,7 @@ namespace asio = boost::asio;
 // strand is small enough for any_io_executor's inline storage, and its inner
 // executor is concrete: copying, dispatching through and querying it do not
 // allocate (a strand<any_io_executor> allocates for each of these, about 40
-// times per MCP call; docs/benchmarks.md, issue 29).
+// times per MCP call; docs/benchmarks.md).
 using mcp_strand = asio::any_io_executor;
 
 // A new strand over `ex` (see mcp_strand).
@@ -175,7 +175,7 @@ class mcp_transport {
   // Ends everything at once.
   virtual void stop() noexcept = 0;
   // A peer's text as an error quotes it: every secret this transport sent (tokens, the endpoint's header values)
-  // replaced by "[redacted]" (issue 26). The child process's pipes carry none.
+  // replaced by "[redacted]". The child process's pipes carry none.
   [[nodiscard]] virtual std::string redact(std::string text) const { return text; }
   // What an error adds about the peer ("; last stderr lines: | ..."), or "".
   [[nodiscard]] virtual std::string diagnostics() const { return {}; }

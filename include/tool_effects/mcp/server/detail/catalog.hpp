@@ -2,7 +2,7 @@
 // resource templates and prompts an mcp_server serves besides its tools, and `completion/complete` for their
 // arguments. The public types below are what an application registers (mcp_server::add_resource, ...); the
 // catalog reads every request strictly (errors name the member by JSON pointer) and bounds every input.
-// See docs/mcp.md ("Resources, prompts and completion").
+// See docs/mcp-server.md ("Resources, prompts and completion").
 #ifndef TOOL_EFFECTS_MCP_SERVER_DETAIL_CATALOG_HPP
 #define TOOL_EFFECTS_MCP_SERVER_DETAIL_CATALOG_HPP
 

@@ -1,7 +1,7 @@
 // tool_effects/mcp/server/detail/modern.hpp — internal to <tool_effects/mcp/server.hpp>: the server's side of
 // the 2026-07-28 era (stateless: no initialize, every request carries its own `_meta`). Which requests are
 // modern, their `_meta` read strictly (errors name the member by JSON pointer), and the era's result fields.
-// See docs/mcp.md ("The server in the 2026-07-28 era").
+// See docs/mcp-server.md ("The server in the 2026-07-28 era").
 #ifndef TOOL_EFFECTS_MCP_SERVER_DETAIL_MODERN_HPP
 #define TOOL_EFFECTS_MCP_SERVER_DETAIL_MODERN_HPP
 

@@ -5,7 +5,7 @@
 // asks, so the call is PARKED (its asker waits), not re-run: `requestState` names the parked call under a random
 // id, authenticated by HMAC-SHA256 with a key drawn per server; the retry resumes the call where it waits.
 // Parked calls are bounded (`mcp_server_options::max_parked_calls`) and each waits at most its ask's timeout.
-// See docs/mcp.md ("The server": "MRTR: a 2026-07-28 call asks by InputRequiredResult").
+// See docs/mcp-capabilities.md ("MRTR").
 #ifndef TOOL_EFFECTS_MCP_SERVER_DETAIL_MRTR_HPP
 #define TOOL_EFFECTS_MCP_SERVER_DETAIL_MRTR_HPP
 

@@ -111,7 +111,9 @@ detail::mcp_session_settings mcp_server<Host, Options>::session_settings(std::st
   st.name = std::move(peer);
   st.max_handler_requests = options_.max_pending_requests;
   st.max_message_bytes = options_.max_message_bytes;
-  st.handler_executor = executor_;  // the application's executor: no transport thread runs its code
+  // The handlers run where the session does (the listener's thread, stdio's): they do the protocol's light work,
+  // and hand the application's code (tools, resource reads, prompts, completers) to the application's executor,
+  // whose threads a tool may block; so a blocked pool never delays initialize, tools/list or a cancellation.
   return st;
 }
 
@@ -141,11 +143,12 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
   }
   r.client_capabilities = state.capabilities->get();
   auto session = ctx.session;
+  // (A plain lambda that calls a coroutine function: the coroutine owns what it needs, not the lambda's captures,
+  // which the asker's std::function may outlive or not.)
   r.ask_client = [c = std::make_shared<const detail::mcp_request_context>(
                       detail::mcp_request_context{ctx.id, std::string(), nullptr, session})](
-                     std::string method, nlohmann::json params,
-                     std::chrono::milliseconds timeout) -> boost::asio::awaitable<nlohmann::json> {
-    co_return co_await c->request(std::move(method), std::move(params), timeout);
+                     std::string method, nlohmann::json params, std::chrono::milliseconds timeout) {
+    return ask_over_session(c, std::move(method), std::move(params), timeout);
   };
   // Posted onto the session's strand, as progress is (below): it precedes the response.
   r.log = [id = ctx.id, session](nlohmann::json params) {
@@ -191,6 +194,13 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
     }
   }
   co_return result;
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::ask_over_session(
+    std::shared_ptr<const detail::mcp_request_context> c, std::string method, nlohmann::json params,
+    std::chrono::milliseconds timeout) {
+  co_return co_await c->request(std::move(method), std::move(params), timeout);
 }
 
 template <class Host, class Options>
@@ -283,7 +293,10 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_list_templa
 template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_read_resource(nlohmann::json params,
                                                                                    mcp_server_request request) {
-  co_return catalog_.read(params, request.modern);
+  std::function<nlohmann::json()> read = [this, params = std::move(params), modern = request.modern] {
+    return catalog_.read(params, modern);
+  };
+  co_return co_await on_application(std::move(read));
 }
 
 template <class Host, class Options>
@@ -294,7 +307,18 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_list_prompt
 template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_complete(nlohmann::json params,
                                                                               mcp_server_request) {
-  co_return catalog_.complete(params);
+  std::function<nlohmann::json()> complete = [this, params = std::move(params)] { return catalog_.complete(params); };
+  co_return co_await on_application(std::move(complete));
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_application(std::function<nlohmann::json()> f) {
+  co_return co_await boost::asio::co_spawn(executor_, run_function(std::move(f)), boost::asio::use_awaitable);
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_function(std::function<nlohmann::json()> f) {
+  co_return f();
 }
 
 template <class Host, class Options>
@@ -337,7 +361,8 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_get_prompt(
     const bool modern = request.modern;
     co_return co_await get_prompt_asking(std::move(params), std::move(request), modern);
   }
-  co_return catalog_.get_prompt(params);
+  std::function<nlohmann::json()> get = [this, params = std::move(params)] { return catalog_.get_prompt(params); };
+  co_return co_await on_application(std::move(get));
 }
 
 template <class Host, class Options>

@@ -58,7 +58,7 @@ namespace tool_effects::detail {
 
 // A JSON-RPC error that came as the body of an HTTP error status: the
 // status tells a 2026-07-28 server's "unknown method" (404) from a 200
-// (docs/mcp.md, "Era detection over HTTP").
+// (docs/mcp-client.md, "Era detection over HTTP").
 class mcp_http_rpc_error : public mcp_rpc_error {
  public:
   mcp_http_rpc_error(std::string server, int code, const std::string& message, nlohmann::json data, unsigned status)
@@ -215,7 +215,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
     return c;
   }
 
-  // A server's text as errors quote it (issue 26): every secret the client sent replaced by "[redacted]" — the
+  // A server's text as errors quote it: every secret the client sent replaced by "[redacted]" — the
   // OAuth tokens and client secret (mcp_oauth_authorizer::redact, the library's one redaction) and the values
   // of endpoint.headers of 8 bytes or more (an API key) — before it is cut to a preview.
   [[nodiscard]] std::string redact(std::string text) const override { return redacted(std::move(text)); }
@@ -624,7 +624,7 @@ class mcp_http_transport final : public mcp_transport, public std::enable_shared
   // The wait before reconnecting a stream after `idle` reconnections in a row that delivered no message: the
   // server's `retry` (else endpoint.default_retry) within [min_retry, endpoint.max_retry], doubled for each
   // such reconnection and capped by max_retry again. A `retry: 0` is 100 ms, never 0: a stream that only ends
-  // is reconnected at 0.1, 0.2, 0.4, 0.8 ... s (issue 26: 3,138 GETs in 2 s before).
+  // is reconnected at 0.1, 0.2, 0.4, 0.8 ... s (3,138 GETs in 2 s before).
   static constexpr std::chrono::milliseconds min_retry{100};
   [[nodiscard]] std::chrono::milliseconds retry_delay(const mcp_sse_parser& sse, std::size_t idle) const {
     const auto cap = std::max(ep_.max_retry, min_retry);

@@ -62,6 +62,7 @@
 #include <tool_effects/mcp/protocol/detail/transport.hpp>
 #include <tool_effects/mcp/server/http_options.hpp>
 #include <tool_effects/mcp/versions.hpp>
+#include <tool_effects/net/connection.hpp>
 #include <tool_effects/net/url.hpp>
 
 namespace tool_effects::detail {
@@ -254,6 +255,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     if (o_.authorization && !o_.authorization->verify_token)
       throw std::invalid_argument("mcp_http_server: authorization needs a verify_token");
     if (!hooks_.verify_executor) hooks_.verify_executor = mcp_inner_executor(strand_);
+    if (o_.tls) tls_ = net::tls_context::server(net::tls_options{o_.tls->client_ca_file, o_.tls->cert_file, o_.tls->key_file});
   }
 
   // The strand every session of this listener runs on.
@@ -542,10 +544,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     boost::system::error_code ec;
     acceptor_.close(ec);
     while (!sessions_.empty()) end_session(sessions_.begin()->second);
-    for (const auto& [c, head] : conns_) {
-      c->socket().shutdown(hs_tcp::socket::shutdown_both, ec);
-      c->close();
-    }
+    for (const auto& [c, head] : conns_) c->close();
     for (const auto& o : outs_) {
       o->dead = true;
       o->notify();
@@ -575,7 +574,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // At the connection bound: closes the connection that has spent longest reading a request head (a slowloris, or
   // an idle keep-alive connection), so that a new client is served; false when every connection is busy.
   bool evict_slowest_head() {
-    const std::shared_ptr<boost::beast::tcp_stream>* slowest = nullptr;
+    const std::shared_ptr<net::connection>* slowest = nullptr;
     clock::time_point since = clock::time_point::max();
     for (const auto& [c, head] : conns_)
       if (head && *head < since) {
@@ -583,9 +582,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
         slowest = &c;
       }
     if (!slowest) return false;
-    boost::system::error_code ec;
-    (*slowest)->socket().shutdown(hs_tcp::socket::shutdown_both, ec);
-    (*slowest)->socket().close(ec);  // its read fails; its coroutine ends and leaves conns_
+    (*slowest)->close();  // its read fails; its coroutine ends and leaves conns_
     conns_[*slowest].reset();        // not chosen twice
     return true;
   }
@@ -633,23 +630,25 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   static hs_asio::awaitable<void> write_reply(std::shared_ptr<mcp_http_server_core> self,
-                                              boost::beast::tcp_stream& stream, std::shared_ptr<http_response> res) {
-    stream.expires_after(self->o_.write_timeout);
-    auto [ec, n] = co_await hs_http::async_write(stream, *res, hs_asio::as_tuple(hs_asio::use_awaitable));
+                                              net::connection& stream, std::shared_ptr<http_response> res) {
+    stream.tcp().expires_after(self->o_.write_timeout);
+    auto [ec, n] = co_await stream.visit(
+        [&](auto& s) { return hs_http::async_write(s, *res, hs_asio::as_tuple(hs_asio::use_awaitable)); });
     (void)ec;
     (void)n;
-    stream.expires_never();
+    stream.tcp().expires_never();
   }
 
   // Writes what `out` queues until it is done or dead; the connection then closes.
-  static hs_asio::awaitable<void> pump(std::shared_ptr<mcp_http_server_core> self, boost::beast::tcp_stream& stream,
+  static hs_asio::awaitable<void> pump(std::shared_ptr<mcp_http_server_core> self, net::connection& stream,
                                        std::shared_ptr<mcp_http_out> out) {
     // A read that ends when the client closes: a GET stream the client left is noticed before the next write.
-    auto watch = [](std::shared_ptr<mcp_http_out> o, boost::beast::tcp_stream* s) -> hs_asio::awaitable<void> {
+    auto watch = [](std::shared_ptr<mcp_http_out> o, net::connection* s) -> hs_asio::awaitable<void> {
       char byte[1];
       for (;;) {
-        auto [ec, n] =
-            co_await s->socket().async_read_some(hs_asio::buffer(byte), hs_asio::as_tuple(hs_asio::use_awaitable));
+        auto [ec, n] = co_await s->visit([&](auto& st) {
+          return st.async_read_some(hs_asio::buffer(byte), hs_asio::as_tuple(hs_asio::use_awaitable));
+        });
         if (ec || o->done || o->dead) break;
         (void)n;  // a client sends nothing on a stream it reads: ignored
       }
@@ -662,11 +661,12 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
         std::string front = std::move(out->queue.front());
         out->queue.pop_front();
         out->queued_bytes -= front.size();
-        stream.expires_after(self->o_.write_timeout);
-        auto [ec, n] =
-            co_await hs_asio::async_write(stream, hs_asio::buffer(front), hs_asio::as_tuple(hs_asio::use_awaitable));
+        stream.tcp().expires_after(self->o_.write_timeout);
+        auto [ec, n] = co_await stream.visit([&](auto& st) {
+          return hs_asio::async_write(st, hs_asio::buffer(front), hs_asio::as_tuple(hs_asio::use_awaitable));
+        });
         (void)n;
-        stream.expires_never();
+        stream.tcp().expires_never();
         if (ec) out->dead = true;
       }
       if (out->dead || (out->done && out->queue.empty()) || self->closed_) break;
@@ -674,9 +674,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
       (void)co_await out->wake.async_wait(hs_asio::as_tuple(hs_asio::use_awaitable));
     }
     out->dead = true;
-    boost::system::error_code ec;
-    stream.socket().shutdown(hs_tcp::socket::shutdown_both, ec);
-    stream.socket().close(ec);  // ends the watch
+    stream.close();  // ends the watch
   }
 
   // Detaches `out` from every stream that still names it.
@@ -700,13 +698,13 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
 
   // Serves one request; true when the connection was taken by a stream (and is now closed). Defined in
   // http_server_handle.hpp.
-  hs_asio::awaitable<bool> handle(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req,
+  hs_asio::awaitable<bool> handle(net::connection& stream, hs_http::request<hs_http::string_body>& req,
                                   std::uint64_t connection);
-  hs_asio::awaitable<bool> handle_post(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req,
+  hs_asio::awaitable<bool> handle_post(net::connection& stream, hs_http::request<hs_http::string_body>& req,
                                        std::shared_ptr<const mcp_principal> principal, std::uint64_t connection);
-  hs_asio::awaitable<bool> handle_get(boost::beast::tcp_stream& stream, hs_http::request<hs_http::string_body>& req,
+  hs_asio::awaitable<bool> handle_get(net::connection& stream, hs_http::request<hs_http::string_body>& req,
                                       std::string owner);
-  hs_asio::awaitable<bool> answer(boost::beast::tcp_stream& stream, std::shared_ptr<http_response> res);
+  hs_asio::awaitable<bool> answer(net::connection& stream, std::shared_ptr<http_response> res);
 
   mcp_strand strand_;  // see make_mcp_strand
   hs_tcp::acceptor acceptor_;
@@ -723,7 +721,8 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   std::size_t bytes_in_flight_ = 0;                       // max_bytes_in_flight's count
   std::uint64_t next_connection_ = 0;
   // Every connection, and since when it reads a request head (none: it is serving one, or a stream).
-  std::map<std::shared_ptr<boost::beast::tcp_stream>, std::optional<clock::time_point>> conns_;
+  std::map<std::shared_ptr<net::connection>, std::optional<clock::time_point>> conns_;
+  net::tls_context tls_;  // https: the listener's certificate and key (mcp_http_server_options::tls)
   // Verified tokens, by their SHA-256 (never the token itself): the principal and until when it holds.
   struct verified {
     std::shared_ptr<const mcp_principal> principal;

@@ -85,26 +85,34 @@ inline std::optional<std::pair<std::uint64_t, std::uint64_t>> mcp_http_event_id(
 
 inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_http_server_core> self,
                                                             hs_tcp::socket sock) {
-  auto stream = std::make_shared<boost::beast::tcp_stream>(std::move(sock));
+  auto stream = std::make_shared<net::connection>(std::move(sock));
   self->conns_[stream] = clock::now();
   ++self->n_connections_;
   const std::uint64_t connection = ++self->next_connection_;
   struct guard {
     mcp_http_server_core* core;
-    std::shared_ptr<boost::beast::tcp_stream> s;
+    std::shared_ptr<net::connection> s;
     ~guard() {
       --core->n_connections_;
       core->conns_.erase(s);
     }
   } g{self.get(), stream};
-  boost::beast::flat_buffer buf;
+  if (self->o_.tls) {  // https: the handshake first, within the read timeout
+    stream->tcp().expires_after(self->o_.read_timeout);
+    const auto ec = co_await net::detail::tls_accept(*stream, self->tls_);
+    stream->tcp().expires_never();
+    if (ec) co_return;
+  }
+  auto& buf = stream->buffer();
   while (!self->closed_) {
     hs_http::request_parser<hs_http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(self->o_.max_header_bytes));
     parser.body_limit(self->o_.max_body_bytes);
-    stream->expires_after(self->o_.read_timeout);
+    stream->tcp().expires_after(self->o_.read_timeout);
     if (const auto it = self->conns_.find(stream); it != self->conns_.end() && !it->second) it->second = clock::now();
-    auto [ec, n] = co_await hs_http::async_read_header(*stream, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable));
+    auto [ec, n] = co_await stream->visit([&](auto& s) {
+      return hs_http::async_read_header(s, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable));
+    });
     if (const auto it = self->conns_.find(stream); it != self->conns_.end()) it->second.reset();  // busy now
     if (!ec) {  // the framing is checked before a byte of the body is read
       const auto& h = parser.get();
@@ -117,7 +125,8 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
         co_await write_reply(self, *stream, res);
         co_return;
       }
-      std::tie(ec, n) = co_await hs_http::async_read(*stream, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable));
+      std::tie(ec, n) = co_await stream->visit(
+          [&](auto& s) { return hs_http::async_read(s, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable)); });
     }
     (void)n;
     if (ec == hs_http::error::header_limit) {
@@ -145,14 +154,14 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
 }
 
 // Writes `res` as the whole answer to the request; the connection stays (false) unless `r` closes it.
-inline hs_asio::awaitable<bool> mcp_http_server_core::answer(boost::beast::tcp_stream& stream,
+inline hs_asio::awaitable<bool> mcp_http_server_core::answer(net::connection& stream,
                                                              std::shared_ptr<http_response> res) {
   auto self = shared_from_this();
   co_await write_reply(self, stream, res);
   co_return !res->keep_alive();
 }
 
-inline hs_asio::awaitable<bool> mcp_http_server_core::handle(boost::beast::tcp_stream& stream,
+inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& stream,
                                                              hs_http::request<hs_http::string_body>& req,
                                                              std::uint64_t connection) {
   const std::string_view target(req.target().data(), req.target().size());
@@ -242,7 +251,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(boost::beast::tcp_s
   }
 }
 
-inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(boost::beast::tcp_stream& stream,
+inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connection& stream,
                                                                   hs_http::request<hs_http::string_body>& req,
                                                                   std::shared_ptr<const mcp_principal> principal,
                                                                   std::uint64_t connection) {
@@ -476,7 +485,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(boost::beast::
   co_return taken;
 }
 
-inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(boost::beast::tcp_stream& stream,
+inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(net::connection& stream,
                                                                  hs_http::request<hs_http::string_body>& req,
                                                                  std::string owner) {
   auto self = shared_from_this();
@@ -572,9 +581,13 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(boost::beast::t
 }
 
 inline std::string mcp_http_server_core::metadata_url() const {
-  std::string origin;
+  std::string origin;  // the resource's scheme, host and port as written (no default port added)
   try {
-    origin = net::parse_http_url(o_.authorization->resource).origin();
+    net::url u = net::parse_http_url(o_.authorization->resource);
+    u.path.clear();
+    u.query.reset();
+    u.fragment.reset();
+    origin = u.text();
   } catch (const net::url_error&) {
   }
   return origin + mcp_protected_resource_path(path_);
@@ -590,47 +603,51 @@ inline auto mcp_http_server_core::auth_refusal(unsigned status, std::string_view
 
 inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::string_body>& req)
     -> hs_asio::awaitable<authenticated> {
+  // (Every value below is a named local: g++ 12 destroys the temporaries of a co_await or co_return expression
+  // twice, GCC bug 99576.)
+  authenticated out;
   const mcp_resource_server& rs = *o_.authorization;
   const auto h = req.find(hs_http::field::authorization);
   const auto token =
       h == req.end() ? std::nullopt : mcp_bearer_token(std::string_view(h->value().data(), h->value().size()));
   if (!token) {
     // No token (or a header that is no bearer token): the challenge alone, no error code (RFC 6750 section 3.1).
-    co_return authenticated{nullptr, auth_refusal(401, h == req.end() ? "" : "invalid_request",
-                                                  "Unauthorized: a bearer token is required")};
+    out.refusal = auth_refusal(401, h == req.end() ? "" : "invalid_request", "Unauthorized: a bearer token is required");
+    co_return out;
   }
   const auto digest = mcp_sha256(*token);
   const std::string key(reinterpret_cast<const char*>(digest.data()), digest.size());
   const auto now = clock::now();
-  std::shared_ptr<const mcp_principal> principal;
   if (const auto it = tokens_.find(key); it != tokens_.end() && it->second.until > now) {
-    principal = it->second.principal;
+    out.principal = it->second.principal;
   } else {
     // The verifier may block (a JWKS fetch, introspection): it runs off the listener's strand.
-    std::optional<mcp_principal> verified_principal = co_await hs_asio::co_spawn(
-        hooks_.verify_executor,
-        [verify = rs.verify_token, t = std::string(*token)]() -> hs_asio::awaitable<std::optional<mcp_principal>> {
-          try {
-            co_return verify(t);
-          } catch (...) {  // a verifier's failure is an invalid token; its words (which may quote it) are dropped
-            co_return std::nullopt;
-          }
-        },
-        hs_asio::use_awaitable);
+    auto verify = [verify = rs.verify_token, t = std::string(*token)]() -> hs_asio::awaitable<std::optional<mcp_principal>> {
+      try {
+        co_return verify(t);
+      } catch (...) {  // a verifier's failure is an invalid token; its words (which may quote it) are dropped
+        co_return std::nullopt;
+      }
+    };
+    std::optional<mcp_principal> p = co_await hs_asio::co_spawn(hooks_.verify_executor, std::move(verify), hs_asio::use_awaitable);
     const auto wall = std::chrono::system_clock::now();
-    if (!verified_principal)
-      co_return authenticated{nullptr, auth_refusal(401, "invalid_token", "Unauthorized: the token is not valid")};
-    if (verified_principal->expires_at && *verified_principal->expires_at <= wall)
-      co_return authenticated{nullptr, auth_refusal(401, "invalid_token", "Unauthorized: the token has expired")};
-    if (!verified_principal->issued_for(rs.resource))  // RFC 8707: whatever the verifier says
-      co_return authenticated{
-          nullptr, auth_refusal(401, "invalid_token", "Unauthorized: the token was not issued for this server")};
-    principal = std::make_shared<const mcp_principal>(std::move(*verified_principal));
+    std::string_view why;
+    if (!p)
+      why = "Unauthorized: the token is not valid";
+    else if (p->expires_at && *p->expires_at <= wall)
+      why = "Unauthorized: the token has expired";
+    else if (!p->issued_for(rs.resource))  // RFC 8707: whatever the verifier says
+      why = "Unauthorized: the token was not issued for this server";
+    if (!why.empty()) {
+      out.refusal = auth_refusal(401, "invalid_token", why);
+      co_return out;
+    }
+    out.principal = std::make_shared<const mcp_principal>(std::move(*p));
     auto until = now + rs.max_cache_age;
-    if (principal->expires_at)
-      until = std::min(until, now + std::chrono::duration_cast<clock::duration>(*principal->expires_at - wall));
+    if (out.principal->expires_at)
+      until = std::min(until, now + std::chrono::duration_cast<clock::duration>(*out.principal->expires_at - wall));
     if (rs.max_cached_tokens > 0) {
-      if (tokens_.emplace(key, verified{principal, until}).second) token_order_.push_back(key);
+      if (tokens_.emplace(key, verified{out.principal, until}).second) token_order_.push_back(key);
       while (token_order_.size() > rs.max_cached_tokens) {
         tokens_.erase(token_order_.front());
         token_order_.pop_front();
@@ -638,12 +655,14 @@ inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::s
     }
   }
   for (const auto& scope : rs.required_scopes)
-    if (!principal->has_scope(scope))
-      co_return authenticated{
-          nullptr, auth_refusal(403, "insufficient_scope",
-                                str_cat("Forbidden: every request needs the scope \"", quote_text(scope, 200), "\""),
-                                rs.required_scopes)};
-  co_return authenticated{std::move(principal), nullptr};
+    if (!out.principal->has_scope(scope)) {
+      out.refusal = auth_refusal(
+          403, "insufficient_scope",
+          str_cat("Forbidden: every request needs the scope \"", quote_text(scope, 200), "\""), rs.required_scopes);
+      out.principal.reset();
+      co_return out;
+    }
+  co_return out;
 }
 
 }  // namespace tool_effects::detail

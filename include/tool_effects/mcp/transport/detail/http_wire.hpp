@@ -1,7 +1,7 @@
 // tool_effects/mcp/transport/detail/http_wire.hpp — internal to <tool_effects/mcp/http.hpp>: what the Streamable HTTP
 // client puts on and reads off the wire, apart from the transport's I/O (http_transport.hpp): the bounds of what
 // it sends, the server-sent-events parser, the session id check, the header value encoding of the 2026-07-28
-// binding and the checked request headers. See docs/mcp.md ("The HTTP transport").
+// binding and the checked request headers. See docs/mcp-client.md ("The HTTP transport").
 #ifndef TOOL_EFFECTS_MCP_TRANSPORT_DETAIL_HTTP_WIRE_HPP
 #define TOOL_EFFECTS_MCP_TRANSPORT_DETAIL_HTTP_WIRE_HPP
 
@@ -33,7 +33,7 @@ namespace tool_effects::detail {
 namespace beast = boost::beast;
 namespace mcp_http = boost::beast::http;
 
-// The bounds of what the client sends (docs/mcp.md, "Transport bounds (issue 26)"): an endpoint URL, one request
+// The bounds of what the client sends (docs/mcp-security.md, "Transport bounds"): an endpoint URL, one request
 // header field's value, and all the fields of one request together (Node's default --max-http-header-size is
 // 16 KiB; Beast cannot hold a field over 65,533 bytes and throws std::length_error).
 inline constexpr std::size_t mcp_max_url_bytes = net::max_url_bytes;
@@ -98,7 +98,7 @@ class mcp_sse_parser {
   // Bytes examined for line ends so far (each byte once, but a CR that waits for its LF).
   [[nodiscard]] std::size_t bytes_scanned() const noexcept { return bytes_scanned_; }
   // Messages delivered (to on_event) since the last call: a blank line, a priming event (an id, empty data) or an
-  // event of another type is none, so it does not reset a reconnect budget (issue 26).
+  // event of another type is none, so it does not reset a reconnect budget.
   std::size_t take_events() noexcept { return std::exchange(events_, 0); }
 
  private:

@@ -6,7 +6,7 @@
 // reaped here. Included by mcp/client/impl/stdio.ipp (the definitions that start
 // such a server): only a translation unit that includes <tool_effects/mcp.hpp>
 // header-only, or the one of <tool_effects/mcp/client/impl/src.hpp>, parses
-// Boost.Process. See docs/mcp.md ("The client").
+// Boost.Process. See docs/mcp-client.md ("The client").
 #ifndef TOOL_EFFECTS_MCP_TRANSPORT_DETAIL_STDIO_CHILD_HPP
 #define TOOL_EFFECTS_MCP_TRANSPORT_DETAIL_STDIO_CHILD_HPP
 
