@@ -40,9 +40,16 @@ te_require_packages() {
   fi
 }
 
-# The compiler cache (cmake/ToolEffectsCompilerCache.cmake compiles through ccache when it is installed): unless
-# CCACHE_DIR says otherwise, beside the checkout and outside it, in ../.cache/tool_effects-ccache, so that a fresh
-# clone next to this one, or the same directory seen under another path (base_dir is the source tree), reuses
-# what this one compiled. Seven presets fill about 6 GB.
-export CCACHE_DIR="${CCACHE_DIR:-$(cd "$(pwd)/.." && pwd)/.cache/tool_effects-ccache}"
+# The compiler cache (cmake/ToolEffectsCompilerCache.cmake compiles through ccache when it is installed), outside
+# the tree so that a fresh clone reuses it: unless CCACHE_DIR says otherwise, ../.cache/tool_effects-ccache beside
+# the checkout when that directory is there (a clone next to this one, or this directory seen under another path:
+# base_dir is the source tree), else ~/.cache/tool_effects-ccache. Seven presets fill about 6 GB.
+if [[ -z "${CCACHE_DIR:-}" ]]; then
+  if [[ -d ../.cache/tool_effects-ccache ]]; then
+    CCACHE_DIR="$(cd ../.cache/tool_effects-ccache && pwd)"
+  else
+    CCACHE_DIR="${HOME:-/root}/.cache/tool_effects-ccache"
+  fi
+  export CCACHE_DIR
+fi
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-25G}"

@@ -461,7 +461,19 @@ TEST_F(McpServerHttp, SessionsPendingRequestsAndConnectionsAreBounded) {
   server.reset();
   start({.max_connections = 8, .max_sessions = 2, .max_pending_requests = 1});
   const std::string a = initialize();
-  initialize();
+  const std::string b = initialize();
+  // A session with an open stream is busy: with both busy, a third session is refused (an idle one would have
+  // made room: McpServerLimits.IdleSessionsMakeRoomForANewClient).
+  auto listen = [&](const std::string& sid) {
+    auto c = std::make_unique<raw_conn>(port);
+    auto h = session(sid);
+    h["Accept"] = "text/event-stream";
+    c->write(request("GET", "", h, port));
+    EXPECT_TRUE(c->read_until([](const std::string& in) { return in.find("retry: 500") != std::string::npos; }));
+    return c;
+  };
+  auto stream_a = listen(a);
+  auto stream_b = listen(b);
   const auto third = post(rpc(0, "initialize", {{"protocolVersion", "2025-11-25"}}));
   EXPECT_EQ(third.status, 503);
   EXPECT_EQ(json::parse(third.body)["error"]["message"], "Service Unavailable: too many sessions");
@@ -476,15 +488,17 @@ TEST_F(McpServerHttp, SessionsPendingRequestsAndConnectionsAreBounded) {
   held.read_to_close();
   EXPECT_EQ(json::parse(parse(held.in).body)["result"]["released"], true);
   EXPECT_EQ(post(rpc(3, "echo"), session(a)).status, 200);
-  // Connections past the bound are closed at once; the server serves again when they go.
+  // At the connection bound, the connection that has waited longest for a request head goes, so that a new
+  // client is served; the two streams, busy, stay.
+  for (int i = 0; i < 100 && server->connections() > 2; ++i) std::this_thread::sleep_for(10ms);
   std::vector<std::unique_ptr<raw_conn>> idle;
-  for (int i = 0; i < 8; ++i) idle.push_back(std::make_unique<raw_conn>(port));
+  for (int i = 0; i < 6; ++i) idle.push_back(std::make_unique<raw_conn>(port));
   for (int i = 0; i < 100 && server->connections() < 8; ++i) std::this_thread::sleep_for(10ms);
-  raw_conn extra(port);
-  EXPECT_TRUE(extra.read_to_close(2s));
-  idle.clear();
-  for (int i = 0; i < 100 && server->connections() > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server->connections(), 8u);
   EXPECT_EQ(post(rpc(4, "echo"), session(a)).status, 200);
+  EXPECT_TRUE(idle.front()->read_to_close(2s));
+  EXPECT_FALSE(stream_a->eof);
+  EXPECT_FALSE(stream_b->eof);
 }
 
 TEST_F(McpServerHttp, CloseEndsEverySessionAndConnection) {

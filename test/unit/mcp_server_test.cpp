@@ -138,12 +138,12 @@ TEST(McpServer, ListsTheDerivedAnnotationsAndTheScopedAccesses) {
   const json list = run_request(server, "tools/list", json::object());
   const json expected = json::parse(R"({"tools": [
     {"name": "get_balance", "title": "Balance", "description": "The balance of one account.",
-     "inputSchema": {"type": "object"},
+     "inputSchema": {"type": "object", "required": ["acct"], "properties": {"acct": {"description": "what the call acts on (its target)"}}},
      "annotations": {"title": "Balance", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true,
                      "openWorldHint": false},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["read"], "reads": ["bank/accounts"],
                                                    "identity": {"target_arg": "acct"}}}},
-    {"name": "add_to_balance", "inputSchema": {"type": "object"},
+    {"name": "add_to_balance", "inputSchema": {"type": "object", "required": ["acct"], "properties": {"acct": {"description": "what the call acts on (its target)"}}},
      "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["write"], "writes": ["bank/accounts"],
                                                    "appends": ["bank/audit"], "identity": {"target_arg": "acct"}}}},
@@ -151,7 +151,7 @@ TEST(McpServer, ListsTheDerivedAnnotationsAndTheScopedAccesses) {
      "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": true},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["read", "external", "network"],
                                                    "reads": ["bank/accounts"], "identity": {"operation_arg": "channel"}}}},
-    {"name": "close_account", "inputSchema": {"type": "object"},
+    {"name": "close_account", "inputSchema": {"type": "object", "required": ["acct"], "properties": {"acct": {"description": "what the call acts on (its target)"}}},
      "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": true, "openWorldHint": false},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["write", "idempotent", "destructive"],
                                                    "writes": ["bank/accounts"], "identity": {"target_arg": "acct"}}}},
