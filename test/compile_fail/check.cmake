@@ -153,8 +153,50 @@ Exit: ${_rc}. Compiler output:
 ${_out}")
 endif()
 
-# 2. the real build: must fail, and every applicable regex must match.
-_compile(_rc _out)
+# 2. the real build: must fail, and every applicable regex must match. A compiler cache keeps only what compiled,
+# so the harness keeps the result of a compile that failed itself, where the build compiles through one
+# (TE_LAUNCHER; off with TOOL_EFFECTS_COMPILE_FAIL_CACHE=OFF): in ${CCACHE_DIR}-results (or
+# ~/.cache/tool_effects-ccache-results), keyed by the SHA-256 of the compiler's --version, the flags and the case
+# preprocessed with its line markers (the source tree's path replaced, so that a clone elsewhere hits). A hit
+# gives the exit code and the output the same input gave the same compiler, and the expectations are matched
+# against it as below.
+set(_cache_dir "")
+if(TE_LAUNCHER AND NOT "$ENV{TOOL_EFFECTS_COMPILE_FAIL_CACHE}" MATCHES "^(OFF|0|NO|FALSE)$")
+  if(DEFINED ENV{CCACHE_DIR} AND NOT "$ENV{CCACHE_DIR}" STREQUAL "")
+    set(_cache_dir "$ENV{CCACHE_DIR}-results")
+  elseif(DEFINED ENV{HOME})
+    set(_cache_dir "$ENV{HOME}/.cache/tool_effects-ccache-results")
+  endif()
+endif()
+set(_key "")
+if(_cache_dir)
+  execute_process(COMMAND "${TE_CXX}" --version OUTPUT_VARIABLE _version ERROR_QUIET)
+  execute_process(COMMAND "${TE_CXX}" ${TE_FLAGS} -E "${CASE}" RESULT_VARIABLE _pp_rc OUTPUT_VARIABLE _pp
+                  ERROR_QUIET TIMEOUT 120)
+  if(_pp_rc EQUAL 0)
+    string(REPLACE "${TE_SOURCE_DIR}" "@TE_SOURCE_DIR@" _pp "${_pp}")
+    string(REPLACE "${TE_SOURCE_DIR}" "@TE_SOURCE_DIR@" _flags_text "${_cmd_text}")
+    string(SHA256 _key "${_version}\n${_flags_text}\n${_pp}")
+    unset(_pp)
+  endif()
+endif()
+if(_key AND EXISTS "${_cache_dir}/${_key}.rc" AND EXISTS "${_cache_dir}/${_key}.out")
+  file(READ "${_cache_dir}/${_key}.rc" _rc)
+  file(READ "${_cache_dir}/${_key}.out" _out)
+  string(REPLACE "@TE_SOURCE_DIR@" "${TE_SOURCE_DIR}" _out "${_out}")
+  message("compile_fail: the failing compile's result comes from ${_cache_dir}/${_key}")
+else()
+  _compile(_rc _out)
+  if(_key AND _rc MATCHES "^[1-9][0-9]*$")
+    file(MAKE_DIRECTORY "${_cache_dir}")
+    string(REPLACE "${TE_SOURCE_DIR}" "@TE_SOURCE_DIR@" _stored "${_out}")
+    string(RANDOM LENGTH 12 _tmp)
+    file(WRITE "${_cache_dir}/${_key}.out.${_tmp}" "${_stored}")
+    file(RENAME "${_cache_dir}/${_key}.out.${_tmp}" "${_cache_dir}/${_key}.out")
+    file(WRITE "${_cache_dir}/${_key}.rc.${_tmp}" "${_rc}")
+    file(RENAME "${_cache_dir}/${_key}.rc.${_tmp}" "${_cache_dir}/${_key}.rc")
+  endif()
+endif()
 string(REPLACE "\r" "" _flat "${_out}")
 string(REPLACE "\n" " " _flat "${_flat}")
 set(_report "")
