@@ -6,7 +6,7 @@
 // mismatch, the `subscriptions/listen` of a modern one, screening tools for x-mcp-header through `mcp_tool_param_screen`), and the settings a client's
 // connections share (`mcp_shared`). The transport comes from
 // `mcp_shared::make_transport`: the child process's stdio
-// (stdio_child_transport.hpp) or Streamable HTTP (http_transport.hpp). See
+// (transport/detail/stdio_child.hpp) or Streamable HTTP (transport/detail/http_client.hpp). See
 // docs/mcp-client.md ("The client").
 #ifndef TOOL_EFFECTS_MCP_CLIENT_DETAIL_CONNECTION_HPP
 #define TOOL_EFFECTS_MCP_CLIENT_DETAIL_CONNECTION_HPP

@@ -165,6 +165,8 @@ class mcp_transport {
   // polling: the client resumes the stream and gets the answer there); false when the transport has no such
   // stream (stdio, a stateless request).
   virtual bool close_stream(const nlohmann::json& /*request_id*/) { return false; }
+  // Whether close_stream can ever succeed on this transport (asked before a request is served).
+  [[nodiscard]] virtual bool closes_streams() const noexcept { return false; }
   // The peer's request `request_id` gets no answer: the peer cancelled it (notifications/cancelled). A transport
   // that holds something open for the answer (an HTTP request's stream) lets it go.
   virtual void unanswered(const nlohmann::json& /*request_id*/) {}

@@ -177,13 +177,14 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
       });
     };
   }
-  // Ends the request's stream unanswered (SSE polling), where its transport has one.
-  r.close_stream = [id = ctx.id, session] {
-    if (auto s = session.lock())
-      boost::asio::post(s->strand(), [s, id] {
-        if (const auto& t = s->transport()) t->close_stream(id);
-      });
-  };
+  // Ends the request's stream unanswered (SSE polling), where its transport has such streams (not stdio).
+  if (const auto s = session.lock(); s && s->transport() && s->transport()->closes_streams())
+    r.close_stream = [id = ctx.id, session] {
+      if (auto s = session.lock())
+        boost::asio::post(s->strand(), [s, id] {
+          if (const auto& t = s->transport()) t->close_stream(id);
+        });
+    };
   const bool initialize = !modern && ctx.method == "initialize";
   nlohmann::json result = co_await handle_request(std::move(ctx.method), std::move(ctx.params), std::move(r));
   if (initialize) {

@@ -222,6 +222,7 @@ class mcp_http_session final : public mcp_transport, public std::enable_shared_f
   void send(std::string message, std::int64_t request_id, mcp_outgoing meta) override;
   void abandon(std::int64_t) override {}
   bool close_stream(const nlohmann::json& request_id) override;
+  [[nodiscard]] bool closes_streams() const noexcept override { return !stateless(); }
   void unanswered(const nlohmann::json& request_id) override;
   void initialized(const std::string&) override {}
   asio::awaitable<void> shutdown() override {
