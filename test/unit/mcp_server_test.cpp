@@ -136,7 +136,7 @@ TEST(McpServer, ListsTheDerivedAnnotationsAndTheScopedAccesses) {
   boost::asio::thread_pool pool(2);
   te::mcp_server server(pool, host, te::mcp_server_options{.name = "bank", .version = "1.0.0"});
   const json list = run_request(server, "tools/list", json::object());
-  const json expected = json::parse(R"({"tools": [
+  const json expected = json::parse(R"x({"tools": [
     {"name": "get_balance", "title": "Balance", "description": "The balance of one account.",
      "inputSchema": {"type": "object", "required": ["acct"], "properties": {"acct": {"description": "what the call acts on (its target)"}}},
      "annotations": {"title": "Balance", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true,
@@ -158,7 +158,7 @@ TEST(McpServer, ListsTheDerivedAnnotationsAndTheScopedAccesses) {
     {"name": "mystery", "inputSchema": {"type": "object"},
      "annotations": {"readOnlyHint": false, "destructiveHint": true, "idempotentHint": false, "openWorldHint": true},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1}}}
-  ]})");
+  ]})x");
   EXPECT_EQ(list, expected) << list.dump(1);
 }
 

@@ -35,6 +35,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 
+#include <tool_effects/mcp/client/options.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/mcp/client/detail/handlers.hpp>
 #include <tool_effects/mcp/protocol/detail/session.hpp>

@@ -40,6 +40,7 @@
 #include <boost/asio/use_awaitable.hpp>
 
 
+#include <tool_effects/mcp/client/options.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/json/error.hpp>
 #include <tool_effects/mcp/capabilities.hpp>
