@@ -1,9 +1,11 @@
 // tool_effects/mcp/gateway/detail/config_reader.hpp — internal to <tool_effects/mcp/gateway/config.hpp>: the
 // reader of a gateway configuration document, every error naming the file, the server, the tool and the field.
+// The public header first, outside the guard: it includes this one after its declarations, so that either
+// header may be included first.
+#include <tool_effects/mcp/gateway/config.hpp>
+
 #ifndef TOOL_EFFECTS_MCP_GATEWAY_DETAIL_CONFIG_READER_HPP
 #define TOOL_EFFECTS_MCP_GATEWAY_DETAIL_CONFIG_READER_HPP
-
-#include <tool_effects/mcp/gateway/config.hpp>
 
 namespace tool_effects {
 

@@ -31,6 +31,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <tool_effects/mcp/client/http_endpoint.hpp>
 #include <tool_effects/detail/push_options.hpp>  // Beast in C++23 (see there)
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/core/string.hpp>
