@@ -476,7 +476,7 @@ TEST_F(McpServerHttp, SessionsPendingRequestsAndConnectionsAreBounded) {
   auto stream_b = listen(b);
   const auto third = post(rpc(0, "initialize", {{"protocolVersion", "2025-11-25"}}));
   EXPECT_EQ(third.status, 503);
-  EXPECT_EQ(json::parse(third.body)["error"]["message"], "Service Unavailable: too many sessions");
+  EXPECT_EQ(json::parse(third.body)["error"]["message"], "Service Unavailable: too many sessions, none idle");
   // One pending request: a second one while it waits is refused, and served once the first is answered.
   raw_conn held(port);
   held.write(request("POST", rpc(1, "hold").dump(), session(a), port));

@@ -52,7 +52,7 @@ TEST_P(McpServerSdk, TheTypeScriptClientListsTheDerivedAnnotationsAndAccesses) {
   const json got = run("list");
   ASSERT_FALSE(got.contains("failed")) << got.dump();
   EXPECT_EQ(got.at("server"), json::parse(R"({"name": "bank", "version": "1.0.0"})"));
-  const json expected = json::parse(R"([
+  const json expected = json::parse(R"x([
     {"name": "get_balance", "title": "Balance", "description": "The balance of one account.",
      "inputSchema": {"type": "object", "properties": {"acct": {"type": "string"}}, "required": ["acct"]},
      "annotations": {"title": "Balance", "readOnlyHint": true, "destructiveHint": false, "idempotentHint": true,
@@ -60,7 +60,7 @@ TEST_P(McpServerSdk, TheTypeScriptClientListsTheDerivedAnnotationsAndAccesses) {
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["read"], "reads": ["bank/accounts"],
                                                    "identity": {"target_arg": "acct"}}}},
     {"name": "add_to_balance", "description": "Adds `amount` (default 1) to one account.",
-     "inputSchema": {"type": "object"},
+     "inputSchema": {"type": "object", "properties": {"acct": {"description": "what the call acts on (its target)"}}, "required": ["acct"]},
      "annotations": {"readOnlyHint": false, "destructiveHint": false, "idempotentHint": false, "openWorldHint": false},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["write"], "writes": ["bank/accounts"],
                                                    "identity": {"target_arg": "acct"}}}},
@@ -68,7 +68,7 @@ TEST_P(McpServerSdk, TheTypeScriptClientListsTheDerivedAnnotationsAndAccesses) {
      "inputSchema": {"type": "object"},
      "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
      "_meta": {"io.github.tool-effects/accesses": {"version": 1, "effects": ["read", "idempotent"], "reads": ["bank"]}}}
-  ])");
+  ])x");
   EXPECT_EQ(got.at("tools"), expected) << got.at("tools").dump(1);
 }
 

@@ -285,7 +285,13 @@ class mcp_client_state {
     nlohmann::json params = {{"protocolVersion", legacy.front()},
                              {"capabilities", mcp_client_capabilities(o)},
                              {"clientInfo", o.client_info}};
-    nlohmann::json r = co_await mcp_connection::request(c, "initialize", std::move(params), deadline.left());
+    nlohmann::json r;
+    try {
+      r = co_await mcp_connection::request(c, "initialize", std::move(params), deadline.left());
+    } catch (const mcp_error& e) {
+      if (e.kind() == mcp_error_kind::timeout) (void)deadline.left();  // past it: the handshake's own timeout
+      throw;
+    }
     const std::string version = r.is_object() && r.contains("protocolVersion") && r["protocolVersion"].is_string()
                                     ? r["protocolVersion"].get<std::string>()
                                     : std::string();

@@ -264,12 +264,14 @@ nlohmann::json mcp_server<Host, Options>::run_call(
   std::vector<outcome<nlohmann::json>> out;
   if constexpr (detail::options_have_approver<decltype(options)>) {
     out = host_->run(executor_, options, std::span<const tool_call>(&call, 1), scope);
-  } else {
+  } else if (asker && asker->client_declared("elicitation")) {
     // No approver of the application's: a destructive or unknown call is asked of the user at the client.
     out = host_->run(executor_, options.with(approver([asker](const confirmation_request& c) {
-                       return asker ? detail::mcp_ask_user_to_confirm(*asker, c) : confirmation::deny;
+                       return detail::mcp_ask_user_to_confirm(*asker, c);
                      })),
                      std::span<const tool_call>(&call, 1), scope);
+  } else {  // nobody to ask: such a call is denied, saying that no approver was given
+    out = host_->run(executor_, options, std::span<const tool_call>(&call, 1), scope);
   }
   reporter.report_dropped();
   return detail::call_tool_result(out.front(), r.name);
