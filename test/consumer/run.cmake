@@ -133,7 +133,8 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
     set(_child "${CMAKE_COMMAND}" -DMODE=system "-DBUILD_DIR=${BUILD_DIR}" "-DSOURCE_DIR=${SOURCE_DIR}"
                "-DWORK_DIR=${WORK_DIR}/system" "-DCXX=${CXX}" "-DGENERATOR=${GENERATOR}"
                "-DMAKE_PROGRAM=${MAKE_PROGRAM}" "-DCONFIG=${CONFIG}" "-DEXPECT_JSON=${EXPECT_JSON}"
-               "-DEXPECT_MCP=${EXPECT_MCP}" "-DEXPECT_COMPILED=${EXPECT_COMPILED}" -P "${CMAKE_CURRENT_LIST_FILE}")
+               "-DEXPECT_MCP=${EXPECT_MCP}" "-DEXPECT_COMPILED=${EXPECT_COMPILED}" "-DLAUNCHER_FILE=${LAUNCHER_FILE}"
+               -P "${CMAKE_CURRENT_LIST_FILE}")
     execute_process(COMMAND ${_child} RESULT_VARIABLE _child_rc)
     _step(dpkg_remove "${_dpkg}" -r tool-effects-dev)
     file(REMOVE "${_marker}")
@@ -170,6 +171,7 @@ endif()
 # The build's compiler cache (test/CMakeLists.txt writes LAUNCHER_FILE): the consumer, and in the subdirectory
 # mode the library's own compiled parts, are compiled through it (one argument: the launcher's ;-list).
 set(_launcher "")
+set(TE_LAUNCHER "")
 if(LAUNCHER_FILE AND EXISTS "${LAUNCHER_FILE}")
   include("${LAUNCHER_FILE}")
   if(TE_LAUNCHER)
@@ -247,9 +249,15 @@ macro(_consumer_steps)
         # pkgconf prints the include dir of the .pc's relocated prefix.
         message(FATAL_ERROR "consumer: ${_pc}.pc does not point into ${_package_root}: ${_flags}")
       endif()
-      separate_arguments(_flag_list UNIX_COMMAND "${_flags}")
-      _step(pkg_config_build_${_pc} "${CXX}" ${_flag_list} -Wall -Wextra -Wpedantic -Werror "${SOURCE_DIR}/${_src}"
-            -o "${WORK_DIR}/pc_${_pc}" ${_flag_list})
+      # Compiled (through the build's compiler cache, when it has one) and linked apart: a cache keeps objects.
+      _capture(_cflags "pkg-config --cflags ${_pc}" "${_pkg_config}" --cflags "${_pc}")
+      _capture(_libs "pkg-config --libs ${_pc}" "${_pkg_config}" --libs "${_pc}")
+      separate_arguments(_cflag_list UNIX_COMMAND "${_cflags}")
+      separate_arguments(_lib_list UNIX_COMMAND "${_libs}")
+      _step(pkg_config_compile_${_pc} ${TE_LAUNCHER} "${CXX}" ${_cflag_list} -Wall -Wextra -Wpedantic -Werror -c
+            "${SOURCE_DIR}/${_src}" -o "${WORK_DIR}/pc_${_pc}.o")
+      _step(pkg_config_link_${_pc} "${CXX}" ${_cflag_list} "${WORK_DIR}/pc_${_pc}.o" -o "${WORK_DIR}/pc_${_pc}"
+            ${_lib_list})
       _step(pkg_config_run_${_pc} "${WORK_DIR}/pc_${_pc}")
     endforeach()
   elseif(_pc_dir)
