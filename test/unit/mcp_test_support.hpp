@@ -37,10 +37,13 @@ inline std::string servers_dir() {
   return TOOL_EFFECTS_MCP_SERVERS_DIR;
 }
 // Client options for the tests: short timeouts (initialize 10 s, shutdown grace 500 ms), `request` per request.
+// The probe waits up to 2.5 s (not the default 1 s): a fake server started on a loaded machine may take longer
+// than a second to answer its first request, and would then be taken for a legacy one.
 inline tool_effects::mcp_client_options fast_options(std::chrono::seconds request = std::chrono::seconds(10)) {
   tool_effects::mcp_client_options o;
   o.request_timeout = request;
   o.initialize_timeout = std::chrono::seconds(10);
+  o.discover_timeout = std::chrono::milliseconds(2500);
   o.shutdown_grace = std::chrono::milliseconds(500);
   return o;
 }

@@ -315,12 +315,12 @@ TEST(McpVersions, AServerThatIgnoresTheProbeStartsWithinAShortInitializeTimeout)
   boost::asio::thread_pool pool(2);
   wire_log log;
   auto o = fast_options();
-  o.initialize_timeout = milliseconds(1000);
-  o.discover_timeout = milliseconds(5000);
+  o.initialize_timeout = milliseconds(2000);
+  o.discover_timeout = milliseconds(10000);
   o.restart_on_exit = false;
   const auto t = std::chrono::steady_clock::now();
   auto client = te::mcp_client::launch(pool, fake(log, {"--silent-probe"}), o);
-  EXPECT_LT(std::chrono::steady_clock::now() - t, milliseconds(1000));
+  EXPECT_LT(std::chrono::steady_clock::now() - t, milliseconds(2000));
   EXPECT_EQ(client.protocol_version(), "2025-11-25");
   EXPECT_EQ(te::mcp_text(client.call("echo", {{"text", "late"}})), "late");
   client.close();
