@@ -80,13 +80,13 @@ TEST(GatewayCoordination, TheOverlayCorrectsATrustedServersTooNarrowDeclaration)
     std::thread other([&] {
       json s = increments;
       s["clients"] = 2;
-      s["calls"] = 20;
+      s["calls"] = 50;
       s["arguments"]["acct"] = s["read_arguments"]["acct"] = "b";
       results[1] = sdk(s, "http " + g.url());
     });
     json s = increments;
     s["clients"] = 2;
-    s["calls"] = 20;
+    s["calls"] = 50;
     s["arguments"]["acct"] = s["read_arguments"]["acct"] = "a";
     results[0] = sdk(s, "http " + g.url());
     other.join();
@@ -95,12 +95,15 @@ TEST(GatewayCoordination, TheOverlayCorrectsATrustedServersTooNarrowDeclaration)
   const auto dir = fresh_dir("narrow");
   json bank = {{"command", bank_server()}, {"args", {"--uncoordinated"}}, {"trust", "trusted"}};
   write_file(dir / "trusted.json", json{{"mcpServers", {{"bank", bank}}}}.dump());
-  const int trusted = run_two_accounts(dir / "trusted.json");
-  EXPECT_LT(trusted, 80) << "the control: per-account grants, a whole-ledger write";
+  // The control's race needs the two accounts' calls to overlap, which a loaded machine may not give in one run
+  // (the clients' processes start far apart): it must lose increments in one of three runs.
+  int trusted = 200;
+  for (int run = 0; run < 3 && trusted == 200; ++run) trusted = run_two_accounts(dir / "trusted.json");
+  EXPECT_LT(trusted, 200) << "the control: per-account grants, a whole-ledger write";
   bank["tools"] = json::parse(R"({"add_to_balance": {"writes": ["bank/accounts"]}})");
   write_file(dir / "overlay.json", json{{"mcpServers", {{"bank", bank}}}}.dump());
-  EXPECT_EQ(run_two_accounts(dir / "overlay.json"), 80);
-  std::printf("two accounts, 2 x 40 increments: %d kept with the server's declaration, 80 with the overlay's\n", trusted);
+  EXPECT_EQ(run_two_accounts(dir / "overlay.json"), 200);
+  std::printf("two accounts, 2 x 100 increments: %d kept with the server's declaration, 200 with the overlay's\n", trusted);
 }
 
 // A racy server this project did not write: @modelcontextprotocol/server-memory's add_observations reads its
