@@ -41,15 +41,12 @@ te_require_packages() {
 }
 
 # The compiler cache (cmake/ToolEffectsCompilerCache.cmake compiles through ccache when it is installed), outside
-# the tree so that a fresh clone reuses it: unless CCACHE_DIR says otherwise, ../.cache/tool_effects-ccache beside
-# the checkout when that directory is there (a clone next to this one, or this directory seen under another path:
-# base_dir is the source tree), else ~/.cache/tool_effects-ccache. Seven presets fill about 6 GB.
+# the tree so that a fresh clone reuses it: CCACHE_DIR when set, else ${XDG_CACHE_HOME:-~/.cache}/tool_effects-ccache.
+# The home directory, not a directory beside the checkout: CI checks a submission out under another path, and
+# only the home directory is the same there (base_dir is the source tree, so the paths inside do not matter).
+# Seven presets fill about 6 GB.
 if [[ -z "${CCACHE_DIR:-}" ]]; then
-  if [[ -d ../.cache/tool_effects-ccache ]]; then
-    CCACHE_DIR="$(cd ../.cache/tool_effects-ccache && pwd)"
-  else
-    CCACHE_DIR="${HOME:-/root}/.cache/tool_effects-ccache"
-  fi
+  CCACHE_DIR="${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/tool_effects-ccache"
   export CCACHE_DIR
 fi
 export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-25G}"
