@@ -45,7 +45,20 @@ Usage: oauth_server.py --port-file FILE --log FILE [options]
                           every access token issued so far is revoked (the next request gets a 401)
   --get-stream            GET /mcp opens an event stream (one notifications/tools/list_changed event, then the
                           end) for a valid token, 401 otherwise (default: 405)
+  --introspection-client ID:SECRET
+                          serves RFC 7662 token introspection at <issuer>/introspect (POST, form token=...; the
+                          client authenticates with client_secret_basic or client_secret_post as ID:SECRET, else
+                          401 invalid_client), named introspection_endpoint in the metadata. A token issued by that
+                          authorization server and unexpired is {"active": true, "sub", "client_id", "scope", "aud",
+                          "iss", "exp", "iat", "token_type": "Bearer"}; any other (unknown, expired, revoked,
+                          another authorization server's) is {"active": false}. `aud` is the RFC 8707 resource of
+                          the authorization and token requests (absent when they named none), `sub` --subject
+  --subject S             the user every grant is for (default test-user)
   --always-403 makes each 403 name a new scope (mcp:admin-1, -2, ...), so that only the client's limit stops it
+
+The authorization endpoint approves at once, without a user: it redirects to the redirect_uri with a code for what
+was asked (the client, the scope, the resource, the PKCE challenge), so a client's user agent can be a plain HTTP
+GET that reads the Location header.
 
 Tokens, codes and secrets all start with SENTINEL-, so that a test can scan what the client says for them.
 """
@@ -62,14 +75,15 @@ o = {"as_path": "/as", "prm_path": "/.well-known/oauth-protected-resource/mcp", 
      "as_metadata": "oauth", "auth_methods": ["none"], "registration": True, "prereg": None, "iss": "none",
      "iss_supported": False, "cimd": False, "expires_in": 3600, "refresh": False, "www_scope": None, "scopes_supported": None,
      "call_scope": None, "always_403": False, "hostile": None, "log": None, "port_file": None, "as_url": None,
-     "prm_as_file": None, "grant_only": None, "revoke_after": None, "get_stream": False}
+     "prm_as_file": None, "grant_only": None, "revoke_after": None, "get_stream": False,
+     "introspection_client": None, "subject": "test-user"}
 a = sys.argv[1:]
 i = 0
 while i < len(a):
     k = a[i]
     if k in ("--port-file", "--log", "--as-path", "--prm-path", "--as-metadata", "--iss", "--www-scope",
              "--scopes-supported", "--call-scope", "--hostile", "--prereg", "--as-url", "--prm-as-file",
-             "--grant-only", "--revoke-after"):
+             "--grant-only", "--revoke-after", "--introspection-client", "--subject"):
         o[k[2:].replace("-", "_")] = a[i + 1]
         i += 2
         continue
@@ -231,6 +245,9 @@ class Handler(BaseHTTPRequestHandler):
              "code_challenge_methods_supported": ["S256"], "token_endpoint_auth_methods_supported": o["auth_methods"]}
         if o["registration"]:
             m["registration_endpoint"] = iss + "/register"
+        if o["introspection_client"]:
+            m["introspection_endpoint"] = iss + "/introspect"
+            m["introspection_endpoint_auth_methods_supported"] = ["client_secret_basic", "client_secret_post"]
         if o["iss_supported"]:
             m["authorization_response_iss_parameter_supported"] = True
         if o["cimd"]:
@@ -280,6 +297,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.reply(201, c, entry=e)
         if ap is not None and rest == "/token":
             return self.token(e, ap)
+        if ap is not None and rest == "/introspect" and o["introspection_client"]:
+            return self.introspect(e, ap)
         if p == "/mcp":
             return self.mcp(e)
         self.reply(404, {"error": "not_found"})
@@ -337,21 +356,22 @@ class Handler(BaseHTTPRequestHandler):
             if form.get("resource") != c["resource"] or form.get("redirect_uri") != c["redirect_uri"]:
                 return self.reply(400, {"error": "invalid_grant", "error_description": "resource or redirect_uri "
                                         "differs from the authorization request"}, entry=e)
-            scope = c["scope"]
+            scope, resource = c["scope"], c["resource"]
         elif g == "refresh_token":
             with lock:
                 r = state["refresh"].pop(form.get("refresh_token"), None)
             if r is None or r["client"] != cid or r["as"] != ap:
                 return self.reply(400, {"error": "invalid_grant", "error_description": "unknown refresh token, or "
                                         "another client's"}, entry=e)
-            scope = r["scope"]
+            scope, resource = r["scope"], r["resource"]
         else:
             return self.reply(400, {"error": "unsupported_grant_type"}, entry=e)
         if o["grant_only"] is not None:
             scope = " ".join(x for x in scope.split() if x in o["grant_only"].split())
         tok = fresh("ACCESS")
         with lock:
-            state["tokens"][tok] = {"scope": scope.split(), "expires": time.time() + o["expires_in"]}
+            state["tokens"][tok] = {"scope": scope.split(), "expires": time.time() + o["expires_in"], "as": ap,
+                                    "client": cid, "resource": resource, "issued": time.time()}
         body = {"access_token": tok, "token_type": "Bearer", "expires_in": o["expires_in"], "scope": scope}
         if o["hostile"] == "token_no_type":
             del body["token_type"]
@@ -362,9 +382,32 @@ class Handler(BaseHTTPRequestHandler):
         if o["refresh"]:
             rt = fresh("REFRESH")
             with lock:
-                state["refresh"][rt] = {"scope": scope, "client": cid, "as": ap}
+                state["refresh"][rt] = {"scope": scope, "client": cid, "as": ap, "resource": resource}
             body["refresh_token"] = rt
         self.reply(200, body)
+
+    def introspect(self, e, ap):
+        """RFC 7662: what this authorization server knows of the token, for the introspection client alone."""
+        form = e.get("form", {})
+        h = e["authorization"] or ""
+        if h.startswith("Basic "):
+            cid, _, sec = base64.b64decode(h[6:]).decode().partition(":")
+            cid, sec = urllib.parse.unquote_plus(cid), urllib.parse.unquote_plus(sec)
+        else:
+            cid, sec = form.get("client_id"), form.get("client_secret")
+        if "%s:%s" % (cid, sec) != o["introspection_client"]:
+            return self.reply(401, {"error": "invalid_client"}, headers={"WWW-Authenticate": 'Basic realm="introspect"'},
+                              entry=e)
+        with lock:
+            tok = state["tokens"].get(form.get("token", ""))
+            tok = dict(tok) if tok is not None else None
+        if tok is None or tok["as"] != ap or tok["expires"] < time.time():
+            return self.reply(200, {"active": False}, entry=e)
+        body = {"active": True, "sub": o["subject"], "client_id": tok["client"], "scope": " ".join(tok["scope"]),
+                "iss": self.issuer(ap), "exp": int(tok["expires"]), "iat": int(tok["issued"]), "token_type": "Bearer"}
+        if tok["resource"] is not None:
+            body["aud"] = tok["resource"]
+        self.reply(200, body, entry=e)
 
     def challenge(self, extra=""):
         parts = ['Bearer error="invalid_token"']
