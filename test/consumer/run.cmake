@@ -58,6 +58,20 @@ function(_capture out_var name)
   set(${out_var} "${_out}" PARENT_SCOPE)
 endfunction()
 
+# The build's compiler cache (test/CMakeLists.txt writes LAUNCHER_FILE): the consumer, the package's build, and in the
+# subdirectory mode the library's own compiled parts, are compiled through it. The launcher is a ;-list
+# (env VAR=... ccache), which a -D argument in a command list would split into separate arguments (the launcher
+# would be `env` alone, and nothing cached): it goes in an initial-cache file (-C).
+set(_launcher "")
+set(TE_LAUNCHER "")
+if(LAUNCHER_FILE AND EXISTS "${LAUNCHER_FILE}")
+  include("${LAUNCHER_FILE}")
+  if(TE_LAUNCHER)
+    set(_launcher_cache "${WORK_DIR}/launcher-cache.cmake")
+    file(WRITE "${_launcher_cache}" "set(CMAKE_CXX_COMPILER_LAUNCHER [==[${TE_LAUNCHER}]==] CACHE STRING \"\")\n")
+    set(_launcher -C "${_launcher_cache}")
+  endif()
+endif()
 set(_configure_extra "")
 set(_package_root "")  # where find_package must find tool_effects (checked below); empty: not checked
 set(_pc_dir "")        # PKG_CONFIG_PATH for the pkg-config checks; "-" for the default path, empty: skip
@@ -85,7 +99,7 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
     execute_process(COMMAND "${_cpack}" -G DEB --config "${BUILD_DIR}/CPackConfig.cmake" -B "${_pkg_build}"
                     WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
   else()
-    _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}"
+    _step(package_configure "${CMAKE_COMMAND}" -S "${PROJECT_DIR}" -B "${_pkg_build}" -G "${GENERATOR}" ${_launcher}
           "-DCMAKE_CXX_COMPILER=${CXX}" -DTOOL_EFFECTS_BUILD_TESTS=OFF -DTOOL_EFFECTS_BUILD_EXAMPLES=OFF
           -DTOOL_EFFECTS_BUILD_BENCHMARKS=OFF -DTOOL_EFFECTS_BUILD_FUZZERS=OFF -DCMAKE_DISABLE_FIND_PACKAGE_GTest=ON)
     # cpack installs without building: tool_effects::compiled (a static library) must be built first.
@@ -168,16 +182,6 @@ else()
   message(FATAL_ERROR "consumer: unknown MODE \"${MODE}\" (install, subdirectory, deb, deb-install, no-gtest)")
 endif()
 
-# The build's compiler cache (test/CMakeLists.txt writes LAUNCHER_FILE): the consumer, and in the subdirectory
-# mode the library's own compiled parts, are compiled through it (one argument: the launcher's ;-list).
-set(_launcher "")
-set(TE_LAUNCHER "")
-if(LAUNCHER_FILE AND EXISTS "${LAUNCHER_FILE}")
-  include("${LAUNCHER_FILE}")
-  if(TE_LAUNCHER)
-    set(_launcher "-DCMAKE_CXX_COMPILER_LAUNCHER=${TE_LAUNCHER}")
-  endif()
-endif()
 set(_configure "${CMAKE_COMMAND}" -S "${SOURCE_DIR}" -B "${_build}" -G "${GENERATOR}" ${_launcher}
                "-DCMAKE_CXX_COMPILER=${CXX}" "-DCMAKE_BUILD_TYPE=${CONFIG}" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
                "-DTOOL_EFFECTS_EXPECT_JSON=${EXPECT_JSON}" "-DTOOL_EFFECTS_EXPECT_MCP=${EXPECT_MCP}"

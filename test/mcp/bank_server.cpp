@@ -5,21 +5,36 @@
 // which the server's coordinator serialises per account.
 //
 //   mcp_bank_server [--uncoordinated] [--http]
+//                   [--authorization <resource> <issuer> <introspection url> <client id> <client secret>]
 //     --uncoordinated  the control: a coordinator that grants everything
 //     --http           serve http://127.0.0.1:PORT/mcp (a free port, printed as one line on stdout) until stdin
 //                      closes, instead of stdio
+//     --authorization  (with --http) an OAuth 2.1 resource server (mcp_resource_server): `resource` is its
+//                      canonical URI, where "{port}" stands for the port it listens on (then picked before it
+//                      listens: a free one a moment earlier); tokens from the authorization server `issuer`,
+//                      verified by RFC 7662 introspection at `introspection url` (client_secret_basic with the
+//                      client id and secret); scopes derived from the tools' effects (mcp_scopes_from_effects):
+//                      bank/accounts:read (get_balance), bank/accounts:write (add_to_balance), bank:read
+//                      (slow_report), all three published as scopes_supported. Refused tokens are told on stderr.
+#include <array>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <iostream>
 #include <mutex>
 #include <string>
 #include <thread>
 
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/mcp/auth/introspection.hpp>
+#include <tool_effects/mcp/auth/resource_server.hpp>
+#include <tool_effects/mcp/auth/scopes.hpp>
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
 
@@ -102,13 +117,52 @@ struct grant_everything {  // the control: no coordination at all
 }  // namespace
 
 namespace {
+// The scopes the tools need, by the rule of mcp_scopes_from_effects; checked at compile time.
+inline constexpr std::array<std::string_view, 3> bank_scopes{"bank/accounts:read", "bank/accounts:write", "bank:read"};
+static_assert(te::ScopesSupported<bank_scopes, get_balance, add_to_balance, slow_report>);
+
+// --authorization's five values.
+struct authorization_args {
+  std::string resource, issuer, introspection, client_id, client_secret;
+};
+
+// A port free on 127.0.0.1 a moment ago (the resource must name the port before the listener binds it).
+unsigned short free_port() {
+  boost::asio::io_context io;
+  boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
+  return a.local_endpoint().port();
+}
+
 template <class Server>
-void serve(Server& server, bool http) {
+void serve(Server& server, bool http, const std::optional<authorization_args>& auth) {
   if (!http) {
     server.serve_stdio();
     return;
   }
-  std::cout << server.listen_http("127.0.0.1", 0, "/mcp") << std::endl;
+  te::mcp_http_server_options o;
+  unsigned short port = 0;
+  if (auth) {
+    std::string resource = auth->resource;
+    if (const auto at = resource.find("{port}"); at != std::string::npos) {
+      port = free_port();
+      resource.replace(at, 6, std::to_string(port));
+    }
+    te::mcp_introspection_verifier verify(
+        {.endpoint = auth->introspection,
+         .client_id = auth->client_id,
+         .client_secret = auth->client_secret,
+         .issuer = auth->issuer,
+         .log = [](std::string_view reason, std::string_view message) {
+           std::cerr << "mcp_bank_server: " << reason << ": " << message << std::endl;
+         }});
+    o.authorization = te::mcp_resource_server{.resource = resource,
+                                              .authorization_servers = {auth->issuer},
+                                              .scopes_supported = {bank_scopes.begin(), bank_scopes.end()},
+                                              .verify_token = verify,
+                                              .resource_name = "bank",
+                                              .tool_scopes = te::mcp_scopes_from_effects{}};
+  }
+  std::cout << server.listen_http("127.0.0.1", port, "/mcp", std::move(o)) << std::endl;
   for (std::string line; std::getline(std::cin, line);) {
   }
 }
@@ -117,11 +171,15 @@ void serve(Server& server, bool http) {
 int main(int argc, char** argv) {
   bool uncoordinated = false;
   bool http = false;
+  std::optional<authorization_args> auth;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--uncoordinated") uncoordinated = true;
     else if (a == "--http") http = true;
-    else {
+    else if (a == "--authorization" && i + 5 < argc) {
+      auth = authorization_args{argv[i + 1], argv[i + 2], argv[i + 3], argv[i + 4], argv[i + 5]};
+      i += 5;
+    } else {
       std::cerr << "mcp_bank_server: unknown argument " << a << "\n";
       return 2;
     }
@@ -132,10 +190,10 @@ int main(int argc, char** argv) {
   const te::mcp_server_options options{.name = "bank", .version = "1.0.0", .max_concurrent_calls = 8};
   if (uncoordinated) {
     te::mcp_server server(pool, host, options, te::run_options{}.with(grant_everything{}));
-    serve(server, http);
+    serve(server, http, auth);
   } else {
     te::mcp_server server(pool, host, options);
-    serve(server, http);
+    serve(server, http, auth);
   }
   return 0;
 }
