@@ -24,6 +24,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <tool_effects/mcp/auth/principal.hpp>
 #include <tool_effects/mcp/host.hpp>
 #include <tool_effects/mcp/server.hpp>
 
@@ -128,10 +129,10 @@ struct fixture {
     server.reset();  // a call still parked fails its ask (the server stops), and its tool records it
     rec = nullptr;
   }
-  // The answer to one request, or "CODE message" of its error.
-  json answer(json params, std::string method = "tools/call") {
+  // The answer to one request (of `request`'s caller), or "CODE message" of its error.
+  json answer(json params, std::string method = "tools/call", te::mcp_server_request request = {}) {
     boost::asio::io_context io;
-    auto f = boost::asio::co_spawn(io, server->handle_request(std::move(method), std::move(params), {}),
+    auto f = boost::asio::co_spawn(io, server->handle_request(std::move(method), std::move(params), std::move(request)),
                                    boost::asio::use_future);
     io.run();
     try {
@@ -227,6 +228,39 @@ TEST(McpServerMrtr, ATamperedStateIsRefusedAndTheUntamperedOneResumes) {
   EXPECT_EQ(text_of(f.answer(call_params("greet", {{"inputResponses", answers}, {"requestState", state}}))),
             "Hello, Alice!");
   EXPECT_EQ(f.r.effects.load(), 1);
+}
+
+// A requestState is its caller's: another principal's (or another session's) retry is refused as if the state
+// did not exist, and the call stays parked for its own caller (the control). A stateless request without
+// authorization belongs to its connection, but its state to whoever received it: the retry of a client that
+// pools connections comes over another one (the conformance suite's does).
+TEST(McpServerMrtr, AStateResumesOnlyForItsCaller) {
+  auto as = [](const std::string& caller, const std::string& subject = "") {
+    te::mcp_server_request r;
+    r.caller = caller;
+    if (!subject.empty()) {
+      auto p = std::make_shared<te::mcp_principal>();
+      p->subject = subject;
+      r.principal = std::move(p);
+    }
+    return r;
+  };
+  const json answers = {{"user_name", accept({{"name", "Alice"}})}};
+  const std::string refused =
+      "-32602 Invalid params: at /requestState: issued to another caller (state_of_another_caller)";
+  fixture f;
+  for (const auto& [owner, other] : {std::pair{as("issuer|alice", "alice"), as("issuer|bob", "bob")},
+                                     std::pair{as("session:a"), as("session:b")}}) {
+    const json first = f.answer(call_params("greet"), "tools/call", owner);
+    ASSERT_EQ(first.value("resultType", ""), "input_required") << first.dump();
+    const json retry = call_params("greet", {{"inputResponses", answers}, {"requestState", first["requestState"]}});
+    EXPECT_EQ(f.answer(retry, "tools/call", other), refused) << other.caller;
+    EXPECT_EQ(text_of(f.answer(retry, "tools/call", owner)), "Hello, Alice!") << owner.caller;
+  }
+  const json first = f.answer(call_params("greet"), "tools/call", as("connection:1"));
+  const json retry = call_params("greet", {{"inputResponses", answers}, {"requestState", first.at("requestState")}});
+  EXPECT_EQ(text_of(f.answer(retry, "tools/call", as("connection:2"))), "Hello, Alice!");
+  EXPECT_EQ(f.r.effects.load(), 3);
 }
 
 // A retry without the response asked for gets a new InputRequiredResult asking it again, under a new state

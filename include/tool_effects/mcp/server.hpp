@@ -223,6 +223,8 @@ class mcp_server {
                                                  std::shared_ptr<const mcp_client_asker> asker,
                                                  std::shared_ptr<mcp_prompt> prompt,
                                                  std::map<std::string, std::string> args);
+  // Whom a call parked for `request` belongs to (empty: whoever holds its signed requestState).
+  static std::string state_owner(const mcp_server_request& request);
   // The parked call a `requestState` names, checked to be of `method` and `name`.
   std::shared_ptr<detail::mcp_mrtr_call> parked_call(const std::string& state, std::string_view method,
                                                      const std::string& name, const std::string& caller) const;

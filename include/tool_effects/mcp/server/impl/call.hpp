@@ -74,13 +74,22 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
       initiate, boost::asio::use_awaitable);
 }
 
+// Whom a parked call's requestState belongs to: its caller, but nobody in particular for a stateless request
+// without authorization (caller "connection:<n>", made by the HTTP listener), whose retry may well come over
+// another connection (clients pool them). The state is HMAC-signed and used once: only whoever received it can
+// resume the call.
+template <class Host, class Options>
+std::string mcp_server<Host, Options>::state_owner(const mcp_server_request& request) {
+  return request.principal || request.caller.rfind("connection:", 0) != 0 ? request.caller : std::string();
+}
+
 template <class Host, class Options>
 std::shared_ptr<detail::mcp_mrtr_call> mcp_server<Host, Options>::parked_call(const std::string& state,
                                                                               std::string_view method,
                                                                               const std::string& name,
                                                                               const std::string& caller) const {
   std::shared_ptr<detail::mcp_mrtr_call> parked = parking_->find(state);
-  if (parked->owner() != caller)  // another caller's state: as if this server had not issued it
+  if (!parked->owner().empty() && parked->owner() != caller)  // another caller's: as if this server had not issued it
     throw mcp_server_error(detail::rpc_invalid_params,
                            "Invalid params: at /requestState: issued to another caller (state_of_another_caller)");
   if (parked->method() != method || parked->name() != name)
@@ -104,8 +113,8 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool_aski
   check_key(r, request.caller);
   // The call's state and its asks run on the server's own thread (never blocked by a tool: a synchronous
   // tool blocks its thread while it waits for the answers).
-  auto call =
-      std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "tools/call", r.name, request.caller);
+  auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "tools/call", r.name,
+                                                      state_owner(request));
   auto asker = std::make_shared<const mcp_client_asker>(
       [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
         return call->ask(std::move(asks), timeout);
@@ -142,7 +151,7 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::get_prompt_ask
     co_return co_await next_outcome(parked_call(*in.state, "prompts/get", prompt->name, request.caller), false,
                                     *in.state, in.responses, {});
   auto call = std::make_shared<detail::mcp_mrtr_call>(asks_->get_executor(), parking_, "prompts/get", prompt->name,
-                                                      request.caller);
+                                                      state_owner(request));
   auto asker = std::make_shared<const mcp_client_asker>(
       [call](std::vector<mcp_input_request> asks, std::chrono::milliseconds timeout) {
         return call->ask(std::move(asks), timeout);
