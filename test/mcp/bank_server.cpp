@@ -19,6 +19,7 @@
 #include <array>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <iostream>
 #include <mutex>
@@ -32,9 +33,11 @@
 
 #include <nlohmann/json.hpp>
 
+#ifdef TOOL_EFFECTS_BANK_AUTHORIZATION  // built with tool_effects::mcp_auth (OpenSSL)
 #include <tool_effects/mcp/auth/introspection.hpp>
 #include <tool_effects/mcp/auth/resource_server.hpp>
 #include <tool_effects/mcp/auth/scopes.hpp>
+#endif
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
 
@@ -117,14 +120,10 @@ struct grant_everything {  // the control: no coordination at all
 }  // namespace
 
 namespace {
+#ifdef TOOL_EFFECTS_BANK_AUTHORIZATION
 // The scopes the tools need, by the rule of mcp_scopes_from_effects; checked at compile time.
 inline constexpr std::array<std::string_view, 3> bank_scopes{"bank/accounts:read", "bank/accounts:write", "bank:read"};
 static_assert(te::ScopesSupported<bank_scopes, get_balance, add_to_balance, slow_report>);
-
-// --authorization's five values.
-struct authorization_args {
-  std::string resource, issuer, introspection, client_id, client_secret;
-};
 
 // A port free on 127.0.0.1 a moment ago (the resource must name the port before the listener binds it).
 unsigned short free_port() {
@@ -132,6 +131,12 @@ unsigned short free_port() {
   boost::asio::ip::tcp::acceptor a(io, {boost::asio::ip::make_address("127.0.0.1"), 0});
   return a.local_endpoint().port();
 }
+#endif
+
+// --authorization's five values.
+struct authorization_args {
+  std::string resource, issuer, introspection, client_id, client_secret;
+};
 
 template <class Server>
 void serve(Server& server, bool http, const std::optional<authorization_args>& auth) {
@@ -142,6 +147,10 @@ void serve(Server& server, bool http, const std::optional<authorization_args>& a
   te::mcp_http_server_options o;
   unsigned short port = 0;
   if (auth) {
+#ifndef TOOL_EFFECTS_BANK_AUTHORIZATION
+    std::cerr << "mcp_bank_server: built without OpenSSL (tool_effects::mcp_auth): no --authorization\n";
+    std::exit(2);
+#else
     std::string resource = auth->resource;
     if (const auto at = resource.find("{port}"); at != std::string::npos) {
       port = free_port();
@@ -161,6 +170,7 @@ void serve(Server& server, bool http, const std::optional<authorization_args>& a
                                               .verify_token = verify,
                                               .resource_name = "bank",
                                               .tool_scopes = te::mcp_scopes_from_effects{}};
+#endif
   }
   std::cout << server.listen_http("127.0.0.1", port, "/mcp", std::move(o)) << std::endl;
   for (std::string line; std::getline(std::cin, line);) {

@@ -289,7 +289,10 @@ class Handler(BaseHTTPRequestHandler):
         if ap is not None and rest == "/register" and o["registration"]:
             cid = fresh("CLIENT")
             method = o["auth_methods"][0]
-            c = {"client_id": cid, "token_endpoint_auth_method": method}
+            # RFC 7591 section 3.2.1: the client's metadata as registered, with its identifier (clients such as
+            # the TypeScript SDK validate the answer: redirect_uris must be there).
+            c = dict(e["json"]) if isinstance(e.get("json"), dict) else {}
+            c.update({"client_id": cid, "token_endpoint_auth_method": method})
             if method != "none":
                 c["client_secret"] = fresh("SECRET")
             with lock:
