@@ -36,7 +36,7 @@ option(TOOL_EFFECTS_MODEL_CHECK "Run scripts/model-check --quick (spin) as the c
        ${_te_model_default})
 if(TOOL_EFFECTS_MODEL_CHECK)
   add_test(NAME model.etcd_lock COMMAND "${PROJECT_SOURCE_DIR}/scripts/model-check" --quick)
-  set_tests_properties(model.etcd_lock PROPERTIES TIMEOUT 600 LABELS model SKIP_RETURN_CODE 77 RUN_SERIAL TRUE)
+  set_tests_properties(model.etcd_lock PROPERTIES TIMEOUT 600 LABELS model SKIP_RETURN_CODE 77)
 endif()
 
 # TLS endpoints need OpenSSL (TOOL_EFFECTS_ETCD_TLS=1); without it the tests of https endpoints skip.
