@@ -41,7 +41,10 @@ inline bool json_dump_word_special(std::uint64_t w) noexcept {
 
 inline void json_dump_string(std::string& out, std::string_view s) {
   const std::size_t mark = out.size();
-  out.reserve(out.size() + s.size() + 2);
+  // A long string leaves room for the rest of its message: the few closing bytes after a
+  // megabyte result would otherwise reallocate the output and copy the megabyte again.
+  constexpr std::size_t tail_room = 4096;
+  out.reserve(out.size() + s.size() + 2 + (s.size() >= tail_room ? tail_room : 0));
   out.push_back('"');
   const char* const p = s.data();
   const std::size_t n = s.size();

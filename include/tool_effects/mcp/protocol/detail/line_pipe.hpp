@@ -9,16 +9,19 @@
 //   a longer line is the caller's policy: the client ends the connection, the
 //   server answers one error and skips the line up to its newline.
 // - `line_queue` holds the lines waiting to be written, bounded in bytes, and
-//   writes them in order on one stream, one write at a time, on the caller's
-//   strand. A peer that stops reading is seen as a queue over its bound.
+//   writes them in order on one stream, one gathered write at a time, on the
+//   caller's strand, without copying them. A peer that stops reading is seen
+//   as a queue over its bound.
 #ifndef TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_LINE_PIPE_HPP
 #define TOOL_EFFECTS_MCP_PROTOCOL_DETAIL_LINE_PIPE_HPP
 
 #include <cstddef>
+#include <deque>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -79,28 +82,30 @@ class line_splitter {
 
 // The lines waiting to be written on one stream, at most `max_bytes` of them
 // (0: no bound) besides a first line, which an empty queue always takes.
+// A line is moved in and written from where it lies, its newline as a second
+// buffer (one gathered write per batch): a line is never copied.
 class line_queue {
  public:
   explicit line_queue(std::size_t max_bytes) noexcept : max_(max_bytes) {}
 
-  // Queues `line` and its newline; false (nothing queued) when the bytes
-  // already waiting plus these would pass the bound.
-  [[nodiscard]] bool push(std::string_view line) {
+  // Queues `line` and its newline (pass it moved: it is not copied); false
+  // (nothing queued) when the bytes already waiting plus these would pass the bound.
+  [[nodiscard]] bool push(std::string line) {
     const std::size_t queued = waiting();
     if (max_ != 0 && queued > 0 && queued + line.size() + 1 > max_) return false;
-    buf_.append(line);
-    buf_ += '\n';
+    queued_ += line.size() + 1;
+    lines_.push_back(std::move(line));
     return true;
   }
 
   // Bytes waiting, the write in flight included.
-  [[nodiscard]] std::size_t waiting() const noexcept { return buf_.size() + in_flight_; }
+  [[nodiscard]] std::size_t waiting() const noexcept { return queued_ + in_flight_; }
   [[nodiscard]] std::size_t max_bytes() const noexcept { return max_; }
 
   // True once when a writer must be started (none is running and lines wait):
   // the caller then co_spawns `drain` on its strand.
   [[nodiscard]] bool claim_writer() noexcept {
-    if (writing_ || buf_.empty()) return false;
+    if (writing_ || lines_.empty()) return false;
     writing_ = true;
     return true;
   }
@@ -111,14 +116,27 @@ class line_queue {
   // Run on the strand that pushes; the queue and `stream` must outlive it.
   template <class Stream, class Stopped>
   boost::asio::awaitable<boost::system::error_code> drain(Stream& stream, Stopped stopped) {
+    static constexpr char newline = '\n';
+    static constexpr std::size_t max_batch = 32;  // lines per gathered write (two buffers each)
     boost::system::error_code out;
-    std::string buf;
-    while (!buf_.empty() && !stopped()) {
-      buf.clear();
-      buf.swap(buf_);
-      in_flight_ = buf.size();
-      auto [ec, n] = co_await boost::asio::async_write(stream, boost::asio::buffer(buf),
-                                                       boost::asio::as_tuple(boost::asio::use_awaitable));
+    std::vector<std::string> batch;
+    std::vector<boost::asio::const_buffer> buffers;
+    while (!lines_.empty() && !stopped()) {
+      batch.clear();
+      buffers.clear();
+      std::size_t bytes = 0;
+      while (!lines_.empty() && batch.size() < max_batch) {
+        batch.push_back(std::move(lines_.front()));
+        lines_.pop_front();
+        bytes += batch.back().size() + 1;
+      }
+      for (const auto& l : batch) {
+        buffers.push_back(boost::asio::buffer(l));
+        buffers.push_back(boost::asio::buffer(&newline, 1));
+      }
+      queued_ -= bytes;
+      in_flight_ = bytes;
+      auto [ec, n] = co_await boost::asio::async_write(stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
       (void)n;
       in_flight_ = 0;
       if (ec) {
@@ -126,7 +144,10 @@ class line_queue {
         break;
       }
     }
-    if (out || stopped()) buf_.clear();
+    if (out || stopped()) {
+      lines_.clear();
+      queued_ = 0;
+    }
     in_flight_ = 0;
     writing_ = false;
     co_return out;
@@ -134,8 +155,9 @@ class line_queue {
 
  private:
   std::size_t max_;
-  std::string buf_;
-  std::size_t in_flight_ = 0;
+  std::deque<std::string> lines_;
+  std::size_t queued_ = 0;     // bytes in lines_, newlines included
+  std::size_t in_flight_ = 0;  // bytes of the write under way
   bool writing_ = false;
 };
 

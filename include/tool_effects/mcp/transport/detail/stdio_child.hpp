@@ -186,9 +186,10 @@ class mcp_stdio_child_transport : public mcp_transport,
 
   void send(std::string line, std::int64_t, mcp_outgoing) override {
     if (done_) return;
-    if (!out_queue_.push(line)) {
+    const std::size_t size = line.size();
+    if (!out_queue_.push(std::move(line))) {
       const std::string m = str_cat("it stopped reading its stdin: ", std::to_string(out_queue_.waiting()),
-                                    " bytes are waiting to be written and ", std::to_string(line.size() + 1),
+                                    " bytes are waiting to be written and ", std::to_string(size + 1),
                                     " more would pass the limit of ", std::to_string(out_queue_.max_bytes()),
                                     " bytes (options.max_write_queue_bytes)", shared_->stderr_ring.quote());
       fail_session(std::make_exception_ptr(mcp_transient_error(mcp_error_kind::protocol_error, shared_->name, m)));

@@ -58,7 +58,7 @@ class mcp_stdio_server_transport : public mcp_transport,
 
   void send(std::string message, std::int64_t, mcp_outgoing) override {
     if (done_) return;
-    if (!out_queue_.push(message)) {
+    if (!out_queue_.push(std::move(message))) {
       stop();  // the client stopped reading its stdout: nothing more can reach it
       return;
     }
