@@ -146,21 +146,13 @@ inline boost::asio::awaitable<std::string> gateway_approve(const gateway_tool_st
                        detail::canonical_json(args, static_cast<std::size_t>(-1) / 2, true)};
   const confirmation_request request =
       make_confirmation_request(s.tool->name, subject, s.tool->declaration.description.effects, ctx.idempotency_key);
-  std::string message = str_cat("Approve this call? ", utf8_excerpt(to_string(request), 8192), " (effects from ",
+  std::string message = str_cat(approval_message(request), " (effects from ",
                                 s.tool->source == "overlay" ? "the gateway's configuration"
                                 : s.tool->source == "trusted_server" ? "the server, trusted"
                                                                      : "nowhere: unknown",
                                 ")");
-  const nlohmann::json schema = {
-      {"type", "object"},
-      {"properties",
-       {{"approve", {{"type", "boolean"}, {"title", "Run this call"}, {"description", "Run it once, as shown"}}}}},
-      {"required", nlohmann::json::array({"approve"})}};
   try {
-    const nlohmann::json a = co_await asker->async_elicit(std::move(message), schema);
-    const auto content = a.find("content");
-    const bool yes = a.value("action", std::string()) == "accept" && content != a.end() && content->is_object() &&
-                     content->value("approve", false);
+    const bool yes = approval_granted(co_await asker->async_elicit(std::move(message), approval_schema()));
     co_return std::string(yes ? "approved_by_user" : "declined_by_user");
   } catch (const std::exception&) {
     co_return std::string("no_elicitation");  // the ask failed (timeout, the session ended): no approval

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -137,9 +138,17 @@ struct mcp_incoming {
   // Who sent it, when the transport authenticates its peer (HTTP with authorization); null otherwise.
   std::shared_ptr<const mcp_principal> principal;
   // Whom what the message creates on the server belongs to (idempotency keys, parked calls): the principal's key,
-  // else its session ("session:<id>"), else its connection ("connection:<n>"); "" when the transport says nothing.
+  // else its session (session_caller), else its connection (connection_caller); "" when the transport says nothing.
   std::string caller;
 };
+
+// The forms of mcp_incoming::caller a transport makes without a principal: one definition, which the server
+// reads back (is_connection_caller: a parked call of such a caller belongs to nobody in particular).
+inline std::string session_caller(std::string_view session_id) { return "session:" + std::string(session_id); }
+inline std::string connection_caller(std::uint64_t connection) {
+  return "connection:" + std::to_string(connection);
+}
+inline bool is_connection_caller(std::string_view caller) noexcept { return caller.starts_with("connection:"); }
 
 // One transport of one session. Every member runs on the session's strand. Both roles and every binding use
 // it: the client's child process (transport/detail/stdio_child.hpp) and Streamable HTTP client

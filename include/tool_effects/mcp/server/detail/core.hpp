@@ -101,6 +101,20 @@ inline nlohmann::json call_tool_result(const outcome<nlohmann::json>& o, std::st
   return r;
 }
 
+// The same, from an outcome the caller gives up: a string result (a large text, typically) is moved into its
+// text block instead of copied through the answer.
+inline nlohmann::json call_tool_result(outcome<nlohmann::json>&& o, std::string_view tool) {
+  if (!o.has_value() || !o.value().is_string()) return call_tool_result(std::as_const(o), tool);
+  nlohmann::json block = nlohmann::json::object();
+  block["type"] = "text";
+  block["text"] = std::move(o).value();
+  nlohmann::json content = nlohmann::json::array();
+  content.push_back(std::move(block));
+  nlohmann::json r = nlohmann::json::object();
+  r["content"] = std::move(content);
+  return r;
+}
+
 // The level of a `logging/setLevel` request read strictly: `level`, one of the eight names (RFC 5424's
 // severities) the specification lists, exactly; else invalid params naming the member and the value.
 // What a log level must be, in an error naming a bad one (logging/setLevel, a 2026-07-28 request's _meta).
@@ -218,28 +232,36 @@ std::optional<std::string> mcp_argument_error_of(const nlohmann::json& args) {
   }
 }
 
-// The approval of a destructive or unknown call asked of the user at the client of its request (the server's
-// approver when its options have none): an elicitation showing the tool, its effects and its canonical
-// arguments, answered by one boolean. Approved only when the user accepted with `approve` true; a client without
-// the elicitation capability, a decline, a cancel, a timeout or any failure of the ask is a denial. The approval
-// is asked for this call of this request, by its own asker, and is good for nothing else.
-inline confirmation mcp_ask_user_to_confirm(const mcp_client_asker& asker, const confirmation_request& c) {
-  if (!asker.client_declared("elicitation")) return confirmation::deny;
-  // The library's one text of a confirmation request (confirmation.hpp): tool, server, reason, effects, class,
-  // key and canonical arguments, printable; cut to 8 KiB.
-  std::string message = str_cat("Approve this call? ", utf8_excerpt(to_string(c), 8192));
-  const nlohmann::json schema = {
+// The one form of an approval asked of a user by elicitation, for the server and the gateway alike: the message
+// (the library's one text of a confirmation request, confirmation.hpp: tool, server, reason, effects, class, key
+// and canonical arguments, printable; cut to 8 KiB), a schema of one boolean, and the answer that approves: the
+// user accepted with `approve` true.
+inline std::string approval_message(const confirmation_request& c) {
+  return str_cat("Approve this call? ", utf8_excerpt(to_string(c), 8192));
+}
+inline const nlohmann::json& approval_schema() {
+  static const nlohmann::json schema = {
       {"type", "object"},
       {"properties",
        {{"approve", {{"type", "boolean"}, {"title", "Run this call"}, {"description", "Run it once, as shown"}}}}},
       {"required", nlohmann::json::array({"approve"})}};
+  return schema;
+}
+inline bool approval_granted(const nlohmann::json& answer) {
+  const auto content = answer.find("content");
+  return answer.value("action", std::string()) == "accept" && content != answer.end() && content->is_object() &&
+         content->value("approve", false);
+}
+
+// The approval of a destructive or unknown call asked of the user at the client of its request (the server's
+// approver when its options have none). Approved only when approval_granted; a client without the elicitation
+// capability, a decline, a cancel, a timeout or any failure of the ask is a denial. The approval is asked for this
+// call of this request, by its own asker, and is good for nothing else.
+inline confirmation mcp_ask_user_to_confirm(const mcp_client_asker& asker, const confirmation_request& c) {
+  if (!asker.client_declared("elicitation")) return confirmation::deny;
   try {
-    const nlohmann::json a = asker.elicit(std::move(message), schema);
-    const auto content = a.find("content");
-    return a.value("action", std::string()) == "accept" && content != a.end() && content->is_object() &&
-                   content->value("approve", false)
-               ? confirmation::approve
-               : confirmation::deny;
+    return approval_granted(asker.elicit(approval_message(c), approval_schema())) ? confirmation::approve
+                                                                                   : confirmation::deny;
   } catch (const std::exception&) {  // the ask failed: no approval
     return confirmation::deny;
   }

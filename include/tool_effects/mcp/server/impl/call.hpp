@@ -75,12 +75,12 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
 }
 
 // Whom a parked call's requestState belongs to: its caller, but nobody in particular for a stateless request
-// without authorization (caller "connection:<n>", made by the HTTP listener), whose retry may well come over
+// without authorization (detail::connection_caller, made by the HTTP listener), whose retry may well come over
 // another connection (clients pool them). The state is HMAC-signed and used once: only whoever received it can
 // resume the call.
 template <class Host, class Options>
 std::string mcp_server<Host, Options>::state_owner(const mcp_server_request& request) {
-  return request.principal || request.caller.rfind("connection:", 0) != 0 ? request.caller : std::string();
+  return request.principal || !detail::is_connection_caller(request.caller) ? request.caller : std::string();
 }
 
 template <class Host, class Options>
@@ -283,7 +283,7 @@ nlohmann::json mcp_server<Host, Options>::run_call(
     out = host_->run(executor_, options, std::span<const tool_call>(&call, 1), scope);
   }
   reporter.report_dropped();
-  return detail::call_tool_result(out.front(), r.name);
+  return detail::call_tool_result(std::move(out.front()), r.name);
 }
 
 template <class Host, class Options>

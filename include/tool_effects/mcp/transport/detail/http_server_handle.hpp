@@ -396,8 +396,8 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
   incoming->transport_version = std::string(version);
   incoming->principal = principal;
   incoming->caller = principal                  ? principal->key()
-                     : !s->session_id().empty() ? str_cat("session:", s->session_id())
-                                                : str_cat("connection:", std::to_string(connection));
+                     : !s->session_id().empty() ? session_caller(s->session_id())
+                                                : connection_caller(connection);
   incoming->param_headers.emplace();
   for (const auto& f : req.base()) {
     const std::string_view name(f.name_string().data(), f.name_string().size());
