@@ -13,14 +13,13 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "process_support.hpp"
+
 namespace {
 
 using nlohmann::json;
 
-std::string servers_dir() {
-  if (const char* e = std::getenv("TOOL_EFFECTS_MCP_SERVERS"); e && *e) return e;
-  return TOOL_EFFECTS_MCP_SERVERS_DIR;
-}
+using process_test::servers_dir;
 
 bool has_program(const std::string& name) {
   return std::system(("command -v " + name + " >/dev/null 2>&1").c_str()) == 0;
@@ -33,20 +32,9 @@ json sdk_oauth_client(const std::string& scenario) {
   const std::string cmd = "node " TOOL_EFFECTS_MCP_TEST_DIR "/sdk_oauth_client.cjs " + servers_dir() +
                           "/node_modules " + scenario + " " TOOL_EFFECTS_MCP_TEST_DIR "/oauth_server.py " +
                           TOOL_EFFECTS_MCP_BANK_SERVER " " + work.string();
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return json{{"failed", "popen"}};
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = ::pclose(p);
+  const auto [status, out] = process_test::shell(cmd);
   std::filesystem::remove_all(work);
-  try {
-    json j = json::parse(out);
-    if (status != 0) j["exit_status"] = status;
-    return j;
-  } catch (const std::exception&) {
-    return json{{"failed", out}, {"exit_status", status}};
-  }
+  return process_test::json_result(status, out);
 }
 
 #define REQUIRE_SDK_AND_AUTHORIZATION()                                                                       \

@@ -29,6 +29,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "process_support.hpp"
+
 namespace gateway_test {
 
 using json = nlohmann::json;
@@ -37,10 +39,7 @@ namespace fs = std::filesystem;
 inline std::string gateway() { return TOOL_EFFECTS_GATEWAY; }
 inline std::string bank_server() { return TOOL_EFFECTS_MCP_BANK_SERVER; }
 inline std::string upstream_script() { return std::string(TOOL_EFFECTS_MCP_TEST_DIR) + "/gateway_upstream.py"; }
-inline std::string servers_dir() {
-  if (const char* e = std::getenv("TOOL_EFFECTS_MCP_SERVERS"); e && *e) return e;
-  return TOOL_EFFECTS_MCP_SERVERS_DIR;
-}
+using process_test::servers_dir;
 inline bool has_node_servers() {
   return std::system("node --version > /dev/null 2>&1") == 0 &&
          fs::exists(servers_dir() + "/node_modules/@modelcontextprotocol/sdk/package.json");
@@ -86,13 +85,8 @@ inline json upstream(const fs::path& log, json extra = json::object(), const fs:
 
 // Runs `cmd` through the shell; its exit status and stdout.
 inline std::pair<int, std::string> run(const std::string& cmd) {
-  std::FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return {-1, ""};
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = ::pclose(p);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+  auto [status, out] = process_test::shell(cmd);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, std::move(out)};
 }
 
 // The TypeScript SDK client of test/mcp/gateway_clients.cjs on `scenario`, over `transport` ("stdio <command
@@ -103,13 +97,7 @@ inline json sdk(const json& scenario, const std::string& transport, const std::s
   for (const char c : quoted) escaped += c == '\'' ? std::string("'\\''") : std::string(1, c);
   const auto [status, out] = run(env + " node " TOOL_EFFECTS_MCP_TEST_DIR "/gateway_clients.cjs " + servers_dir() +
                                  "/node_modules '" + escaped + "' " + transport);
-  try {
-    json j = json::parse(out);
-    if (status != 0) j["exit_status"] = status;
-    return j;
-  } catch (const std::exception&) {
-    return json{{"failed", out}, {"exit_status", status}};
-  }
+  return process_test::json_result(status, out);
 }
 
 // A child process with its stdin and stdout as pipes (stderr to a file), killed (SIGKILL) if still running

@@ -24,19 +24,8 @@ json sdk_client(const std::string& transport, const std::string& scenario, const
   const std::string cmd = "node " TOOL_EFFECTS_MCP_TEST_DIR "/sdk_client.cjs " + mcp_test::servers_dir() +
                           "/node_modules " + transport + " " + scenario + " " TOOL_EFFECTS_MCP_BANK_SERVER " " +
                           server_args;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (!p) return json{{"failed", "popen"}};
-  std::string out;
-  char buf[4096];
-  while (const std::size_t n = std::fread(buf, 1, sizeof buf, p)) out.append(buf, n);
-  const int status = ::pclose(p);
-  try {
-    json j = json::parse(out);
-    if (status != 0) j["exit_status"] = status;
-    return j;
-  } catch (const std::exception&) {
-    return json{{"failed", out}, {"exit_status", status}};
-  }
+  const auto [status, out] = process_test::shell(cmd);
+  return process_test::json_result(status, out);
 }
 }  // namespace
 

@@ -23,6 +23,8 @@
 
 #include <tool_effects/mcp.hpp>
 
+#include "process_support.hpp"
+
 // ThreadSanitizer: the reference count of an exception_ptr lives in the
 // uninstrumented libstdc++, so an exception thrown on a pool thread, caught
 // and read on the test's thread, then released last by the pool thread looks
@@ -32,10 +34,7 @@
 
 namespace mcp_test {
 
-inline std::string servers_dir() {
-  if (const char* e = std::getenv("TOOL_EFFECTS_MCP_SERVERS"); e && *e) return e;
-  return TOOL_EFFECTS_MCP_SERVERS_DIR;
-}
+using process_test::servers_dir;
 // Client options for the tests: short timeouts (initialize 10 s, shutdown grace 500 ms), `request` per request.
 // The probe waits up to 2.5 s (not the default 1 s): a fake server started on a loaded machine may take longer
 // than a second to answer its first request, and would then be taken for a legacy one.
