@@ -119,8 +119,8 @@ class line_queue {
     static constexpr char newline = '\n';
     static constexpr std::size_t max_batch = 32;  // lines per gathered write (two buffers each)
     boost::system::error_code out;
-    std::vector<std::string> batch;
-    std::vector<boost::asio::const_buffer> buffers;
+    auto& batch = batch_;
+    auto& buffers = buffers_;
     while (!lines_.empty() && !stopped()) {
       batch.clear();
       buffers.clear();
@@ -144,6 +144,7 @@ class line_queue {
         break;
       }
     }
+    batch.clear();  // the lines written (their memory freed); the vectors keep their capacity
     if (out || stopped()) {
       lines_.clear();
       queued_ = 0;
@@ -159,6 +160,8 @@ class line_queue {
   std::size_t queued_ = 0;     // bytes in lines_, newlines included
   std::size_t in_flight_ = 0;  // bytes of the write under way
   bool writing_ = false;
+  std::vector<std::string> batch_;                  // the lines of the write under way (the one writer's)
+  std::vector<boost::asio::const_buffer> buffers_;  // and their buffers
 };
 
 }  // namespace tool_effects::detail
