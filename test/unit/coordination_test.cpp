@@ -17,9 +17,11 @@
 #include <vector>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/bind_executor.hpp>
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_future.hpp>
 
@@ -698,6 +700,31 @@ std::string failure_text(const std::exception_ptr& e, te::failure_reason* reason
   }
 }
 }  // namespace
+
+// A wait granted by a release on another thread, its handler bound to a strand of a private io_context (as a
+// cancellable turn on the inline executor waits): that context ends as soon as the handler has run, and nothing
+// of the handler may outlive it. ASan/UBSan once saw the queue free the waiter, with the strand its moved-from
+// handler still held, after the context was gone (in the test below, form runtime_inline).
+TEST(CoordinatedDispatch, AGrantFromAnotherThreadLeavesNothingOfItsHandlerPastItsContext) {
+  const auto d = desc("w", {{"db/users", te::access_mode::write, {}}});
+  for (int i = 0; i < 200; ++i) {
+    te::local_coordinator coord;
+    auto holder = coord.try_acquire(d);
+    ASSERT_TRUE(holder);
+    std::thread releaser;
+    bool granted = false;
+    {
+      asio::io_context ctx;
+      coord.async_acquire(d, {}, asio::bind_executor(asio::make_strand(ctx),
+                                                     [&](boost::system::error_code ec, te::local_grant) { granted = !ec; }));
+      releaser = std::thread([&] { holder.reset(); });
+      ctx.run();  // returns once the handler has run: the waiter's work is all that kept it
+    }
+    releaser.join();
+    ASSERT_TRUE(granted) << "iteration " << i;
+    EXPECT_EQ(coord.queued(), 0u);
+  }
+}
 
 TEST(CoordinatedDispatch, CancellingTheTurnEndsAWaitForAGrantAndLeavesTheQueueClean) {
   enum class form { runtime_pool, static_pool, runtime_inline };

@@ -536,20 +536,25 @@ template <class Handler>
 struct async_local_waiter final : local_waiter {
   using executor_type = boost::asio::associated_executor_t<Handler, boost::asio::any_io_executor>;
 
-  Handler handler;
+  std::optional<Handler> handler;  // empty once completed
   tracked_work<executor_type> work;
   std::shared_ptr<boost::asio::steady_timer> timer;  // the wait limit, if any
 
-  async_local_waiter(Handler h, const executor_type& ex) : handler(std::move(h)), work(ex) {}
+  async_local_waiter(Handler h, const executor_type& ex) : handler(std::in_place, std::move(h)), work(ex) {}
 
+  // Nothing of the handler outlives this call: a moved-from handler can still hold its executor (an
+  // executor_binder copies its strand), and the queue frees this waiter later, on the releasing thread, when
+  // the executor's context may be gone (a turn's private io_context ends as soon as the handler has run).
+  // `ex`, tracked work, keeps that context running until the leftover is destroyed.
   void complete(boost::system::error_code ec, local_grant g) override {
     if (timer) timer->cancel();
-    auto ex = work.executor();
-    boost::asio::post(ex, [h = std::move(handler), ec, g = std::move(g), w = std::move(work)]() mutable {
+    const auto ex = work.executor();
+    boost::asio::post(ex, [h = std::move(*handler), ec, g = std::move(g), w = std::move(work)]() mutable {
       auto slot = boost::asio::get_associated_cancellation_slot(h);
       if (slot.is_connected()) slot.clear();
       std::move(h)(ec, std::move(g));
     });
+    handler.reset();
   }
 };
 
