@@ -701,27 +701,37 @@ std::string failure_text(const std::exception_ptr& e, te::failure_reason* reason
 }
 }  // namespace
 
-// A wait granted by a release on another thread, its handler bound to a strand of a private io_context (as a
-// cancellable turn on the inline executor waits): that context ends as soon as the handler has run, and nothing
-// of the handler may outlive it. ASan/UBSan once saw the queue free the waiter, with the strand its moved-from
-// handler still held, after the context was gone (in the test below, form runtime_inline).
+// Waits granted by a release on another thread, each handler bound to a strand of a private io_context (as a
+// cancellable turn on the inline executor waits): such a context ends as soon as its handler has run, and nothing
+// of the handler may outlive it. ASan/UBSan saw the queue free a waiter, with the strand its moved-from handler
+// still held, after the context was gone (the test below, form runtime_inline); one release grants eight
+// readers here, so that the first contexts end while the releasing thread still delivers to the others.
 TEST(CoordinatedDispatch, AGrantFromAnotherThreadLeavesNothingOfItsHandlerPastItsContext) {
-  const auto d = desc("w", {{"db/users", te::access_mode::write, {}}});
-  for (int i = 0; i < 200; ++i) {
+  const auto w = desc("w", {{"db", te::access_mode::write, {}}});
+  const auto r = desc("r", {{"db", te::access_mode::read, {}}});
+  constexpr int readers = 8;
+  for (int i = 0; i < 50; ++i) {
     te::local_coordinator coord;
-    auto holder = coord.try_acquire(d);
+    auto holder = coord.try_acquire(w);
     ASSERT_TRUE(holder);
-    std::thread releaser;
-    bool granted = false;
-    {
-      asio::io_context ctx;
-      coord.async_acquire(d, {}, asio::bind_executor(asio::make_strand(ctx),
-                                                     [&](boost::system::error_code ec, te::local_grant) { granted = !ec; }));
-      releaser = std::thread([&] { holder.reset(); });
-      ctx.run();  // returns once the handler has run: the waiter's work is all that kept it
+    std::atomic<int> granted{0};
+    std::atomic<int> waiting{0};
+    std::vector<std::thread> threads;
+    for (int k = 0; k < readers; ++k) {
+      threads.emplace_back([&] {
+        asio::io_context ctx;
+        coord.async_acquire(r, {}, asio::bind_executor(asio::make_strand(ctx),
+                                                       [&](boost::system::error_code ec, te::local_grant) {
+                                                         if (!ec) ++granted;
+                                                       }));
+        ++waiting;
+        ctx.run();  // returns once the handler has run: the waiter's work is all that kept it; then it ends
+      });
     }
-    releaser.join();
-    ASSERT_TRUE(granted) << "iteration " << i;
+    while (waiting.load() < readers || coord.queued() < readers + 1) std::this_thread::yield();
+    holder.reset();
+    for (auto& t : threads) t.join();
+    ASSERT_EQ(granted.load(), readers) << "iteration " << i;
     EXPECT_EQ(coord.queued(), 0u);
   }
 }
