@@ -1,8 +1,9 @@
-// The stdio framing both stdio transports share (mcp/protocol/detail/line_pipe.hpp): lines split across reads, the bound
-// on a line with the two policies (the client's stop, the server's skip-and-go-on), the last line without its
-// newline, the bounded write queue and its writes (every line in order, a failed write empties it); and the server's stdio transport end to end over a pipe pair: an over-long
-// line fails alone, a call under way when input ends is still answered, and a client that never reads its stdout ends its session at the write bound (the control
-// without a bound is still serving when the test closes its stdin).
+// The stdio framing both stdio transports share (mcp/protocol/detail/line_pipe.hpp): lines split across reads,
+// the bound on a line with the two policies (the client's stop, the server's skip-and-go-on), the last line
+// without its newline, the bounded write queue and its writes (every line in order, a failed write empties it);
+// and the server's stdio transport end to end over a pipe pair: an over-long line fails alone, a call under way
+// when input ends is still answered, and a client that never reads its stdout ends its session at the write
+// bound (the control without a bound is still serving when the test closes its stdin).
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -257,7 +258,8 @@ TEST(McpServerStdio, AnOverlongLineFailsAloneAndTheSessionGoesOn) {
   ::close(p.from_server[1]);
   p.from_server[1] = -1;
   const std::string out = p.read_all();
-  EXPECT_NE(out.find(R"("code":-32600,"message":"Invalid Request: a line exceeds the limit of 64 bytes")"), std::string::npos)
+  EXPECT_NE(out.find(R"("code":-32600,"message":"Invalid Request: a line exceeds the limit of 64 bytes")"),
+            std::string::npos)
       << out;
   EXPECT_NE(out.find(R"({"id":7,"jsonrpc":"2.0","result":{}})"), std::string::npos) << out;
 }

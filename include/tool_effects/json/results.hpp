@@ -294,6 +294,19 @@ inline tool_answer answer_of(const outcome<nlohmann::json>& o, std::string_view 
 }
 
 namespace detail {
+// An MCP CallToolResult of one text block, `{"content": [{"type": "text", "text": text}]}`: the one shape of a
+// text answer, for the MCP dialect here and for the server's results (mcp/server). The text is moved in.
+inline nlohmann::json mcp_text_result(std::string text) {
+  nlohmann::json block = nlohmann::json::object();
+  block["type"] = "text";
+  block["text"] = std::move(text);
+  nlohmann::json content = nlohmann::json::array();
+  content.push_back(std::move(block));
+  nlohmann::json r = nlohmann::json::object();
+  r["content"] = std::move(content);
+  return r;
+}
+
 // Anthropic takes these image types in a tool_result.
 inline bool anthropic_image_type(std::string_view mime) {
   return mime == "image/jpeg" || mime == "image/png" || mime == "image/gif" || mime == "image/webp";
@@ -366,10 +379,8 @@ inline nlohmann::json tool_result(const tool_call& call, const outcome<nlohmann:
       return json{{"functionResponse", std::move(part)}};
     }
     case tool_call_dialect::mcp: {
-      json r{{"content", a.mcp_content.is_array()
-                             ? a.mcp_content
-                             : json::array({json{{"type", "text"}, {"text", a.content}}})},
-             {"isError", a.is_error}};
+      json r = a.mcp_content.is_array() ? json{{"content", a.mcp_content}} : detail::mcp_text_result(a.content);
+      r["isError"] = a.is_error;
       if (!a.is_error && a.value.is_object()) r["structuredContent"] = a.value;
       return r;
     }

@@ -119,24 +119,23 @@ class line_queue {
     static constexpr char newline = '\n';
     static constexpr std::size_t max_batch = 32;  // lines per gathered write (two buffers each)
     boost::system::error_code out;
-    auto& batch = batch_;
-    auto& buffers = buffers_;
     while (!lines_.empty() && !stopped()) {
-      batch.clear();
-      buffers.clear();
+      batch_.clear();
+      buffers_.clear();
       std::size_t bytes = 0;
-      while (!lines_.empty() && batch.size() < max_batch) {
-        batch.push_back(std::move(lines_.front()));
+      while (!lines_.empty() && batch_.size() < max_batch) {
+        batch_.push_back(std::move(lines_.front()));
         lines_.pop_front();
-        bytes += batch.back().size() + 1;
+        bytes += batch_.back().size() + 1;
       }
-      for (const auto& l : batch) {
-        buffers.push_back(boost::asio::buffer(l));
-        buffers.push_back(boost::asio::buffer(&newline, 1));
+      for (const auto& l : batch_) {
+        buffers_.push_back(boost::asio::buffer(l));
+        buffers_.push_back(boost::asio::buffer(&newline, 1));
       }
       queued_ -= bytes;
       in_flight_ = bytes;
-      auto [ec, n] = co_await boost::asio::async_write(stream, buffers, boost::asio::as_tuple(boost::asio::use_awaitable));
+      auto [ec, n] =
+          co_await boost::asio::async_write(stream, buffers_, boost::asio::as_tuple(boost::asio::use_awaitable));
       (void)n;
       in_flight_ = 0;
       if (ec) {
@@ -144,7 +143,7 @@ class line_queue {
         break;
       }
     }
-    batch.clear();  // the lines written (their memory freed); the vectors keep their capacity
+    batch_.clear();  // the lines written (their memory freed); the vectors keep their capacity
     if (out || stopped()) {
       lines_.clear();
       queued_ = 0;

@@ -94,10 +94,11 @@ inline tool_call_request read_tool_call(const nlohmann::json& params) {
 // as structuredContent; a failure is `isError: true` with its stable reason and explanation as the text.
 inline nlohmann::json call_tool_result(const outcome<nlohmann::json>& o, std::string_view tool) {
   if (o.has_value() && is_mcp_tool_result(o.value())) return o.value();
-  const tool_answer a = answer_of(o, tool);
-  nlohmann::json r = {{"content", nlohmann::json::array({{{"type", "text"}, {"text", a.content}}})}};
-  if (!a.is_error && o.has_value() && o.value().is_object()) r["structuredContent"] = o.value();
-  if (a.is_error) r["isError"] = true;
+  tool_answer a = answer_of(o, tool);
+  const bool is_error = a.is_error;
+  nlohmann::json r = mcp_text_result(std::move(a.content));
+  if (!is_error && o.has_value() && o.value().is_object()) r["structuredContent"] = o.value();
+  if (is_error) r["isError"] = true;
   return r;
 }
 
@@ -105,14 +106,7 @@ inline nlohmann::json call_tool_result(const outcome<nlohmann::json>& o, std::st
 // text block instead of copied through the answer.
 inline nlohmann::json call_tool_result(outcome<nlohmann::json>&& o, std::string_view tool) {
   if (!o.has_value() || !o.value().is_string()) return call_tool_result(std::as_const(o), tool);
-  nlohmann::json block = nlohmann::json::object();
-  block["type"] = "text";
-  block["text"] = std::move(o).value();
-  nlohmann::json content = nlohmann::json::array();
-  content.push_back(std::move(block));
-  nlohmann::json r = nlohmann::json::object();
-  r["content"] = std::move(content);
-  return r;
+  return mcp_text_result(std::move(o.value().get_ref<std::string&>()));
 }
 
 // The level of a `logging/setLevel` request read strictly: `level`, one of the eight names (RFC 5424's

@@ -255,10 +255,11 @@ nlohmann::json mcp_server<Host, Options>::run_call(
     const detail::tool_call_request& r, const std::string& caller, const mcp_principal* principal,
     const turn_cancellation& cancel, const std::function<void(double, double, const std::string&)>& progress,
     const detail::mcp_request_log& log, const mcp_client_asker* asker, const std::function<void()>* close_stream) {
-  if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments))
-    return {{"content",
-             nlohmann::json::array({{{"type", "text"}, {"text", detail::str_cat("invalid_arguments: ", *bad)}}})},
-            {"isError", true}};
+  if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments)) {
+    nlohmann::json result = detail::mcp_text_result(detail::str_cat("invalid_arguments: ", *bad));
+    result["isError"] = true;
+    return result;
+  }
   tool_call call;
   call.id = "mcp";
   call.name = r.name;
