@@ -106,6 +106,7 @@ int main(int argc, char** argv) {
       if (opt["transport"] == "http") {
         te::mcp_http_endpoint ep{.url = opt["url"]};
         if (!opt["idle"].empty()) ep.max_idle_connections = std::stoul(opt["idle"]);
+        if (!opt["bearer"].empty()) ep.headers["Authorization"] = "Bearer " + opt["bearer"];
         return te::mcp_client::connect(pool, ep);
       }
       return te::mcp_client::launch(pool, split(opt["server"]));

@@ -9,6 +9,9 @@
 //   bench_mcp_vs_ts_server [--threads N]              stdio, until stdin closes
 //   bench_mcp_vs_ts_server [--threads N] --http PORT  Streamable HTTP on 127.0.0.1:PORT/mcp, until SIGTERM/SIGINT
 // --threads: the thread_pool the server runs on (default 1: the Node server has one thread for JavaScript).
+// bench_mcp_vs_ts_server_auth (the same source with TOOL_EFFECTS_BENCH_AUTH=1, linked with tool_effects::mcp_auth)
+// takes, over HTTP, `--jwt ISSUER AUDIENCE JWKS_URL`: an OAuth resource server (audience = resource) whose tokens
+// are JWTs verified by mcp_jwt_verifier (what it costs per call: scripts/bench-auth, docs/benchmarks.md).
 // Not a test and not Google Benchmark: a program the driver runs, alternating with the TypeScript server.
 #include <pthread.h>
 #include <signal.h>
@@ -25,6 +28,10 @@
 
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
+#ifdef TOOL_EFFECTS_BENCH_AUTH
+#include <tool_effects/mcp/auth/jwt.hpp>
+#include <tool_effects/mcp/auth/resource_server.hpp>
+#endif
 
 namespace te = tool_effects;
 using nlohmann::json;
@@ -75,11 +82,19 @@ int usage(const char* what) {
 int main(int argc, char** argv) {
   std::size_t threads = 1;
   int port = -1;
+  std::string jwt_issuer, jwt_audience, jwt_jwks;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoul(argv[++i]);
     else if (a == "--http" && i + 1 < argc) port = std::stoi(argv[++i]);
-    else return usage("usage: [--threads N] [--http PORT]");
+#ifdef TOOL_EFFECTS_BENCH_AUTH
+    else if (a == "--jwt" && i + 3 < argc) {
+      jwt_issuer = argv[++i];
+      jwt_audience = argv[++i];
+      jwt_jwks = argv[++i];
+    }
+#endif
+    else return usage("usage: [--threads N] [--http PORT [--jwt ISSUER AUDIENCE JWKS_URL]]");
   }
   // SIGTERM and SIGINT are waited for by the main thread (blocked here, before any thread starts).
   sigset_t stop;
@@ -96,7 +111,17 @@ int main(int argc, char** argv) {
     server.serve_stdio();
     return 0;
   }
-  server.listen_http("127.0.0.1", static_cast<unsigned short>(port), "/mcp");
+  te::mcp_http_server_options http;
+#ifdef TOOL_EFFECTS_BENCH_AUTH
+  if (!jwt_jwks.empty()) {
+    te::mcp_jwt_verifier verify(
+        {.issuer = jwt_issuer, .audience = jwt_audience, .jwks_url = jwt_jwks, .require_https = false});
+    if (!verify.prefetch()) return usage("the JWKS could not be fetched");
+    http.authorization = te::mcp_resource_server{
+        .resource = jwt_audience, .authorization_servers = {jwt_issuer}, .verify_token = verify};
+  }
+#endif
+  server.listen_http("127.0.0.1", static_cast<unsigned short>(port), "/mcp", http);
   std::fprintf(stderr, "listening on %d\n", port);
   int sig = 0;
   sigwait(&stop, &sig);

@@ -59,8 +59,7 @@ struct tls_session;
 asio::awaitable<beast::error_code> tls_handshake(connection& c, const tls_context& ctx, const std::string& host);
 // The server's side of the handshake, on an accepted connection.
 asio::awaitable<beast::error_code> tls_accept(connection& c, const tls_context& ctx);
-// OpenSSL's SHA-256 of `data` into out32 / `n` random bytes, in a TLS build; false without TLS (or on failure).
-bool tls_sha256(std::string_view data, unsigned char* out32) noexcept;
+// `n` random bytes from OpenSSL, in a TLS build; false without TLS (or on failure).
 bool tls_random(char* out, std::size_t n) noexcept;
 }  // namespace detail
 

@@ -14,7 +14,6 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <tool_effects/detail/push_options.hpp>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
@@ -36,9 +35,6 @@ struct tls_session {
   beast::ssl_stream<beast::tcp_stream&> stream;
 };
 inline void delete_tls_session(tls_session* s) noexcept { delete s; }
-inline bool tls_sha256(std::string_view data, unsigned char* out32) noexcept {
-  return SHA256(reinterpret_cast<const unsigned char*>(data.data()), data.size(), out32) != nullptr;
-}
 inline bool tls_random(char* out, std::size_t n) noexcept {
   return RAND_bytes(reinterpret_cast<unsigned char*>(out), static_cast<int>(n)) == 1;
 }
@@ -130,7 +126,6 @@ inline asio::awaitable<beast::error_code> detail::tls_handshake(connection& c, c
 #else  // no TLS: an https URL never gets here (client and fetch refuse it first)
 
 namespace detail {
-inline bool tls_sha256(std::string_view, unsigned char*) noexcept { return false; }
 inline bool tls_random(char*, std::size_t) noexcept { return false; }
 }  // namespace detail
 
