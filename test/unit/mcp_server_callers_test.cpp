@@ -148,8 +148,12 @@ registry make_registry(state& s) {
 
 constexpr std::string_view resource = "https://bank.example.com/mcp";
 
+// When tok-brief expires (set by the test that uses it).
+std::atomic<std::chrono::system_clock::time_point> brief_expiry{std::chrono::system_clock::now() + 1h};
+
 // Tokens a test verifier knows: tok-a (alice, read and write), tok-b (bob, read and write), tok-read (carol,
-// read only), tok-other (dave, for another audience), tok-old (erin, expired); any other is not valid.
+// read only), tok-other (dave, for another audience), tok-old (erin, expired), tok-brief (frank, until
+// brief_expiry); any other is not valid.
 std::optional<te::mcp_principal> verify(std::string_view t) {
   te::mcp_principal p;
   p.issuer = "https://auth.example.com";
@@ -161,6 +165,7 @@ std::optional<te::mcp_principal> verify(std::string_view t) {
   else if (t == "tok-read") p.subject = "carol", p.scopes = {"accounts:read", "vault:read"};
   else if (t == "tok-other") p.subject = "dave", p.audience = {"https://other.example.com/mcp"};
   else if (t == "tok-old") p.subject = "erin", p.expires_at = std::chrono::system_clock::now() - 1h;
+  else if (t == "tok-brief") p.subject = "frank", p.expires_at = brief_expiry.load();
   else if (t.rfind("tok-throw", 0) == 0) throw std::runtime_error(std::string("cannot verify ") + std::string(t));
   else return std::nullopt;
   return p;
@@ -318,6 +323,62 @@ TEST(McpServerAuthorization, AToolKnowsItsCaller) {
   fixture open({}, false);
   const std::string s = open.initialize("");
   EXPECT_TRUE(open.call("", s, 1, "whoami")["result"]["structuredContent"]["subject"].is_null());
+}
+
+// One request on a kept-alive connection `c` (Connection: keep-alive): its response, read to its Content-Length.
+response keep_alive(raw_conn& c, unsigned short port, const json& msg, std::map<std::string, std::string> h) {
+  std::string req = request("POST", msg.dump(), std::move(h), port);
+  req.replace(req.find("Connection: close"), 17, "Connection: keep-alive");
+  c.in.clear();
+  c.write(req);
+  const auto whole = [](const std::string& in) {
+    const auto end = in.find("\r\n\r\n");
+    if (end == std::string::npos) return false;
+    const auto head = parse(in.substr(0, end + 4));
+    const auto n = head.headers.count("content-length") ? std::stoul(head.headers.at("content-length")) : 0;
+    return in.size() >= end + 4 + n;
+  };
+  EXPECT_TRUE(c.read_until(whole, 10s)) << c.in;
+  return parse(c.in);
+}
+
+// The server remembers each connection's last verified token (to skip hashing it again): every request is still
+// judged by its own token. On one kept-alive connection, alice's token is served in alice's session, bob's is
+// not (404: another principal's session; were the connection's last principal reused, bob would be served as
+// alice), and an unknown token is refused.
+TEST(McpServerAuthorization, EachRequestOnAKeptAliveConnectionIsJudgedByItsOwnToken) {
+  fixture f;
+  const std::string a = f.initialize("tok-a");
+  raw_conn c(f.port);
+  const json whoami = rpc(1, "tools/call", {{"name", "whoami"}, {"arguments", json::object()}});
+  auto r = keep_alive(c, f.port, whoami, fixture::in_session("tok-a", a));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["result"]["structuredContent"]["subject"], "alice");
+  r = keep_alive(c, f.port, whoami, fixture::in_session("tok-b", a));
+  EXPECT_EQ(r.status, 404) << r.body;
+  r = keep_alive(c, f.port, whoami, fixture::in_session("tok-a", a));  // the connection still serves alice
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["result"]["structuredContent"]["subject"], "alice");
+  r = keep_alive(c, f.port, whoami, fixture::in_session("tok-unknown", a));
+  EXPECT_EQ(r.status, 401) << r.body;
+}
+
+// A token remembered for its connection is not honoured past its expiry: served before, 401 after, on the same
+// kept-alive connection. (Control: the same request before the expiry is served.)
+TEST(McpServerAuthorization, AConnectionsTokenIsNotHonouredPastItsExpiry) {
+  fixture f;
+  brief_expiry = std::chrono::system_clock::now() + 1500ms;
+  const std::string sid = f.initialize("tok-brief");
+  raw_conn c(f.port);
+  const json whoami = rpc(1, "tools/call", {{"name", "whoami"}, {"arguments", json::object()}});
+  auto r = keep_alive(c, f.port, whoami, fixture::in_session("tok-brief", sid));
+  ASSERT_EQ(r.status, 200) << r.body;
+  EXPECT_EQ(json::parse(r.body)["result"]["structuredContent"]["subject"], "frank");
+  std::this_thread::sleep_until(brief_expiry.load() + 100ms);
+  r = keep_alive(c, f.port, whoami, fixture::in_session("tok-brief", sid));
+  EXPECT_EQ(r.status, 401) << r.body;
+  EXPECT_NE(r.headers["www-authenticate"].find("invalid_token"), std::string::npos);
+  brief_expiry = std::chrono::system_clock::now() + 1h;
 }
 
 // ------------------------------------------------------------------------------------- what a caller owns

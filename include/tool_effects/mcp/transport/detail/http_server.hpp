@@ -595,7 +595,15 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     std::shared_ptr<const mcp_principal> principal;
     std::shared_ptr<http_response> refusal;
   };
-  hs_asio::awaitable<authenticated> authenticate(const hs_http::request<hs_http::string_body>& req);
+  // A connection's last verified token (compared byte for byte), its principal and until when it holds: a
+  // client's requests on one keep-alive connection skip hashing their token to find it among the verified ones
+  // (tokens_). Kept only while tokens are cached (max_cached_tokens > 0); it goes with its connection.
+  struct token_memo {
+    std::string token;
+    std::shared_ptr<const mcp_principal> principal;
+    clock::time_point until{};
+  };
+  hs_asio::awaitable<authenticated> authenticate(const hs_http::request<hs_http::string_body>& req, token_memo& memo);
   // The WWW-Authenticate refusal of a request: `status` 401 or 403.
   std::shared_ptr<http_response> auth_refusal(unsigned status, std::string_view error, std::string_view message,
                                               const std::vector<std::string>& scopes = {},
@@ -700,7 +708,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // Serves one request; true when the connection was taken by a stream (and is now closed). Defined in
   // http_server_handle.hpp.
   hs_asio::awaitable<bool> handle(net::connection& stream, hs_http::request<hs_http::string_body>& req,
-                                  std::uint64_t connection);
+                                  std::uint64_t connection, token_memo& memo);
   hs_asio::awaitable<bool> handle_post(net::connection& stream, hs_http::request<hs_http::string_body>& req,
                                        std::shared_ptr<const mcp_principal> principal, std::uint64_t connection);
   hs_asio::awaitable<bool> handle_get(net::connection& stream, hs_http::request<hs_http::string_body>& req,

@@ -104,6 +104,7 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
     if (ec) co_return;
   }
   auto& buf = stream->buffer();
+  token_memo memo;  // the last bearer token verified on this connection
   while (!self->closed_) {
     hs_http::request_parser<hs_http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(self->o_.max_header_bytes));
@@ -148,7 +149,7 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
     if (ec) co_return;  // closed, reset or too slow
     auto req = parser.release();
     const bool keep = req.keep_alive() && req.version() == 11;
-    if (co_await self->handle(*stream, req, connection)) co_return;  // the connection carried a stream
+    if (co_await self->handle(*stream, req, connection, memo)) co_return;  // the connection carried a stream
     if (!keep) co_return;
   }
 }
@@ -163,7 +164,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::answer(net::connection& st
 
 inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& stream,
                                                              hs_http::request<hs_http::string_body>& req,
-                                                             std::uint64_t connection) {
+                                                             std::uint64_t connection, token_memo& memo) {
   const std::string_view target(req.target().data(), req.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   if (o_.authorization && path == mcp_protected_resource_path(path_)) {  // RFC 9728: public, GET only
@@ -212,7 +213,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
   }
   std::shared_ptr<const mcp_principal> principal;
   if (o_.authorization) {
-    authenticated a = co_await authenticate(req);
+    authenticated a = co_await authenticate(req, memo);
     if (a.refusal) co_return co_await answer(stream, a.refusal);
     principal = std::move(a.principal);
   }
@@ -601,7 +602,7 @@ inline auto mcp_http_server_core::auth_refusal(unsigned status, std::string_view
   return res;
 }
 
-inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::string_body>& req)
+inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::string_body>& req, token_memo& memo)
     -> hs_asio::awaitable<authenticated> {
   // (Every value below is a named local: g++ 12 destroys the temporaries of a co_await or co_return expression
   // twice, GCC bug 99576.)
@@ -615,12 +616,22 @@ inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::s
     out.refusal = auth_refusal(401, h == req.end() ? "" : "invalid_request", "Unauthorized: a bearer token is required");
     co_return out;
   }
-  const auto digest = mcp_sha256(*token);
-  const std::string key(reinterpret_cast<const char*>(digest.data()), digest.size());
   const auto now = clock::now();
-  if (const auto it = tokens_.find(key); it != tokens_.end() && it->second.until > now) {
+  std::string key;  // the token's SHA-256, unless this connection's last token is the same one
+  const auto cached = [&]() -> bool {  // this connection's last token, or a verified one, while it holds
+    if (memo.principal && memo.until > now && memo.token == *token) {
+      out.principal = memo.principal;
+      return true;
+    }
+    const auto digest = mcp_sha256(*token);
+    key.assign(reinterpret_cast<const char*>(digest.data()), digest.size());
+    const auto it = tokens_.find(key);
+    if (it == tokens_.end() || it->second.until <= now) return false;
     out.principal = it->second.principal;
-  } else {
+    memo = token_memo{std::string(*token), out.principal, it->second.until};
+    return true;
+  };
+  if (!cached()) {
     // The verifier may block (a JWKS fetch, introspection): it runs off the listener's strand.
     auto verify = [verify = rs.verify_token, t = std::string(*token)]() -> hs_asio::awaitable<std::optional<mcp_principal>> {
       try {
@@ -652,6 +663,7 @@ inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::s
         tokens_.erase(token_order_.front());
         token_order_.pop_front();
       }
+      memo = token_memo{std::string(*token), out.principal, until};
     }
   }
   for (const auto& scope : rs.required_scopes)
