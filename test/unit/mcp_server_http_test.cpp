@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <string>
 #include <thread>
 #include <utility>
@@ -380,6 +381,62 @@ TEST_F(McpServerHttp, DnsRebindingIsRefusedOnALoopbackBind) {
   EXPECT_EQ(with("localhost:" + std::to_string(port), "http://localhost:" + std::to_string(port)).status, 200);
   EXPECT_EQ(with("[::1]:1", "").status, 200);
   EXPECT_EQ(server->sessions(), 2u);  // the refused ones made none
+}
+
+// The listener remembers the Host and Origin a connection's last request passed the check with: each request on
+// one kept-alive connection is still judged by its own. A good request, then an evil Host, an evil Origin, and
+// good again, on one connection: 200, 403, 403, 200 (were the connection's first pass reused, the evil ones would
+// be served).
+TEST_F(McpServerHttp, EachRequestOnAKeptAliveConnectionIsCheckedForRebindingByItsOwnHeaders) {
+  raw_conn c(port);
+  const std::string good = "127.0.0.1:" + std::to_string(port);
+  auto with = [&](const std::string& host, const std::string& origin) {
+    const std::string body = rpc(1, "initialize", {{"protocolVersion", "2025-11-25"}}).dump();
+    c.in.clear();
+    c.write("POST /mcp HTTP/1.1\r\nHost: " + host +
+            "\r\nConnection: keep-alive\r\nContent-Type: application/json\r\nAccept: " + accept_both + "\r\n" +
+            (origin.empty() ? "" : "Origin: " + origin + "\r\n") + "Content-Length: " + std::to_string(body.size()) +
+            "\r\n\r\n" + body);
+    EXPECT_TRUE(c.read_until([](const std::string& in) {
+      const auto end = in.find("\r\n\r\n");
+      if (end == std::string::npos) return false;
+      const auto head = parse(in.substr(0, end + 4));
+      const auto n = head.headers.count("content-length") ? std::stoul(head.headers.at("content-length")) : 0;
+      return in.size() >= end + 4 + n;
+    })) << c.in;
+    return parse(c.in).status;
+  };
+  EXPECT_EQ(with(good, ""), 200);
+  EXPECT_EQ(with("evil.example.com", ""), 403);
+  EXPECT_EQ(with(good, "http://evil.example.com"), 403);
+  EXPECT_EQ(with(good, "http://" + good), 200);
+  EXPECT_EQ(with(good, "http://" + good), 200);  // the same again: remembered
+}
+
+// mcp_http_request_cost (what a body holds of max_bytes_in_flight, counted eight bytes at a time) against the
+// plain count of ',' ':' '[' '{' (one value more than them, 48 bytes each, and the bytes): every byte value,
+// every length up to 40 and every alignment, and random bodies.
+TEST(McpServerHttpBudget, ARequestsCostIsItsBytesAnd48ForEachValueItMayHold) {
+  auto plain = [](std::string_view b) {
+    std::size_t v = 1;
+    for (const char ch : b) v += (ch == ',' || ch == ':' || ch == '[' || ch == '{') ? 1 : 0;
+    return b.size() + 48 * v;
+  };
+  std::string all;
+  for (int i = 0; i < 256; ++i) all += static_cast<char>(i);
+  for (std::size_t from = 0; from < all.size(); ++from)
+    for (std::size_t n = 0; n <= 40 && from + n <= all.size(); ++n)
+      ASSERT_EQ(te::detail::mcp_http_request_cost(std::string_view(all).substr(from, n)),
+                plain(std::string_view(all).substr(from, n)))
+          << from << " " << n;
+  std::mt19937 rng(7);
+  const std::string alphabet = ",:[{]}\"a0 \x7b\x5b\xfb\xdb\x2c\xac\x3a\xba\x0c\x1a";
+  for (int k = 0; k < 2000; ++k) {
+    std::string b(rng() % 300, ' ');
+    for (char& ch : b) ch = rng() % 4 == 0 ? static_cast<char>(rng()) : alphabet[rng() % alphabet.size()];
+    ASSERT_EQ(te::detail::mcp_http_request_cost(b), plain(b)) << b;
+  }
+  EXPECT_EQ(te::detail::mcp_http_request_cost(R"({"a":[1,2]})"), 11 + 48 * 5);
 }
 
 TEST_F(McpServerHttp, RebindingProtectionCanBeTurnedOff) {

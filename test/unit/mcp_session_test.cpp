@@ -151,6 +151,34 @@ TEST(McpSession, AHandlersErrorIsTheResponseAndUnknownMethodsAreRefused) {
   EXPECT_EQ(p.call("ping", json::object()), json::object());
 }
 
+// A role's one method table (on_requests, as mcp_server::bind registers it): its handler serves every method
+// the table names, with the request's own method and params; a handler registered for one method comes first
+// (a gateway's tools/list over the server's); a method the table does not name is -32601.
+TEST(McpSession, ARolesMethodTableServesWhatItNamesAndARegisteredHandlerComesFirst) {
+  pair_of_sessions p;
+  std::atomic<int> asked{0};
+  p.server->on_requests(
+      [&](std::string_view m) {
+        ++asked;
+        return m == "tools/call" || m == "tools/list";
+      },
+      [](d::mcp_request_context ctx) -> asio::awaitable<json> {
+        co_return json{{"table", ctx.method}, {"params", ctx.params}};
+      });
+  p.server->on_request("tools/list", [](d::mcp_request_context) -> asio::awaitable<json> { co_return json{{"own", true}}; });
+  p.start();
+  EXPECT_EQ(p.call("tools/call", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}}),
+            (json{{"table", "tools/call"}, {"params", {{"name", "echo"}, {"arguments", {{"text", "hi"}}}}}}));
+  EXPECT_EQ(p.call("tools/list", json::object()), (json{{"own", true}}));
+  try {
+    (void)p.call("prompts/list", nullptr);
+    ADD_FAILURE() << "no error";
+  } catch (const te::mcp_rpc_error& e) {
+    EXPECT_EQ(e.code(), -32601);
+  }
+  EXPECT_EQ(asked.load(), 2);  // tools/call and prompts/list: a registered handler is found without the table
+}
+
 // Cancellation both ways: a request of the client's that times out sends
 // notifications/cancelled, and that cancels the server's running handler (its
 // wait ends with operation_aborted long before its 10 s); no response follows.

@@ -159,7 +159,7 @@ class mcp_server {
                              mcp_http_server_options options = {});
 
   /// Registers this server's request handlers on a session (any transport: stdio, and each session or
-  /// stateless request of an HTTP listener): every row of `methods()`.
+  /// stateless request of an HTTP listener): every row of `methods()`, as the one table it is.
   void bind(detail::mcp_session& s);
   /// The settings of one session of this server (its bounds: docs/mcp-server.md).
   [[nodiscard]] detail::mcp_session_settings session_settings(std::string peer) const;
@@ -168,15 +168,17 @@ class mcp_server {
   using method_row = detail::mcp_method<mcp_server>;
   // The one method table: every method this server answers, the eras it answers it in, its handler.
   static std::span<const method_row> methods();
-  // What one session of this server remembers between its requests.
+  // What one session of this server remembers between its requests (one allocation per session; its requests
+  // hold its parts through aliasing pointers).
   struct session_state {
-    std::shared_ptr<std::atomic<mcp_log_level>> level;            // logging/setLevel; every level until set
-    std::shared_ptr<detail::mcp_peer_capabilities> capabilities;  // what its initialize declared
-    std::shared_ptr<detail::mcp_resource_subscriptions> subscriptions;
-    std::shared_ptr<std::atomic<bool>> initialized;  // its initialize was answered
+    std::atomic<mcp_log_level> level{mcp_log_level::debug};  // logging/setLevel; every level until set
+    detail::mcp_peer_capabilities capabilities;              // what its initialize declared
+    detail::mcp_resource_subscriptions subscriptions;
+    std::atomic<bool> initialized{false};  // its initialize was answered
   };
-  // The handler every method of `bind` registers: the request as the server sees it, then handle_request.
-  boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx, session_state state);
+  // The handler of the table `bind` registers: the request as the server sees it, then handle_request.
+  boost::asio::awaitable<nlohmann::json> serve_request(detail::mcp_request_context ctx,
+                                                       std::shared_ptr<session_state> state);
 
   // A request to the client of the request `c`, over its session (what a tool's asker sends through).
   static boost::asio::awaitable<nlohmann::json> ask_over_session(std::shared_ptr<const detail::mcp_request_context> c,

@@ -5,6 +5,7 @@
 #define TOOL_EFFECTS_MCP_VERSIONS_HPP
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tool_effects {
@@ -23,8 +24,8 @@ inline const std::vector<std::string>& mcp_protocol_versions() {
 /// Whether `version` is of the modern era (2026-07-28 and later: no
 /// `initialize`, per-request `_meta`); the dated versions compare as strings.
 /// Any other string, including every earlier date, is legacy.
-inline bool mcp_version_is_modern(const std::string& version) {
-  return version.size() == 10 && version >= "2026-07-28";
+inline bool mcp_version_is_modern(std::string_view version) noexcept {
+  return version.size() == 10 && version >= std::string_view("2026-07-28");
 }
 
 }  // namespace tool_effects

@@ -204,7 +204,7 @@ class mcp_connection {
   }
 
   [[nodiscard]] bool alive() const noexcept { return session_->alive(); }
-  [[nodiscard]] std::exception_ptr error() const noexcept { return session_->error(); }
+  [[nodiscard]] std::exception_ptr error() const { return session_->error(); }
   [[nodiscard]] const std::shared_ptr<mcp_session>& session() const noexcept { return session_; }
   [[nodiscard]] const std::shared_ptr<mcp_shared>& shared() const noexcept { return shared_; }
   // The HTTP status an rpc error came with (0: none, e.g. stdio or a 200).

@@ -206,7 +206,15 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   }
 
   // Handlers, registered before start (a later one replaces an earlier one).
-  void on_request(std::string method, mcp_request_handler h) { requests_[std::move(method)] = std::move(h); }
+  void on_request(std::string method, mcp_request_handler h) {
+    requests_[std::move(method)] = std::make_shared<const mcp_request_handler>(std::move(h));
+  }
+  // A role's one method table: `h` serves every request whose method `serves` accepts and on_request did not
+  // register (the role's table decides; nothing is registered per method for each session).
+  void on_requests(std::function<bool(std::string_view method)> serves, mcp_request_handler h) {
+    table_serves_ = std::move(serves);
+    table_handler_ = std::make_shared<const mcp_request_handler>(std::move(h));
+  }
   void on_notification(std::string method, mcp_notification_handler h) {
     notifications_[std::move(method)] = std::move(h);
   }
@@ -220,7 +228,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   [[nodiscard]] const mcp_strand& strand() const noexcept { return strand_; }
   [[nodiscard]] const std::shared_ptr<mcp_transport>& transport() const noexcept { return transport_; }
   [[nodiscard]] bool alive() const noexcept { return !dead_; }
-  [[nodiscard]] std::exception_ptr error() const noexcept { return dead_error_; }
+  [[nodiscard]] std::exception_ptr error() const { return dead_ ? dead_error() : nullptr; }
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
   void set_name(std::string n) { name_ = std::move(n); }
   [[nodiscard]] const mcp_session_counters& counters() const noexcept { return *settings_.counters; }
@@ -249,7 +257,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   static asio::awaitable<nlohmann::json> request_of(std::shared_ptr<mcp_session> self, const std::string& method,
                                                     const nlohmann::json* params, std::chrono::milliseconds timeout,
                                                     mcp_outgoing meta = {}) {
-    if (self->dead_) std::rethrow_exception(self->dead_error_);
+    if (self->dead_) std::rethrow_exception(self->dead_error());
     const std::int64_t id = self->next_id_++;
     auto p = std::make_shared<pending_request>(self->strand_);
     self->pending_.emplace(id, p);
@@ -297,7 +305,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   static asio::awaitable<void> notify_accepted(std::shared_ptr<mcp_session> self, std::string method,
                                                nlohmann::json params, mcp_outgoing meta,
                                                std::chrono::milliseconds timeout) {
-    if (self->dead_) std::rethrow_exception(self->dead_error_);
+    if (self->dead_) std::rethrow_exception(self->dead_error());
     if (!self->transport_ || !self->transport_->acknowledges_notifications()) {
       self->notify(method, std::move(params), std::move(meta));
       co_return;
@@ -447,7 +455,6 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   bool mark_dead(std::exception_ptr e) {
     if (dead_) return false;
     dead_ = true;
-    if (!e) e = std::make_exception_ptr(mcp_error(mcp_error_kind::closed, name_, "the session ended"));
     dead_error_ = std::move(e);
     for (auto& [k, j] : jobs_) {  // nothing is answered any more
       j->cancelled = true;
@@ -455,8 +462,15 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     }
     auto pending = std::move(pending_);
     pending_.clear();
-    for (auto& [id, p] : pending) p->finish(dead_error_);
+    for (auto& [id, p] : pending) p->finish(dead_error());
     return true;
+  }
+  // Why the session is dead: the error it died of, else (a clean end) closed, "the session ended", made when
+  // first asked for (most sessions that end, e.g. each stateless HTTP request's, have nobody to tell).
+  const std::exception_ptr& dead_error() const {
+    if (!dead_error_)
+      dead_error_ = std::make_exception_ptr(mcp_error(mcp_error_kind::closed, name_, "the session ended"));
+    return dead_error_;
   }
 
   void protocol_error(const std::string& what, std::string_view line) {
@@ -505,13 +519,13 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
         protocol_error("a message's method is not a string", line);
         return false;
       }
-      static const nlohmann::json no_params;
       const auto p = j.find("params");
-      const nlohmann::json& params = p != j.end() ? *p : no_params;
-      if (id != j.end())
-        on_peer_request(*id, method->get<std::string>(), params, incoming);
-      else
-        on_peer_notification(method->get<std::string>(), params);
+      if (id != j.end()) {  // the message is the caller's own, read no more: its params move to the handler
+        on_peer_request(*id, method->get<std::string>(), p != j.end() ? std::move(*p) : nlohmann::json(), incoming);
+      } else {
+        static const nlohmann::json no_params;
+        on_peer_notification(method->get<std::string>(), p != j.end() ? *p : no_params);
+      }
       return true;
     }
     if (id != j.end() && (j.contains("result") || j.contains("error"))) {
@@ -582,14 +596,16 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     return true;
   }
 
-  void on_peer_request(const nlohmann::json& id, const std::string& method, const nlohmann::json& params,
+  void on_peer_request(const nlohmann::json& id, const std::string& method, nlohmann::json params,
                        const std::shared_ptr<const mcp_incoming>& incoming) {
     if (ignore_requests_) {
       ++settings_.counters->ignored_messages;
       return;
     }
-    const auto h = requests_.find(method);
-    if (h == requests_.end()) {
+    std::shared_ptr<const mcp_request_handler> h;
+    if (const auto r = requests_.find(method); r != requests_.end()) h = r->second;
+    else if (table_handler_ && table_serves_(method)) h = table_handler_;
+    if (!h) {
       if (method == "ping") {
         nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}, {"result", nlohmann::json::object()}};
         mcp_outgoing meta;
@@ -618,12 +634,14 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     auto j = std::make_shared<job>(strand_);
     jobs_.emplace(key, j);
     busy->fetch_add(1);
-    asio::co_spawn(strand_, serve(shared_from_this(), id, std::move(key), method, params, h->second, j, incoming),
+    asio::co_spawn(strand_,
+                   serve(shared_from_this(), id, std::move(key), method, std::move(params), std::move(h), j, incoming),
                    asio::detached);
   }
 
   static asio::awaitable<void> serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
-                                     std::string method, nlohmann::json params, mcp_request_handler handler,
+                                     std::string method, nlohmann::json params,
+                                     std::shared_ptr<const mcp_request_handler> handler,
                                      std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming);
   void answer(const nlohmann::json& id, const std::string& method, job& j, std::chrono::milliseconds timeout);
 
@@ -631,12 +649,14 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   mcp_session_settings settings_;
   std::string name_;
   std::shared_ptr<mcp_transport> transport_;
-  std::unordered_map<std::string, mcp_request_handler> requests_;
+  std::unordered_map<std::string, std::shared_ptr<const mcp_request_handler>> requests_;
+  std::function<bool(std::string_view)> table_serves_;
+  std::shared_ptr<const mcp_request_handler> table_handler_;
   std::unordered_map<std::string, mcp_notification_handler> notifications_;
   std::function<void(const std::string&, const nlohmann::json&)> other_notification_;
   bool ignore_requests_ = false;
   bool dead_ = false;
-  std::exception_ptr dead_error_;
+  mutable std::exception_ptr dead_error_;  // dead_error()
   std::string version_;
   std::int64_t next_id_ = 1;
   std::unordered_map<std::int64_t, std::shared_ptr<pending_request>> pending_;
@@ -692,14 +712,14 @@ struct mcp_request_context {
 };
 
 inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
-                                                std::string method, nlohmann::json params, mcp_request_handler handler,
+                                                std::string method, nlohmann::json params,
+                                                std::shared_ptr<const mcp_request_handler> h,
                                                 std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming) {
   // The handler is called here, on the strand (a function that is not a
   // coroutine may read the role's strand-bound state and make the coroutine);
   // the coroutine it returns runs on a strand of its own.
   // The handler object lives until its coroutine ends (a coroutine lambda reads its captures through it),
   // not only as long as this coroutine: a cancelled or late handler runs on after the request was answered.
-  auto h = std::make_shared<const mcp_request_handler>(std::move(handler));
   auto made = std::make_shared<std::optional<asio::awaitable<nlohmann::json>>>();
   try {
     made->emplace((*h)(mcp_request_context{id, method, std::move(params), self, std::move(incoming)}));

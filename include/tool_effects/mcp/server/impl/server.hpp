@@ -87,21 +87,18 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::handle_request
 
 template <class Host, class Options>
 void mcp_server<Host, Options>::bind(detail::mcp_session& s) {
-  session_state state;
-  state.level = std::make_shared<std::atomic<mcp_log_level>>(mcp_log_level::debug);
-  state.capabilities = std::make_shared<detail::mcp_peer_capabilities>();
-  state.initialized = std::make_shared<std::atomic<bool>>(false);
+  auto state = std::make_shared<session_state>();
   // The session's resource subscriptions: resources/updated goes to it as a notification of its own.
-  state.subscriptions = std::make_shared<detail::mcp_resource_subscriptions>();
-  state.subscriptions->send_updated = [weak = s.weak_from_this()](nlohmann::json params) {
+  state->subscriptions.send_updated = [weak = s.weak_from_this()](nlohmann::json params) {
     if (auto p = weak.lock())
       boost::asio::post(p->strand(), [p, params = std::move(params)]() mutable {
         p->notify("notifications/resources/updated", std::move(params));
       });
   };
-  for (const method_row& m : methods())
-    s.on_request(std::string(m.name),
-                 [this, state](detail::mcp_request_context ctx) { return serve_request(std::move(ctx), state); });
+  s.on_requests([](std::string_view method) { return detail::mcp_find_method(methods(), method) != nullptr; },
+                [this, state = std::move(state)](detail::mcp_request_context ctx) {
+                  return serve_request(std::move(ctx), state);
+                });
   s.on_other_notification([](const std::string&, const nlohmann::json&) {});
 }
 
@@ -119,11 +116,11 @@ detail::mcp_session_settings mcp_server<Host, Options>::session_settings(std::st
 
 template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(detail::mcp_request_context ctx,
-                                                                                session_state state) {
+                                                                                std::shared_ptr<session_state> state) {
   mcp_server_request r;
   r.id = ctx.id;
-  r.log_level = state.level;
-  r.subscriptions = state.subscriptions;
+  r.log_level = std::shared_ptr<std::atomic<mcp_log_level>>(state, &state->level);
+  r.subscriptions = std::shared_ptr<detail::mcp_resource_subscriptions>(state, &state->subscriptions);
   if (ctx.incoming) {
     r.transport_version = ctx.incoming->transport_version;
     r.param_headers = ctx.incoming->param_headers;
@@ -133,15 +130,15 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
   const bool modern = detail::mcp_request_is_modern(ctx.method, ctx.params, r.transport_version);
   if (!modern) {
     if (ctx.method == "initialize" && ctx.params.is_object() && ctx.params.contains("capabilities"))
-      state.capabilities->set(ctx.params["capabilities"]);
+      state->capabilities.set(ctx.params["capabilities"]);
     const method_row* row = detail::mcp_find_method(methods(), ctx.method);
-    if (row != nullptr && !row->early && !state.initialized->load())
+    if (row != nullptr && !row->early && !state->initialized.load())
       throw mcp_server_error(detail::rpc_invalid_request,
                              detail::str_cat("Invalid Request: ", detail::quote_input(ctx.method),
                                              " before initialize (send initialize first, or a 2026-07-28 request "
                                              "whose _meta names its version)"));
   }
-  r.client_capabilities = state.capabilities->get();
+  r.client_capabilities = state->capabilities.get();
   auto session = ctx.session;
   // (A plain lambda that calls a coroutine function: the coroutine owns what it needs, not the lambda's captures,
   // which the asker's std::function may outlive or not.)
@@ -188,7 +185,7 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
   const bool initialize = !modern && ctx.method == "initialize";
   nlohmann::json result = co_await handle_request(std::move(ctx.method), std::move(ctx.params), std::move(r));
   if (initialize) {
-    state.initialized->store(true);
+    state->initialized.store(true);
     if (auto s = session.lock()) {
       const std::string v = result.at("protocolVersion");
       boost::asio::post(s->strand(), [s, v] { s->initialized(v); });

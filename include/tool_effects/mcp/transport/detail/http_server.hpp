@@ -14,6 +14,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <functional>
 #include <future>
@@ -41,6 +42,7 @@
 #include <boost/asio/strand.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/container/devector.hpp>
 // Pushed for Beast in C++23 and the coroutines of this header; popped at the end.
 #include <boost/beast/core/detail/base64.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -117,6 +119,32 @@ inline std::optional<std::string> mcp_http_header_text(std::string_view v) {
   return out;
 }
 
+// What the body of a request will hold while it is served: its bytes, and 48 bytes for each value it may hold
+// parsed (one more than its count of ',' ':' '[' '{': nlohmann's value and its container's slot or map node),
+// counted before it is parsed, so that a body of a million tiny values is refused, not built. Every request's
+// body is scanned: eight bytes at a time (exact zero-byte tests on the word, 4.5x fewer instructions than a
+// comparison per byte), the tail a byte at a time.
+inline std::size_t mcp_http_request_cost(std::string_view body) noexcept {
+  constexpr std::uint64_t ones = 0x0101010101010101ULL;
+  constexpr std::uint64_t low7 = 0x7F7F7F7F7F7F7F7FULL;
+  const auto zero_bytes = [](std::uint64_t x) { return ~(((x & low7) + low7) | x | low7); };  // 0x80 in each
+  std::size_t values = 1;
+  std::size_t i = 0;
+  for (; i + 8 <= body.size(); i += 8) {
+    std::uint64_t w = 0;
+    std::memcpy(&w, body.data() + i, 8);
+    // ',' and ':', and '[' or '{' (0x5B | 0x20 == 0x7B): each byte matches at most one.
+    const std::uint64_t m =
+        zero_bytes(w ^ (ones * ',')) | zero_bytes(w ^ (ones * ':')) | zero_bytes((w | (ones * 0x20)) ^ (ones * '{'));
+    values += static_cast<std::size_t>((((m >> 7) * ones) >> 56) & 0xFF);
+  }
+  for (; i < body.size(); ++i) {
+    const char c = body[i];
+    values += (c == ',' || c == ':' || c == '[' || c == '{') ? 1 : 0;
+  }
+  return body.size() + 48 * values;
+}
+
 inline bool mcp_http_loopback_host(std::string_view host) noexcept {
   return host == "localhost" || host == "127.0.0.1" || host == "::1";
 }
@@ -183,7 +211,7 @@ class mcp_http_server_core;
 // The writer of one connection that carries an SSE stream (or waits for a JSON response).
 struct mcp_http_out {
   explicit mcp_http_out(const hs_asio::any_io_executor& ex) : wake(ex) {}
-  std::deque<std::string> queue;
+  boost::container::devector<std::string> queue;
   std::size_t queued_bytes = 0;
   hs_asio::steady_timer wake;
   bool done = false;  // close once the queue is written
@@ -199,7 +227,7 @@ struct mcp_http_stream {
   bool sse = false;           // headers of an SSE stream sent (else a POST still undecided, or JSON)
   bool finished = false;      // the response was sent (or will never be): no more events
   std::uint64_t seq = 0;      // the last event's number
-  std::deque<std::pair<std::uint64_t, std::string>> kept;
+  boost::container::devector<std::pair<std::uint64_t, std::string>> kept;
   std::size_t kept_bytes = 0;
   std::optional<std::string> json_response;  // an undecided POST's response, answered as JSON
   int json_error_code = 0;                   // its JSON-RPC error code (0: a result)
@@ -237,7 +265,7 @@ class mcp_http_session final : public mcp_transport, public std::enable_shared_f
   std::uint64_t next_stream = 1;
   std::map<std::uint64_t, std::shared_ptr<mcp_http_stream>> streams;
   std::map<std::string, std::uint64_t> open_requests;  // request id (dumped) → its stream
-  std::deque<std::string> backlog;                     // messages for a GET stream not yet open
+  boost::container::devector<std::string> backlog;     // messages for a GET stream not yet open
   std::chrono::steady_clock::time_point last_active = std::chrono::steady_clock::now();
   std::size_t pending = 0;  // requests not yet answered
 
@@ -312,7 +340,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     if (s.closed) return;
     const bool response = request_id == 0 && meta.method.empty();
     if (response) {
-      const auto it = s.open_requests.find(meta.related_id.dump());
+      const auto it = s.open_requests.find(mcp_dump(meta.related_id));
       if (it == s.open_requests.end()) return;  // unknown or answered: dropped
       auto st = s.streams[it->second];
       s.open_requests.erase(it);
@@ -336,7 +364,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
       return;
     }
     if (!meta.related_id.is_null()) {
-      if (const auto it = s.open_requests.find(meta.related_id.dump()); it != s.open_requests.end()) {
+      if (const auto it = s.open_requests.find(mcp_dump(meta.related_id)); it != s.open_requests.end()) {
         auto st = s.streams[it->second];
         if (st && !st->finished) {
           if (!st->sse) start_sse(s, *st);
@@ -357,7 +385,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
 
   // Request `id` of `s` gets no answer (its client cancelled it): its stream ends, and the connection with it.
   void drop_request(mcp_http_session& s, const nlohmann::json& id) {
-    const auto it = s.open_requests.find(id.dump());
+    const auto it = s.open_requests.find(mcp_dump(id));
     if (it == s.open_requests.end()) return;
     auto st = s.streams[it->second];
     s.open_requests.erase(it);
@@ -373,7 +401,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
 
   // Ends the stream of request `id` of `s` unanswered (SSE polling): the client resumes it with Last-Event-ID.
   bool close_request_stream(mcp_http_session& s, const nlohmann::json& id) {
-    const auto it = s.open_requests.find(id.dump());
+    const auto it = s.open_requests.find(mcp_dump(id));
     if (it == s.open_requests.end()) return false;
     const auto st = s.streams.find(it->second);
     if (st == s.streams.end() || !st->second->out) return false;
@@ -409,8 +437,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
       if (p == 0) stateless_pending_.erase(s->owner());
     }
     s->pending = 0;
-    if (auto engine = std::move(s->engine))
-      engine->fail(std::make_exception_ptr(mcp_error(mcp_error_kind::closed, "HTTP client", "the session ended")));
+    if (auto engine = std::move(s->engine)) engine->fail(nullptr);  // closed: "the session ended"
   }
 
  private:
@@ -428,14 +455,6 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   void release(mcp_http_stream& st) noexcept {
     bytes_in_flight_ -= std::min(bytes_in_flight_, st.cost);
     st.cost = 0;
-  }
-  // What the body of a request will hold while it is served: its bytes, and 48 bytes for each value it may hold
-  // parsed (a conservative count of its structural characters: nlohmann's value and its container's slot or
-  // map node) — counted before it is parsed, so that a body of a million tiny values is refused, not built.
-  static std::size_t request_cost(std::string_view body) noexcept {
-    std::size_t values = 1;
-    for (const char c : body) values += (c == ',' || c == ':' || c == '[' || c == '{') ? 1 : 0;
-    return body.size() + 48 * values;
   }
 
   struct reply {
@@ -595,15 +614,22 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     std::shared_ptr<const mcp_principal> principal;
     std::shared_ptr<http_response> refusal;
   };
-  // A connection's last verified token (compared byte for byte), its principal and until when it holds: a
-  // client's requests on one keep-alive connection skip hashing their token to find it among the verified ones
-  // (tokens_). Kept only while tokens are cached (max_cached_tokens > 0); it goes with its connection.
-  struct token_memo {
+  // What one connection's requests have had checked, kept while it lives (compared byte for byte, so the same
+  // again needs no second check):
+  // - its last verified token, its principal and until when it holds: a client's requests on one keep-alive
+  //   connection skip hashing their token to find it among the verified ones (tokens_); kept only while tokens
+  //   are cached (max_cached_tokens > 0);
+  // - the Host and Origin its last request passed the DNS-rebinding check with (the options do not change).
+  struct connection_memo {
     std::string token;
     std::shared_ptr<const mcp_principal> principal;
     clock::time_point until{};
+    std::string host;
+    std::string origin;
+    bool host_passed = false;
   };
-  hs_asio::awaitable<authenticated> authenticate(const hs_http::request<hs_http::string_body>& req, token_memo& memo);
+  hs_asio::awaitable<authenticated> authenticate(const hs_http::request<hs_http::string_body>& req,
+                                                 connection_memo& memo);
   // The WWW-Authenticate refusal of a request: `status` 401 or 403.
   std::shared_ptr<http_response> auth_refusal(unsigned status, std::string_view error, std::string_view message,
                                               const std::vector<std::string>& scopes = {},
@@ -708,7 +734,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // Serves one request; true when the connection was taken by a stream (and is now closed). Defined in
   // http_server_handle.hpp.
   hs_asio::awaitable<bool> handle(net::connection& stream, hs_http::request<hs_http::string_body>& req,
-                                  std::uint64_t connection, token_memo& memo);
+                                  std::uint64_t connection, connection_memo& memo);
   hs_asio::awaitable<bool> handle_post(net::connection& stream, hs_http::request<hs_http::string_body>& req,
                                        std::shared_ptr<const mcp_principal> principal, std::uint64_t connection);
   hs_asio::awaitable<bool> handle_get(net::connection& stream, hs_http::request<hs_http::string_body>& req,

@@ -104,7 +104,7 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
     if (ec) co_return;
   }
   auto& buf = stream->buffer();
-  token_memo memo;  // the last bearer token verified on this connection
+  connection_memo memo;  // what this connection's requests have had checked
   while (!self->closed_) {
     hs_http::request_parser<hs_http::string_body> parser;
     parser.header_limit(static_cast<std::uint32_t>(self->o_.max_header_bytes));
@@ -126,8 +126,18 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
         co_await write_reply(self, *stream, res);
         co_return;
       }
-      std::tie(ec, n) = co_await stream->visit(
-          [&](auto& s) { return hs_http::async_read(s, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable)); });
+      // The body bytes that came with the header (all of a small request's) are parsed where they are; a read
+      // operation only for what is still to come.
+      parser.eager(true);
+      while (!parser.is_done() && buf.size() != 0) {
+        const std::size_t used = parser.put(buf.data(), ec);
+        buf.consume(used);
+        if (ec == hs_http::error::need_more) ec = {};
+        if (ec || used == 0) break;
+      }
+      if (!ec && !parser.is_done())
+        std::tie(ec, n) = co_await stream->visit(
+            [&](auto& s) { return hs_http::async_read(s, buf, parser, hs_asio::as_tuple(hs_asio::use_awaitable)); });
     }
     (void)n;
     if (ec == hs_http::error::header_limit) {
@@ -164,7 +174,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::answer(net::connection& st
 
 inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& stream,
                                                              hs_http::request<hs_http::string_body>& req,
-                                                             std::uint64_t connection, token_memo& memo) {
+                                                             std::uint64_t connection, connection_memo& memo) {
   const std::string_view target(req.target().data(), req.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   if (o_.authorization && path == mcp_protected_resource_path(path_)) {  // RFC 9728: public, GET only
@@ -183,12 +193,18 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
   }
   if (protect_) {
     const auto& f = req.base();
-    const std::string why = mcp_http_rebinding_refusal(
-        std::string_view(f[hs_http::field::host].data(), f[hs_http::field::host].size()),
-        std::string_view(f[hs_http::field::origin].data(), f[hs_http::field::origin].size()), o_);
-    if (!why.empty()) {
-      auto res = make_response(error_reply(403, -32600, why));
-      co_return co_await answer(stream, res);
+    const std::string_view host(f[hs_http::field::host].data(), f[hs_http::field::host].size());
+    const std::string_view origin(f[hs_http::field::origin].data(), f[hs_http::field::origin].size());
+    if (!memo.host_passed || memo.host != host || memo.origin != origin) {
+      memo.host_passed = false;
+      const std::string why = mcp_http_rebinding_refusal(host, origin, o_);
+      if (!why.empty()) {
+        auto res = make_response(error_reply(403, -32600, why));
+        co_return co_await answer(stream, res);
+      }
+      memo.host.assign(host);
+      memo.origin.assign(origin);
+      memo.host_passed = true;
     }
   }
   const std::string_view version =
@@ -224,7 +240,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
     case hs_http::verb::delete_: {
       const std::string_view sid(req["Mcp-Session-Id"].data(), req["Mcp-Session-Id"].size());
       if (sid.empty()) {
-        if (mcp_version_is_modern(std::string(version))) {
+        if (mcp_version_is_modern(version)) {
           auto res = make_response(
               error_reply(405, -32600, "Method Not Allowed: no sessions in 2026-07-28", nullptr, false, "POST"));
           co_return co_await answer(stream, res);
@@ -274,7 +290,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
     co_return co_await answer(stream, res);
   }
   // The memory the request will hold is reserved before its body is parsed (max_bytes_in_flight).
-  const std::size_t cost = request_cost(req.body());
+  const std::size_t cost = mcp_http_request_cost(req.body());
   if (cost > o_.max_bytes_in_flight) {
     auto res = make_response(
         error_reply(413, -32600, "Request body too large: too many values to hold at once", nullptr, true));
@@ -324,7 +340,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
   const std::string method = has_method ? method_it->get<std::string>() : std::string();
   const bool is_request = has_method && has_id;
   const std::string_view version = mcp_http_trim(field("MCP-Protocol-Version"));
-  const bool modern = mcp_version_is_modern(std::string(version));
+  const bool modern = mcp_version_is_modern(version);
   const std::string_view sid = mcp_http_trim(field("Mcp-Session-Id"));
 
   if (modern && has_method) {  // the 2026-07-28 mirrored headers
@@ -439,7 +455,8 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
       co_return co_await answer(stream, res);
     }
   }
-  if (s->open_requests.count(id.dump()) != 0) {
+  std::string id_key = mcp_dump(id);
+  if (s->open_requests.count(id_key) != 0) {
     auto res = make_response(error_reply(400, -32600, "Invalid Request: a request with this id is still pending", id));
     co_return co_await answer(stream, res);
   }
@@ -447,7 +464,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
   st->id = s->next_stream++;
   st->request_id = id;
   s->streams[st->id] = st;
-  s->open_requests[id.dump()] = st->id;
+  s->open_requests.emplace(std::move(id_key), st->id);
   ++s->pending;
   if (s->stateless()) ++stateless_pending_[owner];
   st->cost = std::exchange(held.cost, 0);  // held by the stream until the request is answered
@@ -500,7 +517,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(net::connection
   const std::string_view version =
       mcp_http_trim(std::string_view(req["MCP-Protocol-Version"].data(), req["MCP-Protocol-Version"].size()));
   if (sid.empty()) {
-    if (mcp_version_is_modern(std::string(version))) {
+    if (mcp_version_is_modern(version)) {
       auto res = make_response(
           error_reply(405, -32600, "Method Not Allowed: no GET stream in 2026-07-28", nullptr, false, "POST"));
       co_return co_await answer(stream, res);
@@ -602,7 +619,8 @@ inline auto mcp_http_server_core::auth_refusal(unsigned status, std::string_view
   return res;
 }
 
-inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::string_body>& req, token_memo& memo)
+inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::string_body>& req,
+                                               connection_memo& memo)
     -> hs_asio::awaitable<authenticated> {
   // (Every value below is a named local: g++ 12 destroys the temporaries of a co_await or co_return expression
   // twice, GCC bug 99576.)
@@ -628,7 +646,9 @@ inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::s
     const auto it = tokens_.find(key);
     if (it == tokens_.end() || it->second.until <= now) return false;
     out.principal = it->second.principal;
-    memo = token_memo{std::string(*token), out.principal, it->second.until};
+    memo.token.assign(*token);
+    memo.principal = out.principal;
+    memo.until = it->second.until;
     return true;
   };
   if (!cached()) {
@@ -663,7 +683,9 @@ inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::s
         tokens_.erase(token_order_.front());
         token_order_.pop_front();
       }
-      memo = token_memo{std::string(*token), out.principal, until};
+      memo.token.assign(*token);
+      memo.principal = out.principal;
+      memo.until = until;
     }
   }
   for (const auto& scope : rs.required_scopes)
