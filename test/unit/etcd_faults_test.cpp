@@ -468,6 +468,11 @@ TEST(EtcdFaults, TwoHundredWaitingAsyncAcquisitionsShareAFewThreads) {
   const auto a = te::describe<write_a>("write_a");
   auto hg = holder.acquire(a, {});
   const auto held_token = hg.fencing_token();
+  // The test's own client, which counts the keys, resolves (and so has its resolver thread) before the count.
+  auto adm = admin();
+  etcd::range_request q(prefix, etcd::detail::prefix_end(prefix));
+  q.count_only = true;
+  (void)adm.range(q);
   const long before = threads_now();
   boost::asio::io_context io;
   auto work = boost::asio::make_work_guard(io);
@@ -482,9 +487,6 @@ TEST(EtcdFaults, TwoHundredWaitingAsyncAcquisitionsShareAFewThreads) {
                            if (ec) ++failed;
                            else tokens.push_back(g.fencing_token());
                          }));
-  auto adm = admin();
-  etcd::range_request q(prefix, etcd::detail::prefix_end(prefix));
-  q.count_only = true;
   const auto t0 = clock_type::now();
   const bool all_wait = eventually(60s, [&] { return adm.range(q).count == n + 1; });
   std::this_thread::sleep_for(500ms);  // every waiter has opened its watch

@@ -90,6 +90,12 @@ TEST(GatewayConfig, EachBadFieldIsRefusedNamingTheFileTheServerTheToolAndThePoin
       {R"({"mcpServers": {}, "gateway": {"max_concurrent_calls": 0}})",
        R"(gateway.json: at /gateway/max_concurrent_calls: expected an integer from 1 to 4096: "0")",
        R"({"mcpServers": {}, "gateway": {"max_concurrent_calls": 8}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"metrics_path": "metrics"}}})",
+       R"(gateway.json: at /gateway/http/metrics_path: expected a path starting with '/', or "" for none: "metrics")",
+       R"({"mcpServers": {}, "gateway": {"http": {"metrics_path": ""}}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"path": "/m", "metrics_path": "/m"}}})",
+       R"(gateway.json: at /gateway/http/metrics_path: is the MCP endpoint's path: "/m")",
+       R"({"mcpServers": {}, "gateway": {"http": {"path": "/m", "metrics_path": "/stats"}}})"},
       {R"({"servers": {}})", R"(gateway.json: at /servers: unknown key (known: mcpServers gateway): "servers")",
        R"({"mcpServers": {}})"},
   };
@@ -136,6 +142,7 @@ TEST(GatewayConfig, AGoodDocumentGivesEveryFieldItsValue) {
   EXPECT_EQ(c.wait_limit.count(), 100);
   EXPECT_EQ(c.retry_attempts, 5u);
   EXPECT_EQ(c.http_path, "/gw");
+  EXPECT_EQ(c.metrics_path, "/metrics") << "served unless said";
 }
 
 // An overlay in a file of its own: its errors name that file and where the configuration refers to it.

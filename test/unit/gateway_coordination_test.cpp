@@ -4,11 +4,15 @@
 // is lost: the calls conflict on the account the upstream's declaration names, so the gateway's one coordinator
 // runs them one at a time, whichever client sent them. The control: the same clients straight to the same
 // upstream (over HTTP) lose many. The audit log says which calls each waited for, and why.
+#include <optional>
+#include <stdexcept>
 #include <string>
 #include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+
+#include <tool_effects/mcp/gateway/metrics.hpp>
 
 #include "gateway_test_support.hpp"
 
@@ -20,7 +24,80 @@ namespace {
 const json increments = {{"do", "increments"},         {"clients", 4},           {"calls", 50},
                          {"tool", "add_to_balance"},   {"arguments", {{"acct", "shared"}}},
                          {"read", "get_balance"},      {"read_arguments", {{"acct", "shared"}}}};
+
+// The samples of a Prometheus exposition (a URL or a file) as the official client library's parser reads them
+// (test/mcp/prometheus_parse.py); nullopt when it does not parse.
+std::optional<json> prometheus_samples(const std::string& source) {
+  const auto [status, out] =
+      run("/usr/bin/python3 " TOOL_EFFECTS_MCP_TEST_DIR "/prometheus_parse.py '" + source + "'");
+  if (status == 3) throw std::runtime_error("python3-prometheus-client is not installed");
+  if (status != 0) return std::nullopt;
+  return json::parse(out);
+}
+#define REQUIRE_PROMETHEUS_PARSER()                                                                          \
+  do {                                                                                                       \
+    if (gateway_test::run("/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null").first != 0)          \
+      GTEST_SKIP() << "python3-prometheus-client is not installed (./scripts/check installs it)";           \
+  } while (0)
+// The value of the sample `name` whose labels include `labels`; -1 when there is none.
+double sample(const json& samples, const std::string& name, const json& labels) {
+  for (const auto& s : samples) {
+    if (s["name"] != name) continue;
+    bool all = true;
+    for (const auto& [k, v] : labels.items()) all = all && s["labels"].contains(k) && s["labels"][k] == v;
+    if (all) return s["value"].get<double>();
+  }
+  return -1;
+}
 }  // namespace
+
+// The gateway's metrics are its audit records counted, written so that the official parser reads them back
+// whatever a tool is called: a name with a quote, a backslash and a line feed comes back as it was. The control:
+// the same sample written without escaping does not parse.
+TEST(GatewayMetrics, TheExpositionParsesBackWithTheOfficialParserWhateverAToolIsCalled) {
+  REQUIRE_PROMETHEUS_PARSER();
+  const std::string hostile = "a\"b\\c\nd} 1\n";
+  tool_effects::gateway_metrics m;
+  m.observe({{"server", "fs"}, {"tool", hostile}, {"outcome", "ok"}, {"approval", "approved_by_user"},
+             {"waited_for", json::array({{{"call", "x"}}, {{"call", "y"}}})}, {"waited_ms", 12.5}, {"attempts", 3},
+             {"duration_ms", 7.0}});
+  m.observe({{"server", "fs"}, {"tool", hostile}, {"outcome", "denied"}, {"approval", "declined_by_user"},
+             {"waited_for", json::array()}, {"waited_ms", 0.0}, {"attempts", 1}, {"duration_ms", 2000.0}});
+  m.observe({{"server", "fs"}, {"tool", "read"}, {"outcome", "in_doubt"}});  // no call ran: no duration
+  m.observe({{"tool", "read"}, {"outcome", "ok"}});                          // no server: not counted
+  const auto dir = fresh_dir("metrics");
+  write_file(dir / "metrics.txt", m.text({{"fs", 2}}));
+  const auto samples = prometheus_samples((dir / "metrics.txt").string());
+  ASSERT_TRUE(samples) << read_file(dir / "metrics.txt");
+  const json tool = {{"server", "fs"}, {"tool", hostile}};
+  auto with = [&](const char* k, const char* v) {
+    json l = tool;
+    l[k] = v;
+    return l;
+  };
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_calls_total", with("outcome", "ok")), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_calls_total", with("outcome", "denied")), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_calls_total", {{"tool", "read"}, {"outcome", "in_doubt"}}), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_calls_total", {{"tool", "read"}, {"outcome", "ok"}}), -1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_waits_total", tool), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_conflicts_total", tool), 2);
+  EXPECT_DOUBLE_EQ(sample(*samples, "tool_effects_gateway_wait_seconds_total", tool), 0.0125);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_retries_total", tool), 2);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_approvals_total", with("decision", "approved_by_user")), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_approvals_total", with("decision", "declined_by_user")), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_bucket", with("le", "0.005")), 0);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_bucket", with("le", "0.01")), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_bucket", with("le", "1")), 1);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_bucket", with("le", "2.5")), 2);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_bucket", with("le", "+Inf")), 2);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_count", tool), 2);
+  EXPECT_DOUBLE_EQ(sample(*samples, "tool_effects_gateway_call_duration_seconds_sum", tool), 2.007);
+  EXPECT_EQ(sample(*samples, "tool_effects_gateway_upstream_restarts_total", {{"server", "fs"}}), 2);
+
+  write_file(dir / "raw.txt", "# TYPE tool_effects_gateway_calls counter\ntool_effects_gateway_calls_total{tool=\"" +
+                                  hostile + "\"} 1\n");
+  EXPECT_FALSE(prometheus_samples((dir / "raw.txt").string())) << "the control: unescaped, the name breaks the line";
+}
 
 TEST(GatewayCoordination, FourClientsOfFiftyConcurrentIncrementsLoseNone) {
   GATEWAY_REQUIRE_NODE();
@@ -66,6 +143,20 @@ TEST(GatewayCoordination, FourClientsOfFiftyConcurrentIncrementsLoseNone) {
   }
   EXPECT_EQ(records, 200u);
   EXPECT_GT(waited, 0u) << "concurrent increments of one account wait for each other";
+
+  // The same calls in the metrics the listener serves at /metrics: the audit log, counted.
+  if (run("/usr/bin/python3 -c 'import prometheus_client' 2>/dev/null").first != 0)
+    GTEST_SKIP() << "python3-prometheus-client is not installed: /metrics not checked (./scripts/check installs it)";
+  const auto metrics = prometheus_samples("http://127.0.0.1:" + std::to_string(g.port()) + "/metrics");
+  ASSERT_TRUE(metrics);
+  const json add = {{"server", "bank"}, {"tool", "add_to_balance"}};
+  json ok = add;
+  ok["outcome"] = "ok";
+  EXPECT_EQ(sample(*metrics, "tool_effects_gateway_calls_total", ok), 200);
+  EXPECT_EQ(sample(*metrics, "tool_effects_gateway_call_waits_total", add), static_cast<double>(waited));
+  EXPECT_GE(sample(*metrics, "tool_effects_gateway_conflicts_total", add), static_cast<double>(waited));
+  EXPECT_EQ(sample(*metrics, "tool_effects_gateway_call_duration_seconds_count", add), 200);
+  EXPECT_EQ(sample(*metrics, "tool_effects_gateway_upstream_restarts_total", {{"server", "bank"}}), 0);
 }
 
 // The bank declares add_to_balance a write of one account (its target), but it reads and writes back the whole

@@ -5,12 +5,14 @@
 // streams and pending requests): each fails alone and the server keeps serving.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <utility>
@@ -411,6 +413,68 @@ TEST_F(McpServerHttp, EachRequestOnAKeptAliveConnectionIsCheckedForRebindingByIt
   EXPECT_EQ(with(good, "http://evil.example.com"), 403);
   EXPECT_EQ(with(good, "http://" + good), 200);
   EXPECT_EQ(with(good, "http://" + good), 200);  // the same again: remembered
+}
+
+// A route beside the endpoint (mcp_http_server_options::routes, e.g. /metrics): served for GET whatever the query,
+// 405 for another method, 500 when its handler throws; behind the endpoint's own DNS-rebinding check (an evil Host
+// never reaches the handler); any other path 404. The control: the same GET to a listener without the route is
+// 404. `listen` refuses a route without '/', at the endpoint's path, given twice or without a handler.
+TEST_F(McpServerHttp, ARouteIsServedBesideTheEndpointBehindTheSameChecks) {
+  auto get = [&](const std::string& target, const std::string& method = "GET", std::string host = {}) {
+    if (host.empty()) host = "127.0.0.1:" + std::to_string(port);
+    raw_conn c(port);
+    c.write(method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n");
+    c.read_to_close();
+    return parse(c.in);
+  };
+  EXPECT_EQ(get("/metrics").status, 404) << "the control: no route, no page";
+
+  std::atomic<int> called{0};
+  te::mcp_http_server_options o;
+  o.routes.push_back({"/metrics", [&](const te::mcp_principal* caller) {
+                        ++called;
+                        return te::mcp_http_route_response{200, "text/plain; version=0.0.4",
+                                                           caller ? "caller\n" : "up 1\n"};
+                      }});
+  o.routes.push_back({"/boom", [](const te::mcp_principal*) -> te::mcp_http_route_response {
+                        throw std::runtime_error("the handler failed");
+                      }});
+  start(o);
+  const response ok = get("/metrics?name=x");
+  EXPECT_EQ(ok.status, 200);
+  EXPECT_EQ(ok.headers.at("content-type"), "text/plain; version=0.0.4");
+  EXPECT_EQ(ok.body, "up 1\n");
+  const response post = get("/metrics", "POST");
+  EXPECT_EQ(post.status, 405);
+  EXPECT_EQ(post.headers.at("allow"), "GET");
+  EXPECT_EQ(get("/metrics", "GET", "evil.example.com").status, 403);
+  EXPECT_EQ(called.load(), 1) << "neither the POST nor the evil Host reached the handler";
+  const response boom = get("/boom");
+  EXPECT_EQ(boom.status, 500);
+  EXPECT_EQ(boom.body, "Internal Server Error: the route failed\n");
+  EXPECT_EQ(get("/metrics/").status, 404);
+  EXPECT_EQ(get("/metrics").status, 200) << "the listener serves on after a failed route";
+
+  const auto refused = [&](te::mcp_http_route r, const std::string& why) {
+    te::mcp_http_server_options bad;
+    bad.routes = {r};
+    if (r.path == "/twice") bad.routes.push_back(r);
+    te::detail::mcp_listener_hooks hooks;
+    hooks.make_session = [h = handler](const te::detail::mcp_strand& strand) { return h->make(strand); };
+    auto core = std::make_shared<te::detail::mcp_http_server_core>(pool.get_executor(), std::move(hooks), std::move(bad));
+    try {
+      core->listen("127.0.0.1", 0, "/mcp");
+      core->close();
+      ADD_FAILURE() << r.path << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_EQ(std::string(e.what()), "mcp_http_server: route \"" + r.path + "\" " + why);
+    }
+  };
+  const auto page = [](const te::mcp_principal*) { return te::mcp_http_route_response{}; };
+  refused({"metrics", page}, "does not start with '/'");
+  refused({"/mcp", page}, "is the MCP endpoint's own path");
+  refused({"/twice", page}, "is given twice");
+  refused({"/none", {}}, "has no handler");
 }
 
 // mcp_http_request_cost (what a body holds of max_bytes_in_flight, counted eight bytes at a time) against the

@@ -19,7 +19,9 @@
 // - Approvals: a destructive or unknown call is allowed or denied by the configuration, else asked of the
 //   user at the client by elicitation, once.
 // - Shutdown: `shutdown()` refuses new calls, lets the calls under way finish (within the grace period), then
-//   stops serving. Reference: docs/gateway.md.
+//   stops serving.
+// - Metrics: every audit record is counted (`metrics()`); `listen_http` serves them at `/metrics` in the
+//   Prometheus text format. Reference: docs/gateway.md.
 #ifndef TOOL_EFFECTS_MCP_GATEWAY_HPP
 #define TOOL_EFFECTS_MCP_GATEWAY_HPP
 
@@ -50,6 +52,7 @@
 #include <tool_effects/mcp/gateway/coordination.hpp>
 #include <tool_effects/mcp/gateway/detail/calls.hpp>
 #include <tool_effects/mcp/gateway/detail/front.hpp>
+#include <tool_effects/mcp/gateway/metrics.hpp>
 #include <tool_effects/mcp/http.hpp>
 #include <tool_effects/mcp/server.hpp>
 
@@ -138,6 +141,16 @@ class mcp_gateway {
   [[nodiscard]] turn_plan plan(std::span<const tool_call> calls) const { return host_.plan(calls); }
   /// The coordinator (calls under way, their waits).
   [[nodiscard]] const gateway_coordinator& coordinator() const noexcept { return shared_->coordinator; }
+  /// What the gateway has done, counted from its audit records.
+  [[nodiscard]] const gateway_metrics& metrics() const noexcept { return shared_->metrics; }
+  /// The metrics in the Prometheus text format, with each upstream server's restarts: what `listen_http` serves
+  /// at the configuration's `metrics_path`.
+  [[nodiscard]] std::string metrics_text() const {
+    std::vector<std::pair<std::string, std::size_t>> restarts;
+    for (std::size_t i = 0; i < clients_.size(); ++i)
+      restarts.emplace_back(config_.servers[i].name, clients_[i] ? clients_[i]->restarts() : 0);
+    return shared_->metrics.text(restarts);
+  }
 
   /// Serves one client over this process's stdin and stdout until stdin ends or `shutdown()` (blocking).
   void serve_stdio() { serve_fds(STDIN_FILENO, STDOUT_FILENO); }
@@ -151,6 +164,10 @@ class mcp_gateway {
     shared_->over_http = true;
     if (!config_.allowed_hosts.empty()) o.allowed_hosts = config_.allowed_hosts;
     if (!config_.allowed_origins.empty()) o.allowed_origins = config_.allowed_origins;
+    if (!config_.metrics_path.empty())
+      o.routes.push_back({config_.metrics_path, [this](const mcp_principal*) {
+                            return mcp_http_route_response{200, "text/plain; version=0.0.4; charset=utf-8", metrics_text()};
+                          }});
     return front_->listen_http(address, port, config_.http_path, std::move(o));
   }
   /// Refuses new calls (they fail at once, never run), waits for the calls under way at most the

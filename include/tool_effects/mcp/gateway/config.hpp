@@ -137,6 +137,7 @@ struct gateway_config {
   std::size_t threads = 0;
   std::chrono::milliseconds shutdown_grace{10000};  ///< SIGTERM: how long calls under way may finish
   std::string http_path = "/mcp";              ///< the Streamable HTTP endpoint's path
+  std::string metrics_path = "/metrics";       ///< where the HTTP listener serves the metrics ("": not served)
   std::vector<std::string> allowed_hosts{}, allowed_origins{};  ///< beyond loopback (DNS-rebinding protection)
 };
 

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,25 @@
 #include <tool_effects/mcp/auth/resource_server.hpp>
 
 namespace tool_effects {
+
+struct mcp_principal;  // <tool_effects/mcp/auth/principal.hpp>
+
+/// What a route of a listener answers (`mcp_http_server_options::routes`).
+struct mcp_http_route_response {
+  unsigned status = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body{};
+};
+
+/// A GET route a listener serves beside its MCP endpoint (e.g. Prometheus's `/metrics`). Its requests pass the
+/// endpoint's own checks first: DNS-rebinding protection and, with `authorization`, the bearer token (the
+/// handler gets the caller; null without authorization). Another method gets 405; a handler that throws, 500.
+/// The handler runs on the listener's I/O threads, one request at a time per connection: keep it quick and
+/// thread-safe.
+struct mcp_http_route {
+  std::string path{};  ///< matched exactly, without the query; starts with '/', not the MCP endpoint's path
+  std::function<mcp_http_route_response(const mcp_principal* caller)> handler{};
+};
 
 /// The bounds and policies of one Streamable HTTP listener.
 struct mcp_http_server_options {
@@ -81,6 +101,9 @@ struct mcp_http_server_options {
   /// OAuth 2.1 resource server (mcp/auth/resource_server.hpp): off when unset. Set, every request to the
   /// endpoint needs a bearer token issued for `authorization->resource`.
   std::optional<mcp_resource_server> authorization{};
+  /// Further GET routes beside the MCP endpoint (none by default). `listen` refuses a path that does not start
+  /// with '/', repeats, or is the endpoint's or its protected-resource metadata's.
+  std::vector<mcp_http_route> routes{};
 };
 
 }  // namespace tool_effects

@@ -31,6 +31,7 @@
 #include <tool_effects/mcp/auth/principal.hpp>
 #include <tool_effects/mcp/gateway/config.hpp>
 #include <tool_effects/mcp/gateway/coordination.hpp>
+#include <tool_effects/mcp/gateway/metrics.hpp>
 #include <tool_effects/mcp/server/detail/core.hpp>
 
 #include <tool_effects/detail/push_options.hpp>  // the coroutine below (g++ 12 false positives)
@@ -85,8 +86,10 @@ struct gateway_shared {
   std::atomic<bool> over_http{false};  // the principal of a request without one: "anonymous", else "stdio"
   std::mutex audit_m;
   std::map<std::string, const gateway_tool*, std::less<>> by_name;
+  gateway_metrics metrics;  // the audit records, counted
 
   void audit(nlohmann::json record) {
+    metrics.observe(record);
     if (!hooks.audit) return;
     const std::lock_guard l(audit_m);
     try {

@@ -334,11 +334,18 @@ class gateway_config_reader {
     if (const auto s = g.find("shutdown_grace_ms"); s != g.end())
       c.shutdown_grace = std::chrono::milliseconds(number(*s, at + "/shutdown_grace_ms", 0, 3'600'000));
     if (const auto h = g.find("http"); h != g.end()) {
-      object(*h, at + "/http", {"path", "allowed_hosts", "allowed_origins"});
+      object(*h, at + "/http", {"path", "metrics_path", "allowed_hosts", "allowed_origins"});
       if (const auto p = h->find("path"); p != h->end()) {
         c.http_path = text(*p, at + "/http/path", false);
         if (c.http_path.empty() || c.http_path.front() != '/') fail(at + "/http/path", "expected a path starting with '/'", c.http_path);
       }
+      if (const auto p = h->find("metrics_path"); p != h->end()) {
+        c.metrics_path = text(*p, at + "/http/metrics_path", false);
+        if (!c.metrics_path.empty() && c.metrics_path.front() != '/')
+          fail(at + "/http/metrics_path", "expected a path starting with '/', or \"\" for none", c.metrics_path);
+      }
+      if (!c.metrics_path.empty() && c.metrics_path == c.http_path)
+        fail(at + "/http/metrics_path", "is the MCP endpoint's path", c.metrics_path);
       if (const auto l = h->find("allowed_hosts"); l != h->end()) c.allowed_hosts = list(*l, at + "/http/allowed_hosts", false);
       if (const auto l = h->find("allowed_origins"); l != h->end())
         c.allowed_origins = list(*l, at + "/http/allowed_origins", false);

@@ -298,6 +298,18 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     const auto addr = hs_asio::ip::make_address(address, ec);
     if (ec)
       throw std::invalid_argument(str_cat("mcp_http_server: not an IP address: \"", address.substr(0, 100), "\""));
+    for (std::size_t i = 0; i < o_.routes.size(); ++i) {
+      const mcp_http_route& r = o_.routes[i];
+      const auto refuse = [&](std::string_view why) {
+        throw std::invalid_argument(str_cat("mcp_http_server: route \"", r.path.substr(0, 100), "\" ", why));
+      };
+      if (r.path.empty() || r.path.front() != '/') refuse("does not start with '/'");
+      if (r.path == path || (o_.authorization && r.path == mcp_protected_resource_path(path)))
+        refuse("is the MCP endpoint's own path");
+      if (!r.handler) refuse("has no handler");
+      for (std::size_t k = 0; k < i; ++k)
+        if (o_.routes[k].path == r.path) refuse("is given twice");
+    }
     path_ = path;
     protect_ = o_.dns_rebinding_protection.value_or(addr.is_loopback());
     const hs_tcp::endpoint ep(addr, port);
@@ -648,6 +660,23 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     res->body() = std::move(r.body);
     res->prepare_payload();
     return res;
+  }
+  // A route's answer: its handler's for GET, else 405; 500 when the handler throws.
+  static reply serve_route(const mcp_http_route& route, hs_http::verb method, const mcp_principal* caller) {
+    if (method != hs_http::verb::get) return error_reply(405, -32600, "Method Not Allowed", nullptr, false, "GET");
+    reply r;
+    try {
+      mcp_http_route_response a = route.handler(caller);
+      r.status = a.status;
+      r.content_type = std::move(a.content_type);
+      r.body = std::move(a.body);
+    } catch (...) {
+      r = reply{};
+      r.status = 500;
+      r.content_type = "text/plain; charset=utf-8";
+      r.body = "Internal Server Error: the route failed\n";
+    }
+    return r;
   }
   static reply accepted() {
     reply r;

@@ -187,9 +187,14 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
     auto res = make_response(std::move(r));
     co_return co_await answer(stream, res);
   }
+  const mcp_http_route* route = nullptr;
   if (path != path_) {
-    auto res = make_response(error_reply(404, -32600, "Not Found: no MCP endpoint at this path"));
-    co_return co_await answer(stream, res);
+    for (const auto& r : o_.routes)
+      if (r.path == path) route = &r;
+    if (!route) {
+      auto res = make_response(error_reply(404, -32600, "Not Found: no MCP endpoint at this path"));
+      co_return co_await answer(stream, res);
+    }
   }
   if (protect_) {
     const auto& f = req.base();
@@ -209,7 +214,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
   }
   const std::string_view version =
       mcp_http_trim(std::string_view(req["MCP-Protocol-Version"].data(), req["MCP-Protocol-Version"].size()));
-  if (!version.empty() && !mcp_http_version_known(version)) {
+  if (!route && !version.empty() && !mcp_http_version_known(version)) {
     nlohmann::json supported = nlohmann::json::array();
     for (const auto& v : mcp_protocol_versions()) supported.push_back(v);
     nlohmann::json body{
@@ -233,6 +238,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
     if (a.refusal) co_return co_await answer(stream, a.refusal);
     principal = std::move(a.principal);
   }
+  if (route) co_return co_await answer(stream, make_response(serve_route(*route, req.method(), principal.get())));
   const std::string owner = principal ? principal->key() : std::string();
   switch (req.method()) {
     case hs_http::verb::post: co_return co_await handle_post(stream, req, principal, connection);
