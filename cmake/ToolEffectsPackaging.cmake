@@ -31,8 +31,11 @@ set(_te_deb_depends "libboost1.81-dev (>= 1.81)")
 if(TOOL_EFFECTS_HAS_JSON)
   string(APPEND _te_deb_depends ", nlohmann-json3-dev (>= 3)")
 endif()
-if(TOOL_EFFECTS_HAS_GATEWAY)  # /usr/bin/tool-effects-gateway links SQLite
+if(TOOL_EFFECTS_HAS_GATEWAY)  # /usr/bin/tool-effects-gateway links SQLite (and OpenSSL 3 when it was found)
   string(APPEND _te_deb_depends ", libsqlite3-0 (>= 3)")
+  if(TARGET tool_effects_mcp_auth)
+    string(APPEND _te_deb_depends ", libssl3 (>= 3)")
+  endif()
 endif()
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "${_te_deb_depends}")
 # tool_effects::mcp_auth (the MCP server's token verifiers) needs OpenSSL 3's headers and libraries; only that

@@ -29,6 +29,9 @@
 #include <tool_effects/mcp/gateway.hpp>
 #include <tool_effects/mcp/gateway/backends.hpp>
 #include <tool_effects/version.hpp>
+#if TOOL_EFFECTS_GATEWAY_AUTHORIZATION  // built with OpenSSL 3 (tool_effects::mcp_auth)
+#include <tool_effects/mcp/gateway/authorization.hpp>
+#endif
 
 namespace te = tool_effects;
 using nlohmann::json;
@@ -135,7 +138,10 @@ int check(te::mcp_gateway& g, const std::string& turn_file) {
   const auto& c = g.config();
   std::cout << "configuration " << c.file << ": " << c.servers.size() << " server(s), " << g.tools().size()
             << " tool(s); coordinator " << (c.etcd_coordinator ? "etcd" : "in process") << ", journal "
-            << (!c.sqlite_journal.empty() ? "sqlite " + c.sqlite_journal : c.etcd_journal ? "etcd" : "none") << "\n\n";
+            << (!c.sqlite_journal.empty() ? "sqlite " + c.sqlite_journal : c.etcd_journal ? "etcd" : "none")
+            << ", HTTP authorization "
+            << (c.authorization ? c.authorization->verifier + " tokens for " + c.authorization->resource : std::string("none"))
+            << "\n\n";
   for (const auto& t : g.tools()) {
     const auto& d = t.declaration.description;
     std::cout << "tool \"" << t.name << "\" (server \"" << t.server << "\", its tool \"" << t.upstream_name << "\")\n"
@@ -191,11 +197,21 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
 
   std::unique_ptr<te::mcp_gateway> gateway;
+  std::optional<te::mcp_resource_server> authorization;
   try {
     te::gateway_config config = te::load_gateway_config(o.config);
     if (o.journal) config.sqlite_journal = *o.journal;
     if (o.audit) config.audit = *o.audit;
     gateway = std::make_unique<te::mcp_gateway>(config, te::make_gateway_backends(config), hooks_for(config.audit));
+#if TOOL_EFFECTS_GATEWAY_AUTHORIZATION
+    authorization = te::make_gateway_authorization(*gateway, [](std::string_view reason, std::string_view message) {
+      std::cerr << "tool-effects-gateway: a token was refused (" << reason << "): " << message << std::endl;
+    });
+#else
+    if (config.authorization)
+      throw te::gateway_config_error(config.file, "", "", "/gateway/http/authorization",
+                                     "this tool-effects-gateway was built without OpenSSL: no authorization", "");
+#endif
   } catch (const std::exception& e) {
     std::cerr << "tool-effects-gateway: " << e.what() << "\nnothing was started\n";
     return 1;
@@ -217,7 +233,9 @@ int main(int argc, char** argv) {
   try {
     if (o.listen) {
       const auto [host, port] = endpoint_of(*o.listen);
-      std::cout << gateway->listen_http(host, port) << std::endl;
+      te::mcp_http_server_options http;
+      http.authorization = std::move(authorization);
+      std::cout << gateway->listen_http(host, port, std::move(http)) << std::endl;
       gateway->wait();
     } else {
       gateway->serve_stdio();

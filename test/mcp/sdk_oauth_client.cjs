@@ -3,7 +3,10 @@
 // test/mcp/oauth_server.py as the authorization server (dynamic registration, PKCE, RFC 8707 resource, RFC 7662
 // introspection for the bank). Prints one JSON line with what it saw; test/unit/auth_sdk_oauth_test.cpp asserts it.
 //
-//   node sdk_oauth_client.cjs <node_modules dir> <scenario> <oauth_server.py> <bank server> <work dir>
+//   node sdk_oauth_client.cjs <node_modules dir> <scenario> <oauth_server.py> <bank server> <work dir> [<gateway>]
+//   With <gateway> (tool-effects-gateway), the resource server is the gateway (gateway.http.authorization: the
+//   same introspection) in front of the bank over stdio, and the scenario also reads the gateway's /metrics
+//   without a token and with the client's, and its audit log.
 //   scenarios:
 //     flow      the SDK's own flow: connect (401, the SDK discovers, registers and "redirects"), the redirect
 //               followed by a plain HTTP request (the authorization server approves at once), finishAuth with
@@ -18,7 +21,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const readline = require('node:readline');
 
-const [modules, scenario, oauthServer, bankServer, workDir] = process.argv.slice(2);
+const [modules, scenario, oauthServer, bankServer, workDir, gatewayProgram] = process.argv.slice(2);
 const requireSdk = createRequire(modules + '/');
 const { Client } = requireSdk('@modelcontextprotocol/sdk/client/index.js');
 const { StreamableHTTPClientTransport } = requireSdk('@modelcontextprotocol/sdk/client/streamableHttp.js');
@@ -66,6 +69,54 @@ function startBank(issuer) {
   });
 }
 
+// A port free on 127.0.0.1 a moment ago (the gateway's resource URI names its port before it listens).
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = require('node:net').createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+// The gateway in front of the bank (stdio, trusted), as a resource server of `issuer` by introspection, with
+// scopes derived from the tools' effects; resolves with its port (its first line on stdout).
+async function startGateway(issuer) {
+  const port = await freePort();
+  const config = path.join(workDir, 'gateway.json');
+  fs.writeFileSync(config, JSON.stringify({
+    mcpServers: { bank: { command: bankServer, trust: 'trusted' } },
+    gateway: {
+      audit: path.join(workDir, 'audit.jsonl'),
+      http: {
+        authorization: {
+          resource: `http://127.0.0.1:${port}/mcp`, scopes: 'effects',
+          introspection: { endpoint: issuer + '/introspect', client_id: 'bank-rs', client_secret: 'bank-rs-secret', issuer },
+        },
+      },
+    },
+  }));
+  const gateway = spawn(gatewayProgram, ['--config', config, '--listen', `127.0.0.1:${port}`],
+    { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(gateway);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the gateway printed no port within 20 s')), 20000);
+    gateway.on('exit', (code) => reject(new Error(`the gateway exited (${code}) before printing its port`)));
+    readline.createInterface({ input: gateway.stdout }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve(Number(line));
+    });
+  });
+}
+
+// GET /metrics of the server at `mcpUrl`, with `token` or none: its status, and its body when 200.
+async function metrics(mcpUrl, token) {
+  const r = await fetch(new URL('/metrics', mcpUrl), { headers: token ? { Authorization: 'Bearer ' + token } : {} });
+  return { status: r.status, body: r.status === 200 ? await r.text() : '' };
+}
+
 // An OAuthClientProvider kept in memory: what a host application would persist.
 function memoryProvider(seen) {
   let clientInformation;
@@ -103,7 +154,7 @@ function text(result) {
 async function main() {
   const asPort = await startAuthorizationServer();
   const issuer = `http://127.0.0.1:${asPort}/as`;
-  const bankPort = await startBank(issuer);
+  const bankPort = gatewayProgram ? await startGateway(issuer) : await startBank(issuer);
   const mcpUrl = new URL(`http://127.0.0.1:${bankPort}/mcp`);
   const out = { resource: mcpUrl.href };
   if (scenario === 'no_token') {
@@ -137,6 +188,13 @@ async function main() {
   out.add = JSON.parse(text(await client.callTool({ name: 'add_to_balance', arguments: { acct: 'alice', amount: 5 } })));
   out.balance = JSON.parse(text(await client.callTool({ name: 'get_balance', arguments: { acct: 'alice' } })));
   await client.close();
+  if (gatewayProgram) {
+    out.metrics_without_token = (await metrics(mcpUrl, '')).status;
+    const m = await metrics(mcpUrl, provider.tokens().access_token);
+    out.metrics_with_token = m.status;
+    out.metrics_add_ok = (m.body.match(/^tool_effects_gateway_calls_total\{server="bank",tool="add_to_balance",outcome="ok"\} (\d+)$/m) || [])[1];
+    out.audit = fs.readFileSync(path.join(workDir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  }
   Object.assign(out, { registered: seen.registered, pkce: seen.pkce, authorization_resource: seen.authorization_resource,
     authorization_scope: seen.authorization_scope, token_scope: seen.token_scope });
   return out;

@@ -96,6 +96,18 @@ TEST(GatewayConfig, EachBadFieldIsRefusedNamingTheFileTheServerTheToolAndThePoin
       {R"({"mcpServers": {}, "gateway": {"http": {"path": "/m", "metrics_path": "/m"}}})",
        R"(gateway.json: at /gateway/http/metrics_path: is the MCP endpoint's path: "/m")",
        R"({"mcpServers": {}, "gateway": {"http": {"path": "/m", "metrics_path": "/stats"}}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"jwt": {"issuer": "i", "jwks_url": "u"}}}}})",
+       R"(gateway.json: at /gateway/http/authorization: missing required key (the gateway's canonical URI, e.g. "https://gw.example.com/mcp"): "resource")",
+       R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "jwt": {"issuer": "i"}}}}})",
+       R"(gateway.json: at /gateway/http/authorization/jwt: missing required key: "jwks_url")",
+       R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "jwt": {"issuer": "i", "jwks_url": "u"}, "introspection": {}}}}})",
+       R"(gateway.json: at /gateway/http/authorization: give either "jwt" (a key set) or "introspection" (RFC 7662), not both: "jwt")",
+       R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "introspection": {"endpoint": "e", "client_id": "c", "client_secret": "${TOKEN}"}}}}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "scopes": "efects", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})",
+       R"(gateway.json: at /gateway/http/authorization/scopes: expected "effects" or "none" (did you mean "effects"?): "efects")",
+       R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "scopes": "effects", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})"},
       {R"({"servers": {}})", R"(gateway.json: at /servers: unknown key (known: mcpServers gateway): "servers")",
        R"({"mcpServers": {}})"},
   };
@@ -194,6 +206,39 @@ TEST(GatewayProgram, ARefusedConfigurationStartsNothing) {
   http_gateway g(dir / "good.json");
   EXPECT_GT(g.port(), 0);
   EXPECT_EQ(lines_of(dir / "started").size(), 1u);
+}
+
+// The HTTP listener's authorization is made at start, before anything is served: a key set over plain http to a
+// host that is not loopback is refused, naming the field (exit 1, no port). The control: the same on loopback
+// serves. A build without OpenSSL refuses any authorization the same way.
+TEST(GatewayProgram, AnAuthorizationThatCannotVerifyTokensIsRefusedAtStart) {
+  const auto dir = fresh_dir("authorization");
+  auto config = [&](const std::string& jwks) {
+    return json{{"mcpServers", {{"up", upstream(dir / "effects.log")}}},
+                {"gateway",
+                 {{"http",
+                   {{"authorization",
+                     {{"resource", "http://127.0.0.1:1/mcp"}, {"jwt", {{"issuer", "https://as.example.com"}, {"jwks_url", jwks}}}}}}}}}}
+        .dump();
+  };
+  write_file(dir / "bad.json", config("http://as.example.com/jwks"));
+  const auto [status, out] = run(gateway() + " --config " + (dir / "bad.json").string() + " --listen 127.0.0.1:0 2> " +
+                                 (dir / "stderr").string());
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(out, "") << "no port";
+#ifdef TOOL_EFFECTS_GATEWAY_HAS_AUTHORIZATION
+  EXPECT_NE(read_file(dir / "stderr").find("bad.json: at /gateway/http/authorization/jwt: cannot verify tokens so: "
+                                           "mcp_jwt_options::jwks_url: \"http://as.example.com/jwks\" is plain http to a host "
+                                           "that is not loopback (https is required)"),
+            std::string::npos)
+      << read_file(dir / "stderr");
+  write_file(dir / "good.json", config("http://127.0.0.1:1/jwks"));
+  http_gateway g(dir / "good.json");
+  EXPECT_GT(g.port(), 0);
+#else
+  EXPECT_NE(read_file(dir / "stderr").find("built without OpenSSL: no authorization"), std::string::npos)
+      << read_file(dir / "stderr");
+#endif
 }
 
 // A tool the upstream server does not have is known only once the server is listed: the gateway then stops it

@@ -117,6 +117,24 @@ struct gateway_server_config {
   std::string pointer{};                       ///< "/mcpServers/<name>" in the configuration file
 };
 
+/// The HTTP listener as an OAuth 2.1 resource server (`gateway.http.authorization`): every request needs a bearer
+/// token for `resource`, verified as a JWT against the issuer's key set or by RFC 7662 introspection. Made into an
+/// `mcp_resource_server` by `make_gateway_authorization` (<tool_effects/mcp/gateway/authorization.hpp>: OpenSSL).
+struct gateway_authorization_config {
+  std::string resource{};                            ///< the gateway's canonical URI: a token's audience
+  std::vector<std::string> authorization_servers{};  ///< where clients get tokens (RFC 9728); default: the issuer
+  std::vector<std::string> required_scopes{};        ///< scopes every request needs
+  bool scopes_from_effects = false;  ///< a tools/call needs its tool's access scopes (`mcp_scopes_from_effects`)
+  std::string verifier{};            ///< "jwt" or "introspection"
+  std::string issuer{};              ///< the tokens' `iss` (jwt; for introspection, the answer's, when given)
+  std::string jwks_url{};            ///< jwt: the issuer's key set
+  std::vector<std::string> algorithms{};  ///< jwt: among RS256 and ES256 (empty: both)
+  std::string endpoint{}, client_id{}, client_secret{};  ///< introspection (client_secret_basic)
+  std::string ca_file{};             ///< https to the issuer: the CA to verify it with
+  bool require_https = true;         ///< false: plain http to a host that is not loopback
+};
+
+
 /// The whole configuration.
 struct gateway_config {
   std::string file{};                          ///< the file it came from (errors name it)
@@ -138,6 +156,7 @@ struct gateway_config {
   std::chrono::milliseconds shutdown_grace{10000};  ///< SIGTERM: how long calls under way may finish
   std::string http_path = "/mcp";              ///< the Streamable HTTP endpoint's path
   std::string metrics_path = "/metrics";       ///< where the HTTP listener serves the metrics ("": not served)
+  std::optional<gateway_authorization_config> authorization{};  ///< the HTTP listener's (none: every caller)
   std::vector<std::string> allowed_hosts{}, allowed_origins{};  ///< beyond loopback (DNS-rebinding protection)
 };
 

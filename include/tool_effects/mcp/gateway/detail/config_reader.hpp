@@ -271,6 +271,56 @@ class gateway_config_reader {
       if (const auto f = v.find(key); f != v.end()) *field = text(*f, str_cat(at, "/", key));
     return e;
   }
+  gateway_authorization_config authorization(const nlohmann::json& v, const std::string& at) const {
+    object(v, at, {"resource", "authorization_servers", "required_scopes", "scopes", "jwt", "introspection", "ca_file",
+                   "require_https"});
+    gateway_authorization_config a;
+    const auto r = v.find("resource");
+    if (r == v.end()) fail(at, "missing required key (the gateway's canonical URI, e.g. \"https://gw.example.com/mcp\")", "resource");
+    a.resource = text(*r, at + "/resource");
+    if (const auto l = v.find("authorization_servers"); l != v.end())
+      a.authorization_servers = list(*l, at + "/authorization_servers");
+    if (const auto l = v.find("required_scopes"); l != v.end()) a.required_scopes = list(*l, at + "/required_scopes");
+    if (const auto s = v.find("scopes"); s != v.end()) {
+      const std::string rule = text(*s, at + "/scopes", false);
+      if (rule != "effects" && rule != "none")
+        fail(at + "/scopes", suggestion_message("expected \"effects\" or \"none\"", rule, std::initializer_list<std::string_view>{"effects", "none"}), rule);
+      a.scopes_from_effects = rule == "effects";
+    }
+    if (const auto f = v.find("ca_file"); f != v.end()) a.ca_file = text(*f, at + "/ca_file");
+    if (const auto b = v.find("require_https"); b != v.end()) {
+      if (!b->is_boolean()) fail(at + "/require_https", expected("a boolean", *b), preview(*b));
+      a.require_https = b->get<bool>();
+    }
+    const auto jwt = v.find("jwt");
+    const auto intro = v.find("introspection");
+    if ((jwt == v.end()) == (intro == v.end()))
+      fail(at, "give either \"jwt\" (a key set) or \"introspection\" (RFC 7662), not both", jwt == v.end() ? "" : "jwt");
+    const std::string ka = at + (jwt != v.end() ? "/jwt" : "/introspection");
+    const nlohmann::json& k = jwt != v.end() ? *jwt : *intro;
+    const auto required = [&](const char* key, std::string& field) {
+      const auto f = k.find(key);
+      if (f == k.end()) fail(ka, "missing required key", key);
+      field = text(*f, str_cat(ka, "/", key));
+      if (field.empty()) fail(str_cat(ka, "/", key), "expected a non-empty string", "");
+    };
+    if (jwt != v.end()) {
+      object(k, ka, {"issuer", "jwks_url", "algorithms"});
+      a.verifier = "jwt";
+      required("issuer", a.issuer);
+      required("jwks_url", a.jwks_url);
+      if (const auto l = k.find("algorithms"); l != k.end()) a.algorithms = list(*l, ka + "/algorithms", false);
+    } else {
+      object(k, ka, {"endpoint", "client_id", "client_secret", "issuer"});
+      a.verifier = "introspection";
+      required("endpoint", a.endpoint);
+      required("client_id", a.client_id);
+      required("client_secret", a.client_secret);
+      if (const auto f = k.find("issuer"); f != k.end()) a.issuer = text(*f, ka + "/issuer");
+    }
+    if (a.authorization_servers.empty() && !a.issuer.empty()) a.authorization_servers = {a.issuer};
+    return a;
+  }
   // A backend: "local"/"none", a string (the sqlite journal's path), or {"type": ..., ...}.
   void gateway(const nlohmann::json& g, gateway_config& c) const {
     const std::string at = "/gateway";
@@ -334,7 +384,8 @@ class gateway_config_reader {
     if (const auto s = g.find("shutdown_grace_ms"); s != g.end())
       c.shutdown_grace = std::chrono::milliseconds(number(*s, at + "/shutdown_grace_ms", 0, 3'600'000));
     if (const auto h = g.find("http"); h != g.end()) {
-      object(*h, at + "/http", {"path", "metrics_path", "allowed_hosts", "allowed_origins"});
+      object(*h, at + "/http", {"path", "metrics_path", "allowed_hosts", "allowed_origins", "authorization"});
+      if (const auto a = h->find("authorization"); a != h->end()) c.authorization = authorization(*a, at + "/http/authorization");
       if (const auto p = h->find("path"); p != h->end()) {
         c.http_path = text(*p, at + "/http/path", false);
         if (c.http_path.empty() || c.http_path.front() != '/') fail(at + "/http/path", "expected a path starting with '/'", c.http_path);
