@@ -54,19 +54,25 @@ async function startAuthorizationServer() {
   throw new Error('the authorization server wrote no port within 10 s');
 }
 
-// The bank as a resource server of `issuer`; resolves with its port (its first line on stdout).
-function startBank(issuer) {
-  const bank = spawn(bankServer, ['--http', '--authorization', 'http://127.0.0.1:{port}/mcp', issuer,
-    issuer + '/introspect', 'bank-rs', 'bank-rs-secret'], { stdio: ['pipe', 'pipe', 'inherit'] });
-  children.push(bank);
+// Starts `program` (kept in `children`, stopped at the end); resolves with its port, its first line on stdout,
+// within `seconds`.
+function startListening(what, program, args, stdin, seconds) {
+  const child = spawn(program, args, { stdio: [stdin, 'pipe', 'inherit'] });
+  children.push(child);
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the bank printed no port within 10 s')), 10000);
-    bank.on('exit', (code) => reject(new Error(`the bank exited (${code}) before printing its port`)));
-    readline.createInterface({ input: bank.stdout }).once('line', (line) => {
+    const timer = setTimeout(() => reject(new Error(`the ${what} printed no port within ${seconds} s`)), seconds * 1000);
+    child.on('exit', (code) => reject(new Error(`the ${what} exited (${code}) before printing its port`)));
+    readline.createInterface({ input: child.stdout }).once('line', (line) => {
       clearTimeout(timer);
       resolve(Number(line));
     });
   });
+}
+
+// The bank as a resource server of `issuer`; resolves with its port.
+function startBank(issuer) {
+  return startListening('bank', bankServer, ['--http', '--authorization', 'http://127.0.0.1:{port}/mcp', issuer,
+    issuer + '/introspect', 'bank-rs', 'bank-rs-secret'], 'pipe', 10);
 }
 
 // A port free on 127.0.0.1 a moment ago (the gateway's resource URI names its port before it listens).
@@ -82,7 +88,7 @@ function freePort() {
 }
 
 // The gateway in front of the bank (stdio, trusted), as a resource server of `issuer` by introspection, with
-// scopes derived from the tools' effects; resolves with its port (its first line on stdout).
+// scopes derived from the tools' effects; resolves with its port.
 async function startGateway(issuer) {
   const port = await freePort();
   const config = path.join(workDir, 'gateway.json');
@@ -98,17 +104,7 @@ async function startGateway(issuer) {
       },
     },
   }));
-  const gateway = spawn(gatewayProgram, ['--config', config, '--listen', `127.0.0.1:${port}`],
-    { stdio: ['ignore', 'pipe', 'inherit'] });
-  children.push(gateway);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the gateway printed no port within 20 s')), 20000);
-    gateway.on('exit', (code) => reject(new Error(`the gateway exited (${code}) before printing its port`)));
-    readline.createInterface({ input: gateway.stdout }).once('line', (line) => {
-      clearTimeout(timer);
-      resolve(Number(line));
-    });
-  });
+  return startListening('gateway', gatewayProgram, ['--config', config, '--listen', `127.0.0.1:${port}`], 'ignore', 20);
 }
 
 // GET /metrics of the server at `mcpUrl`, with `token` or none: its status, and its body when 200.
