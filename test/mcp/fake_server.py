@@ -60,6 +60,7 @@ Client capabilities (docs/mcp.md "Client capabilities"; with --caps they are als
                             a late one 200 ms (late_ms) after answering; answers with the token it got
 """
 import json
+import select
 import sys
 import threading
 import time
@@ -372,7 +373,14 @@ def main():
     sys.stderr.write("fake server: started\n")
     sys.stderr.flush()
     if "--die-on-start" in args:
+        # Dies before it answers anything, having said why on stderr. It waits until the client has written its
+        # first request (unread) so that the client learns of the death from the pipes closing, whatever the
+        # scheduling: a client that writes only after the exit gets EPIPE, and its error then lacks the stderr
+        # line (the client's write path quotes stderr without waiting for it: a known gap, see
+        # docs/mcp-client.md, "Faults and what each becomes").
         sys.stderr.write("fake server: dying on start\n")
+        sys.stderr.flush()
+        select.select([sys.stdin], [], [], 10)
         sys.exit(7)
     if "--garbage-on-start" in args:
         send_raw("Server listening on stdio (not JSON-RPC)\n")
