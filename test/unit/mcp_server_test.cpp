@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <poll.h>
@@ -160,6 +161,40 @@ TEST(McpServer, ListsTheDerivedAnnotationsAndTheScopedAccesses) {
      "_meta": {"io.github.tool-effects/accesses": {"version": 1}}}
   ]})x");
   EXPECT_EQ(list, expected) << list.dump(1);
+}
+
+// mcp_server_options::tool_entry sees each entry as built, with its tool's index in the registry (static tools
+// and dynamic alike), and what it changes is what clients list; list_tools() says the same. The control: the same
+// server without the hook lists the entries as built.
+TEST(McpServer, TheToolEntryHookDecoratesEachEntryByItsIndex) {
+  ledger l;
+  registry reg = make_registry(l);
+  te::json_tool_host host(reg);
+  host.add(te::dynamic_tool{"mystery", {}, {}}, [](const te::attempt_context&, const json&) { return json(1); });
+  boost::asio::thread_pool pool(2);
+  te::mcp_server plain(pool, host, te::mcp_server_options{.name = "bank"});
+  const json built = run_request(plain, "tools/list", json::object());
+  ASSERT_EQ(built["tools"].size(), 5u);
+  EXPECT_FALSE(built["tools"][4].contains("description")) << "the control: as built";
+
+  std::vector<std::pair<std::size_t, std::string>> seen;
+  std::mutex m;
+  te::mcp_server_options o{.name = "bank"};
+  o.tool_entry = [&](std::size_t i, json& e) {
+    const std::lock_guard lock(m);
+    seen.emplace_back(i, e.at("name").get<std::string>());
+    e["description"] = "tool #" + std::to_string(i);
+  };
+  te::mcp_server decorated(pool, host, o);
+  const json list = run_request(decorated, "tools/list", json::object());
+  ASSERT_EQ(list["tools"].size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) {
+    json want = built["tools"][i];
+    want["description"] = "tool #" + std::to_string(i);
+    EXPECT_EQ(list["tools"][i], want) << i;
+    EXPECT_EQ(seen.at(i), (std::pair<std::size_t, std::string>{i, std::string(reg.name(i))}));
+  }
+  EXPECT_EQ(decorated.list_tools(), list);
 }
 
 namespace {

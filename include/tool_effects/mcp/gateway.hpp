@@ -112,9 +112,9 @@ class mcp_gateway {
     mcp_server_options so;
     so.name = config_.name;
     so.max_concurrent_calls = config_.max_concurrent_calls;
+    so.tool_entry = [this](std::size_t i, nlohmann::json& entry) { decorate(tools_.at(i), entry); };
     server_ = std::make_unique<server_type>(pool_, host_, so, std::move(dispatch));
-    front_ = std::make_unique<front_type>(*server_, host_, [this](nlohmann::json& r) { decorate(r); }, so,
-                                          pool_.get_executor());
+    front_ = std::make_unique<front_type>(*server_, host_, so, pool_.get_executor());
   }
   mcp_gateway(const mcp_gateway&) = delete;
   mcp_gateway& operator=(const mcp_gateway&) = delete;
@@ -132,11 +132,7 @@ class mcp_gateway {
   /// Every tool served, in the order served, with its effective declaration and its provenance.
   [[nodiscard]] const std::vector<gateway_tool>& tools() const noexcept { return tools_; }
   /// The tools/list result clients get.
-  [[nodiscard]] nlohmann::json list_tools() const {
-    nlohmann::json r = server_->list_tools();
-    decorate(r);
-    return r;
-  }
+  [[nodiscard]] nlohmann::json list_tools() const { return server_->list_tools(); }
   /// The plan of a turn of these tools (which call waits for which, and why).
   [[nodiscard]] turn_plan plan(std::span<const tool_call> calls) const { return host_.plan(calls); }
   /// The coordinator (calls under way, their waits).
@@ -368,37 +364,31 @@ class mcp_gateway {
     }
   }
 
-  // A tools/list result as clients get it: each entry with its upstream's texts and schemas, the hints and
-  // accesses of its effective declaration, and its provenance.
-  void decorate(nlohmann::json& result) const {
-    const auto list = result.find("tools");
-    if (list == result.end() || !list->is_array()) return;
-    for (auto& e : *list) {
-      const auto it = shared_->by_name.find(e.value("name", std::string()));
-      if (it == shared_->by_name.end()) continue;
-      const gateway_tool& t = *it->second;
-      nlohmann::json schema = t.upstream.contains("inputSchema") && t.upstream["inputSchema"].is_object()
-                                  ? t.upstream["inputSchema"]
-                                  : nlohmann::json();
-      if (schema.is_object() && schema.contains("properties") && schema["properties"].is_object())
-        for (auto& p : schema["properties"])  // its x-mcp-header annotations are the upstream's business
-          if (p.is_object()) p.erase("x-mcp-header");
-      nlohmann::json out = mcp_tool_entry(t.name, t.declaration.description, t.declaration.identity, std::move(schema));
-      for (const char* k : {"title", "description"})
-        if (t.upstream.contains(k) && t.upstream[k].is_string()) out[k] = t.upstream[k];
-      for (const char* k : {"outputSchema", "icons"})
-        if (t.upstream.contains(k) && (t.upstream[k].is_object() || t.upstream[k].is_array())) out[k] = t.upstream[k];
-      if (const auto a = t.upstream.find("annotations"); a != t.upstream.end() && a->is_object())
-        if (const auto title = a->find("title"); title != a->end() && title->is_string())
-          out["annotations"]["title"] = *title;
-      nlohmann::json p = {{"version", 1}, {"source", t.source}, {"server", t.server}, {"tool", t.upstream_name}};
-      if (!t.detail.empty()) p["declared_by"] = t.detail;
-      if (t.identity_from_overlay) p["identity"] = "overlay";
-      if (const auto a = t.upstream.find("annotations"); a != t.upstream.end() && a->is_object())
-        p["server_annotations"] = *a;  // what the server claimed, believed or not
-      out["_meta"][std::string(gateway_provenance_meta_key)] = std::move(p);
-      e = std::move(out);
-    }
+  // The tools/list entry of `t` as clients get it (the server's tool_entry hook; the host's registry holds the
+  // tools in the order of tools_): its upstream's texts and schemas, the hints and accesses of its effective
+  // declaration, and its provenance.
+  static void decorate(const gateway_tool& t, nlohmann::json& e) {
+    nlohmann::json schema = t.upstream.contains("inputSchema") && t.upstream["inputSchema"].is_object()
+                                ? t.upstream["inputSchema"]
+                                : nlohmann::json();
+    if (schema.is_object() && schema.contains("properties") && schema["properties"].is_object())
+      for (auto& p : schema["properties"])  // its x-mcp-header annotations are the upstream's business
+        if (p.is_object()) p.erase("x-mcp-header");
+    nlohmann::json out = mcp_tool_entry(t.name, t.declaration.description, t.declaration.identity, std::move(schema));
+    for (const char* k : {"title", "description"})
+      if (t.upstream.contains(k) && t.upstream[k].is_string()) out[k] = t.upstream[k];
+    for (const char* k : {"outputSchema", "icons"})
+      if (t.upstream.contains(k) && (t.upstream[k].is_object() || t.upstream[k].is_array())) out[k] = t.upstream[k];
+    if (const auto a = t.upstream.find("annotations"); a != t.upstream.end() && a->is_object())
+      if (const auto title = a->find("title"); title != a->end() && title->is_string())
+        out["annotations"]["title"] = *title;
+    nlohmann::json p = {{"version", 1}, {"source", t.source}, {"server", t.server}, {"tool", t.upstream_name}};
+    if (!t.detail.empty()) p["declared_by"] = t.detail;
+    if (t.identity_from_overlay) p["identity"] = "overlay";
+    if (const auto a = t.upstream.find("annotations"); a != t.upstream.end() && a->is_object())
+      p["server_annotations"] = *a;  // what the server claimed, believed or not
+    out["_meta"][std::string(gateway_provenance_meta_key)] = std::move(p);
+    e = std::move(out);
   }
 
   gateway_config config_;

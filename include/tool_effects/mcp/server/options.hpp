@@ -5,7 +5,10 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <string>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include <tool_effects/version.hpp>
 
@@ -42,6 +45,10 @@ struct mcp_server_options {
   /// an InputRequiredResult, resumed by the retry's requestState); past it an ask fails at once
   /// (client_ask_too_many_parked). A parked synchronous tool also holds one of `max_concurrent_calls`.
   std::size_t max_parked_calls = 64;
+  /// Called with each tool's tools/list entry (its index in the host's registry, and the entry as the server
+  /// built it) before it goes out, from any thread: a proxy adds what its upstream said of the tool (title,
+  /// description, schemas, `_meta`). Empty: the entries go as built.
+  std::function<void(std::size_t tool, nlohmann::json& entry)> tool_entry{};
 };
 
 }  // namespace tool_effects

@@ -1,9 +1,9 @@
 // tool_effects/mcp/gateway/detail/front.hpp — internal to <tool_effects/mcp/gateway.hpp>: the gateway's
 // downstream transports. Every request is the mcp_server's (its `bind`: the one method table, the dispatcher,
-// the coordinator, the approvals), except that the tools/list result is handed to the gateway before it goes
-// out, so that each tool carries what its upstream server said of it (title, description, inputSchema,
-// outputSchema) and where its effects came from. mcp_server has no hook for that yet, so this front makes the
-// sessions itself, as serve_fds and listen_http do (docs/gateway.md, "What the gateway needs of the server").
+// the coordinator, the approvals; each tools/list entry decorated by the server's `tool_entry` hook). The front
+// makes the sessions itself, as serve_fds and listen_http do, for two things the server's own do not offer: HTTP's
+// I/O on the gateway's pool (a request reaches its handler without a thread hop), and a stdio input that
+// `stop_stdio()` can end on SIGTERM (docs/gateway.md, "What the gateway needs of the server").
 //
 // stdio reads the client through a pipe fed by a relay thread, so that `stop_stdio()` can end the input (EOF)
 // on SIGTERM: the session then answers the requests under way, writes every answer and returns.
@@ -37,19 +37,14 @@
 #include <tool_effects/mcp/transport/detail/http_server_handle.hpp>
 #include <tool_effects/mcp/transport/detail/stdio_server.hpp>
 
-#include <tool_effects/detail/push_options.hpp>  // the coroutine below (g++ 12 false positives)
-
 namespace tool_effects::detail {
 
 template <class Server, class Host>
 class gateway_front {
  public:
-  using decorate_fn = std::function<void(nlohmann::json& list_result)>;
-
   // HTTP's I/O runs on `io` (the gateway's pool: a request then reaches its handler without a thread hop).
-  gateway_front(Server& server, Host& host, decorate_fn decorate, const mcp_server_options& options,
-                boost::asio::any_io_executor io)
-      : server_(server), host_(host), decorate_(std::move(decorate)), options_(options), io_(std::move(io)) {}
+  gateway_front(Server& server, Host& host, const mcp_server_options& options, boost::asio::any_io_executor io)
+      : server_(server), host_(host), options_(options), io_(std::move(io)) {}
   gateway_front(const gateway_front&) = delete;
   gateway_front& operator=(const gateway_front&) = delete;
   ~gateway_front() {
@@ -73,7 +68,7 @@ class gateway_front {
       boost::asio::io_context io;
       const mcp_strand strand = make_mcp_strand(io.get_executor());
       auto session = std::make_shared<mcp_session>(strand, server_.session_settings("stdio client"));
-      bind(*session);
+      server_.bind(*session);
       auto transport = std::make_shared<mcp_stdio_server_transport>(strand, relay[0], out, options_.max_message_bytes,
                                                                     options_.max_write_queue_bytes, [] {});
       boost::asio::post(strand, [session, transport] { session->start(transport); });
@@ -105,7 +100,7 @@ class gateway_front {
     mcp_listener_hooks hooks;
     hooks.make_session = [this](const mcp_strand& strand) {
       auto s = std::make_shared<mcp_session>(strand, server_.session_settings("HTTP client"));
-      bind(*s);
+      server_.bind(*s);
       return s;
     };
     if (o.authorization && o.authorization->tool_scopes)
@@ -135,25 +130,6 @@ class gateway_front {
   }
 
  private:
-  // The server's handlers, with tools/list decorated.
-  void bind(mcp_session& s) {
-    server_.bind(s);
-    s.on_request("tools/list", [this](mcp_request_context ctx) { return list_tools(std::move(ctx)); });
-  }
-  boost::asio::awaitable<nlohmann::json> list_tools(mcp_request_context ctx) {
-    mcp_server_request r;
-    r.id = ctx.id;
-    if (ctx.incoming) {
-      r.transport_version = ctx.incoming->transport_version;
-      r.principal = ctx.incoming->principal;
-      if (!ctx.incoming->caller.empty()) r.caller = ctx.incoming->caller;
-    }
-    std::string method = "tools/list";
-    nlohmann::json result = co_await server_.handle_request(std::move(method), std::move(ctx.params), std::move(r));
-    decorate_(result);
-    co_return result;
-  }
-
   // Copies `in` to `to` until `in` ends or `stop` is readable; then closes `to` (the reader sees EOF).
   static void relay_input(int in, int to, int stop) {
     char buf[65536];
@@ -183,7 +159,6 @@ class gateway_front {
 
   Server& server_;
   Host& host_;
-  decorate_fn decorate_;
   mcp_server_options options_;
   std::mutex m_;
   int wake_ = -1;
@@ -192,7 +167,5 @@ class gateway_front {
 };
 
 }  // namespace tool_effects::detail
-
-#include <tool_effects/detail/pop_options.hpp>
 
 #endif  // TOOL_EFFECTS_MCP_GATEWAY_DETAIL_FRONT_HPP

@@ -334,9 +334,10 @@ nlohmann::json mcp_server<Host, Options>::entry(std::size_t i) const {
          ...);
       }
       (std::make_index_sequence<Host::registry_type::static_size>{});
-      return out;
     }
-  return mcp_tool_entry(reg.name(i), reg.description(i), host_->identity_policy_of(i));
+  if (out.is_null()) out = mcp_tool_entry(reg.name(i), reg.description(i), host_->identity_policy_of(i));
+  if (options_.tool_entry) options_.tool_entry(i, out);
+  return out;
 }
 
 template <class Host, class Options>
