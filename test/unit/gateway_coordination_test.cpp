@@ -4,6 +4,9 @@
 // is lost: the calls conflict on the account the upstream's declaration names, so the gateway's one coordinator
 // runs them one at a time, whichever client sent them. The control: the same clients straight to the same
 // upstream (over HTTP) lose many. The audit log says which calls each waited for, and why.
+#include <cstddef>
+#include <cstdlib>
+#include <new>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -15,6 +18,31 @@
 #include <tool_effects/mcp/gateway/metrics.hpp>
 
 #include "gateway_test_support.hpp"
+
+// Every allocation of this program counted, per thread: what gateway_metrics::observe allocates. Not under
+// AddressSanitizer or ThreadSanitizer, whose runtimes define operator new themselves (the link would fail);
+// soak::under_sanitizer says the same, but too late for the preprocessor.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GATEWAY_COUNTS_ALLOCATIONS 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define GATEWAY_COUNTS_ALLOCATIONS 0
+#endif
+#endif
+#ifndef GATEWAY_COUNTS_ALLOCATIONS
+#define GATEWAY_COUNTS_ALLOCATIONS 1
+namespace {
+thread_local std::size_t allocations = 0;
+}  // namespace
+void* operator new(std::size_t n) {
+  ++allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+// Not inlined: g++ would see free() of operator new's pointer at the call site (-Wmismatched-new-delete).
+[[gnu::noinline]] void operator delete(void* p) noexcept { std::free(p); }
+[[gnu::noinline]] void operator delete(void* p, std::size_t) noexcept { std::free(p); }
+#endif
 
 namespace gateway_coordination_test_ns {
 
@@ -97,6 +125,35 @@ TEST(GatewayMetrics, TheExpositionParsesBackWithTheOfficialParserWhateverAToolIs
   write_file(dir / "raw.txt", "# TYPE tool_effects_gateway_calls counter\ntool_effects_gateway_calls_total{tool=\"" +
                                   hostile + "\"} 1\n");
   EXPECT_FALSE(prometheus_samples((dir / "raw.txt").string())) << "the control: unescaped, the name breaks the line";
+}
+
+// A record of a tool already counted is counted without allocating: its row is found through views of the
+// record's names, not copies (names longer than std::string's inline buffer, so a copy would allocate). The
+// control: the first record of a tool allocates its row.
+TEST(GatewayMetrics, ARecordOfAToolAlreadyCountedAllocatesNothing) {
+#if !GATEWAY_COUNTS_ALLOCATIONS
+  GTEST_SKIP() << "allocations are not counted under a sanitizer (its runtime defines operator new)";
+#else
+  const json record = {{"server", "a-server-with-a-long-name"}, {"tool", "a-tool-with-a-longer-name-still"},
+                       {"outcome", "ok"},
+                       {"approval", "approved_by_user"},
+                       {"waited_for", json::array({{{"call", "x"}}})},
+                       {"waited_ms", 1.5},
+                       {"attempts", 2},
+                       {"duration_ms", 3.0}};
+  tool_effects::gateway_metrics m;
+  const std::size_t before_first = allocations;
+  m.observe(record);
+  EXPECT_GT(allocations - before_first, 0u) << "the control: a new tool's row is allocated";
+  const std::size_t before = allocations;
+  m.observe(record);
+  m.observe(record);
+  EXPECT_EQ(allocations - before, 0u);
+  EXPECT_NE(m.text().find("tool_effects_gateway_calls_total{server=\"a-server-with-a-long-name\",tool=\"a-tool-with-"
+                          "a-longer-name-still\",outcome=\"ok\"} 3\n"),
+            std::string::npos)
+      << m.text();
+#endif
 }
 
 TEST(GatewayCoordination, FourClientsOfFiftyConcurrentIncrementsLoseNone) {

@@ -40,7 +40,12 @@ class gateway_metrics {
     const std::string* tool = string_at(record, "tool");
     if (!server || !tool) return;
     const std::lock_guard l(m_);
-    per_tool& t = tools_[{*server, *tool}];
+    // Found through views of the record's strings: a row already counted costs no copy of its names.
+    const key_view k{*server, *tool};
+    auto row = tools_.lower_bound(k);
+    if (row == tools_.end() || tools_.key_comp()(k, row->first))
+      row = tools_.emplace_hint(row, key{*server, *tool}, per_tool{});
+    per_tool& t = row->second;
     if (const std::string* outcome = string_at(record, "outcome")) ++t.outcomes[*outcome];
     if (const std::string* approval = string_at(record, "approval"); approval && *approval != "not_needed")
       ++t.approvals[*approval];
@@ -108,6 +113,17 @@ class gateway_metrics {
     std::array<std::uint64_t, duration_buckets.size()> buckets{};
   };
   using key = std::pair<std::string, std::string>;  // server, tool
+  using key_view = std::pair<std::string_view, std::string_view>;
+  // The order of `key` (std::pair's), also between a key and a key_view: a row is found without a key's copy.
+  struct key_less {
+    using is_transparent = void;
+    static key_view view(const key& k) noexcept { return {k.first, k.second}; }
+    static key_view view(const key_view& k) noexcept { return k; }
+    template <class A, class B>
+    bool operator()(const A& a, const B& b) const noexcept {
+      return view(a) < view(b);
+    }
+  };
 
   static const std::string* string_at(const nlohmann::json& j, const char* k) {
     const auto it = j.find(k);
@@ -164,7 +180,7 @@ class gateway_metrics {
   }
 
   mutable std::mutex m_;
-  std::map<key, per_tool> tools_;
+  std::map<key, per_tool, key_less> tools_;
 };
 
 }  // namespace tool_effects
