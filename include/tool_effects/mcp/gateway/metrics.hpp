@@ -23,6 +23,11 @@
 
 namespace tool_effects {
 
+namespace detail {
+// The `approval` of an audit record whose call needed none (detail/calls.hpp writes it; not an approval counted).
+inline constexpr std::string_view gateway_approval_not_needed = "not_needed";
+}  // namespace detail
+
 /// The counters of a gateway: calls by outcome, their waits for conflicting calls, approvals, retries and
 /// durations, per server and tool. Thread-safe.
 class gateway_metrics {
@@ -47,7 +52,8 @@ class gateway_metrics {
       row = tools_.emplace_hint(row, key{*server, *tool}, per_tool{});
     per_tool& t = row->second;
     if (const std::string* outcome = string_at(record, "outcome")) ++t.outcomes[*outcome];
-    if (const std::string* approval = string_at(record, "approval"); approval && *approval != "not_needed")
+    if (const std::string* approval = string_at(record, "approval");
+        approval && *approval != detail::gateway_approval_not_needed)
       ++t.approvals[*approval];
     if (const auto w = record.find("waited_for"); w != record.end() && w->is_array() && !w->empty()) {
       ++t.waits;

@@ -184,7 +184,7 @@ inline boost::asio::awaitable<nlohmann::json> gateway_call(std::shared_ptr<gatew
     rec["duration_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
     g.audit(std::move(rec));
   };
-  std::string approval = "not_needed";
+  std::string approval(gateway_approval_not_needed);
   if (gateway_needs_approval(*s->tool) && ctx.attempt == 1) {
     approval = co_await gateway_approve(*s, ctx, args);
     rec["approval"] = approval;
