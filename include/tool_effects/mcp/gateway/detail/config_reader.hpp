@@ -295,7 +295,9 @@ class gateway_config_reader {
     const auto jwt = v.find("jwt");
     const auto intro = v.find("introspection");
     if ((jwt == v.end()) == (intro == v.end()))
-      fail(at, "give either \"jwt\" (a key set) or \"introspection\" (RFC 7662), not both", jwt == v.end() ? "" : "jwt");
+      fail(at, jwt != v.end() ? "give either \"jwt\" (a key set) or \"introspection\" (RFC 7662), not both"
+                              : "missing required key (\"jwt\" for a key set, or \"introspection\" for RFC 7662)",
+           "jwt");
     const std::string ka = at + (jwt != v.end() ? "/jwt" : "/introspection");
     const nlohmann::json& k = jwt != v.end() ? *jwt : *intro;
     const auto required = [&](const char* key, std::string& field) {
