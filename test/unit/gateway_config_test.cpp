@@ -3,6 +3,7 @@
 // field (a JSON pointer) named; each refusal's control is the same document with that one field corrected, which
 // is accepted. And the program: a refused configuration starts nothing (no upstream server, no port), a tool the
 // server does not have is refused once the server is listed, and nothing is served.
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -108,6 +109,12 @@ TEST(GatewayConfig, EachBadFieldIsRefusedNamingTheFileTheServerTheToolAndThePoin
       {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r"}}}})",
        R"(gateway.json: at /gateway/http/authorization: missing required key ("jwt" for a key set, or "introspection" for RFC 7662): "jwt")",
        R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})"},
+      {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "introspection": {"endpoint": "e", "client_id": "c", "client_secret": 123456789}}}}})",
+       R"(gateway.json: at /gateway/http/authorization/introspection/client_secret: expected a string, got number: "[redacted]")",
+       R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "introspection": {"endpoint": "e", "client_id": "c", "client_secret": "${TOKEN}"}}}}})"},
+      {R"({"mcpServers": {}, "gateway": {"coordinator": {"type": "etcd", "endpoints": ["http://127.0.0.1:2379"], "password": 123456789}}})",
+       R"(gateway.json: at /gateway/coordinator/password: expected a string, got number: "[redacted]")",
+       R"({"mcpServers": {}, "gateway": {"coordinator": {"type": "etcd", "endpoints": ["http://127.0.0.1:2379"], "password": "${TOKEN}"}}})"},
       {R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "scopes": "efects", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})",
        R"(gateway.json: at /gateway/http/authorization/scopes: expected "effects" or "none" (did you mean "effects"?): "efects")",
        R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "scopes": "effects", "jwt": {"issuer": "i", "jwks_url": "u"}}}}})"},
@@ -117,6 +124,65 @@ TEST(GatewayConfig, EachBadFieldIsRefusedNamingTheFileTheServerTheToolAndThePoin
   for (const auto& r : rows) {
     EXPECT_EQ(refusal(r.bad), r.error) << r.bad;
     EXPECT_EQ(refusal(r.good), "") << "the control: " << r.good;
+  }
+}
+
+// A secret given as something other than a string, or as a string the reader refuses, is refused naming the
+// field and what is wrong, never quoting the value: "[redacted]" stands where the value would be, in what() and
+// in input(). The control: a field that is not a secret (client_id, the etcd user) refused the same way is quoted.
+TEST(GatewayConfig, ASecretIsRefusedWithoutItsValue) {
+  struct row {
+    std::string document, pointer, message, value;
+  };
+  const std::string intro = R"({"mcpServers": {}, "gateway": {"http": {"authorization": {"resource": "r", "introspection": )";
+  const std::string etcd = R"({"mcpServers": {}, "gateway": {"coordinator": {"type": "etcd", "endpoints": ["http://e:2379"], )";
+  const std::string journal = R"({"mcpServers": {}, "gateway": {"journal": {"type": "etcd", "endpoints": ["http://e:2379"], )";
+  const auto refused = [](const std::string& document) -> std::optional<te::gateway_config_error> {
+    try {
+      (void)te::parse_gateway_config(json::parse(document), "gateway.json", {},
+                                     [](const std::string&) -> std::optional<std::string> { return std::nullopt; });
+    } catch (const te::gateway_config_error& e) {
+      return e;
+    }
+    return std::nullopt;
+  };
+  const std::vector<row> secrets = {
+      {intro + R"({"endpoint": "e", "client_id": "c", "client_secret": 123456789}}}}})",
+       "/gateway/http/authorization/introspection/client_secret", "expected a string, got number", "123456789"},
+      {intro + R"({"endpoint": "e", "client_id": "c", "client_secret": "hunter2${"}}}}})",
+       "/gateway/http/authorization/introspection/client_secret", "unterminated ${...}", "hunter2"},
+      {etcd + R"("password": 123456789}}})", "/gateway/coordinator/password", "expected a string, got number",
+       "123456789"},
+      {journal + R"("password": 123456789}}})", "/gateway/journal/password", "expected a string, got number",
+       "123456789"},
+      {journal + R"("password": "hunter2${"}}})", "/gateway/journal/password", "unterminated ${...}", "hunter2"},
+  };
+  for (const auto& r : secrets) {
+    const auto e = refused(r.document);
+    ASSERT_TRUE(e) << "accepted: " << r.document;
+    const std::string what = e->what();
+    EXPECT_EQ(e->pointer(), r.pointer) << what;
+    EXPECT_EQ(e->message(), r.message) << what;
+    EXPECT_EQ(to_string(e->reason()), "invalid_value") << what;
+    EXPECT_EQ(what.find(r.value), std::string::npos) << "the secret is quoted: " << what;
+    EXPECT_EQ(e->input().find(r.value), std::string::npos) << "the secret is in input(): " << e->input();
+    EXPECT_EQ(e->input(), "[redacted]");
+  }
+  // The control: the same mistakes in fields that are not secrets quote the value.
+  const std::vector<row> others = {
+      {intro + R"({"endpoint": "e", "client_id": 123456789, "client_secret": "s"}}}}})",
+       "/gateway/http/authorization/introspection/client_id", "expected a string, got number", "123456789"},
+      {intro + R"({"endpoint": "e", "client_id": "c", "client_secret": "s", "issuer": "hunter2${"}}}}})",
+       "/gateway/http/authorization/introspection/issuer", "unterminated ${...}", "hunter2"},
+      {etcd + R"("user": 123456789}}})", "/gateway/coordinator/user", "expected a string, got number", "123456789"},
+  };
+  for (const auto& r : others) {
+    const auto e = refused(r.document);
+    ASSERT_TRUE(e) << "accepted: " << r.document;
+    const std::string what = e->what();
+    EXPECT_EQ(e->pointer(), r.pointer) << what;
+    EXPECT_EQ(e->message(), r.message) << what;
+    EXPECT_NE(what.find(r.value), std::string::npos) << "the control quotes the value: " << what;
   }
 }
 

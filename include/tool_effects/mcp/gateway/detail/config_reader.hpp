@@ -77,6 +77,15 @@ class gateway_config_reader {
     }
     return out;
   }
+  // A secret (an introspection client_secret, an etcd password): text(), but its refusals, whatever they are,
+  // quote "[redacted]" where they would quote the value, so neither what() nor input() carries any of it.
+  std::string secret(const nlohmann::json& v, const std::string& at) const {
+    try {
+      return text(v, at);
+    } catch (const gateway_config_error& e) {
+      fail(e.pointer(), e.message(), "[redacted]");
+    }
+  }
   std::map<std::string, std::string> strings(const nlohmann::json& v, const std::string& at) const {
     object(v, at, {});
     std::map<std::string, std::string> out;
@@ -266,9 +275,10 @@ class gateway_config_reader {
     if (const auto t = v.find("ttl_seconds"); t != v.end()) e.ttl = std::chrono::seconds(number(*t, at + "/ttl_seconds", 1, 3600));
     if (const auto t = v.find("request_timeout_ms"); t != v.end())
       e.request_timeout = std::chrono::milliseconds(number(*t, at + "/request_timeout_ms", 1, 600'000));
-    for (auto [key, field] : {std::pair{"user", &e.user}, {"password", &e.password}, {"ca_file", &e.ca_file},
-                              {"cert_file", &e.cert_file}, {"key_file", &e.key_file}})
+    for (auto [key, field] : {std::pair{"user", &e.user}, {"ca_file", &e.ca_file}, {"cert_file", &e.cert_file},
+                              {"key_file", &e.key_file}})
       if (const auto f = v.find(key); f != v.end()) *field = text(*f, str_cat(at, "/", key));
+    if (const auto f = v.find("password"); f != v.end()) e.password = secret(*f, at + "/password");
     return e;
   }
   gateway_authorization_config authorization(const nlohmann::json& v, const std::string& at) const {
@@ -300,10 +310,10 @@ class gateway_config_reader {
            "jwt");
     const std::string ka = at + (jwt != v.end() ? "/jwt" : "/introspection");
     const nlohmann::json& k = jwt != v.end() ? *jwt : *intro;
-    const auto required = [&](const char* key, std::string& field) {
+    const auto required = [&](const char* key, std::string& field, bool is_secret = false) {
       const auto f = k.find(key);
       if (f == k.end()) fail(ka, "missing required key", key);
-      field = text(*f, str_cat(ka, "/", key));
+      field = is_secret ? secret(*f, str_cat(ka, "/", key)) : text(*f, str_cat(ka, "/", key));
       if (field.empty()) fail(str_cat(ka, "/", key), "expected a non-empty string", "");
     };
     if (jwt != v.end()) {
@@ -317,7 +327,7 @@ class gateway_config_reader {
       a.verifier = "introspection";
       required("endpoint", a.endpoint);
       required("client_id", a.client_id);
-      required("client_secret", a.client_secret);
+      required("client_secret", a.client_secret, true);
       if (const auto f = k.find("issuer"); f != k.end()) a.issuer = text(*f, ka + "/issuer");
     }
     if (a.authorization_servers.empty() && !a.issuer.empty()) a.authorization_servers = {a.issuer};
