@@ -427,26 +427,32 @@ class static_engine final : public plan_engine {
 };
 
 // The engine for calls known at runtime: successor lists from a runtime
-// plan. Blocking only: the caller owns it and waits for the last call, so
-// handlers hold a raw pointer.
+// plan. Blocking (Handler std::nullptr_t: the caller owns it and waits for the
+// last call, so handlers hold a raw pointer), or asynchronous (the engine keeps
+// itself alive and calls `handler(outcomes)` in the thread that ended the turn,
+// which must not block; the descriptions and tasks must outlive the turn, as in
+// the awaiting coroutine's frame).
 struct plan_holder {
   std::optional<runtime_plan> plan;  // none: no call waits for another
 };
 
-template <class R, class Executor, class Options, class Task>
+template <class R, class Executor, class Options, class Task, class Handler = std::nullptr_t>
 class runtime_engine final : private plan_holder, public plan_engine {  // plan_holder first: the plan outlives the base
  public:
   runtime_engine(const Executor& ex, const Options& opts, std::span<const call_description> calls,
-                 std::optional<runtime_plan> plan, std::span<Task> tasks)
+                 std::optional<runtime_plan> plan, std::span<Task> tasks, Handler handler = {})
       : plan_holder{std::move(plan)},
         plan_engine(tasks.size(), this->plan ? this->plan->predecessor_offsets() : nullptr,
                     this->plan ? this->plan->successor_offsets() : nullptr,
                     this->plan ? this->plan->successor_data() : nullptr, {opts.abort_on_error, opts.max_concurrency}),
-        ex_(ex), opts_(opts), calls_(calls), tasks_(tasks), results_(tasks.size()) {
+        ex_(ex), opts_(opts), handler_(std::move(handler)), calls_(calls), tasks_(tasks), results_(tasks.size()) {
     grant_ready_calls();
   }
 
   std::vector<outcome<R>> take_results() { return std::move(results_); }
+
+  // Async mode: the engine keeps itself alive until its last call completed.
+  void keep_alive(std::shared_ptr<runtime_engine> self) { self_ = std::move(self); }
 
  private:
   void run(std::size_t i) {
@@ -480,17 +486,24 @@ class runtime_engine final : private plan_holder, public plan_engine {  // plan_
   void run_inline_one(std::size_t i) override { run(i); }
   void finished() override {
     journal_turn_end(opts_);
-    plan_engine::finished();
+    if constexpr (std::is_same_v<Handler, std::nullptr_t>) {
+      plan_engine::finished();
+    } else {  // invoked here, in the thread that ended the turn: the handler goes where it belongs
+      const auto keep = std::move(self_);  // released when this returns: nothing touches the engine after
+      std::move(handler_)(std::move(results_));
+    }
   }
 
   Executor ex_;
   Options opts_;
+  [[no_unique_address]] Handler handler_;
   std::span<const call_description> calls_;
   std::span<Task> tasks_;
   std::vector<outcome<R>> results_;
   // After opts_ (destroyed before it), as in static_engine.
   [[no_unique_address]] std::conditional_t<engine_grants_at_start<Options, Executor>, std::vector<turn_grant>,
                                            no_turn_grants> grants_;
+  std::shared_ptr<runtime_engine> self_;
 };
 
 template <class Ex, class Options, class... Calls>
@@ -546,6 +559,20 @@ std::vector<outcome<R>> run_runtime(const Ex& ex, const Options& options, std::s
     engine->wait();
   }
   return engine->take_results();
+}
+
+// The asynchronous runtime form: as run_runtime, but returns at once; `handler(std::vector<outcome<R>>)` is
+// called in the thread that ended the last call (it must not block: post it on). `calls` and `tasks` must
+// outlive the turn.
+template <class R, class Ex, class Options, class Task, class Handler>
+void start_runtime(const Ex& ex, const Options& options, std::span<const call_description> calls,
+                   runtime_plan plan, std::span<Task> task_span, Handler handler) {
+  using engine_t = runtime_engine<R, Ex, Options, Task, Handler>;
+  std::optional<runtime_plan> edges;
+  if (plan.edge_count() != 0) edges.emplace(std::move(plan));
+  auto engine = std::make_shared<engine_t>(ex, options, calls, std::move(edges), task_span, std::move(handler));
+  engine->keep_alive(engine);
+  start_turn(*engine, options, ex);
 }
 }  // namespace detail
 }  // namespace tool_effects

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <span>
 #include <exception>
@@ -32,10 +33,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <boost/asio/async_result.hpp>
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/cancellation_type.hpp>
+#include <boost/asio/use_awaitable.hpp>
 
 #include <tool_effects/attempt.hpp>
 #include <tool_effects/call_description.hpp>
+#include <tool_effects/detail/foreign_completion.hpp>
 #include <tool_effects/detail/invoke.hpp>
 #include <tool_effects/detail/str_cat.hpp>
 #include <tool_effects/dispatch.hpp>
@@ -246,13 +251,78 @@ class json_tool_host {
   template <class Executor, class Options>
   std::vector<outcome<nlohmann::json>> run(Executor&& executor, const Options& options,
                                            std::span<const tool_call> calls, std::string_view scope = {}) {
-    std::string fresh_scope;
+    prepared_turn t;
+    prepare(t, options, calls, scope);
+    if (t.tasks.empty()) return std::move(t.out);
+    auto ran = run_plan(std::forward<Executor>(executor), options,
+                        std::span<const call_description>(t.descriptions), std::move(*t.plan_of_runnable), t.tasks);
+    for (std::size_t j = 0; j < t.runnable.size(); ++j) t.out[t.runnable[j]] = std::move(ran[j]);
+    return std::move(t.out);
+  }
+
+  /// `run` as an Asio coroutine: the same turn, dispatched on `executor`, holding no thread while it waits (a
+  /// synchronous tool still runs on a thread of `executor`, as with `run`; an approver in the options is called
+  /// on one of its threads and must not block it). Resumes the awaiting coroutine on its executor.
+  template <class Executor, class Options>
+  boost::asio::awaitable<std::vector<outcome<nlohmann::json>>> async_run(Executor executor, Options options,
+                                                                         std::vector<tool_call> calls,
+                                                                         std::string scope = {}) {
+    // By value: the calls, the scope and the prepared turn live in this frame until the turn ended.
+    prepared_turn t;
+    prepare(t, options, std::span<const tool_call>(calls), scope);
+    if (t.tasks.empty()) co_return std::move(t.out);
+    const auto ex = detail::to_executor(executor);
+    // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
+    auto initiate = [&](auto handler) {
+      // The awaiting coroutine's cancellation (e.g. its session's notifications/cancelled) cancels the turn.
+      if constexpr (detail::options_have_cancellation<Options>) {
+        auto slot = boost::asio::get_associated_cancellation_slot(handler);
+        if (slot.is_connected())
+          slot.assign([c = options.template get<turn_cancellation>()](boost::asio::cancellation_type) { c.cancel(); });
+      }
+      auto work = detail::tracked_executor_of(handler);
+      detail::start_runtime<nlohmann::json>(
+          ex, options, std::span<const call_description>(t.descriptions), std::move(*t.plan_of_runnable),
+          std::span<task>(t.tasks),
+          [work = std::move(work), h = std::move(handler)](std::vector<outcome<nlohmann::json>> r) mutable {
+            const auto tracked = std::move(work);  // keeps the coroutine's context running until posted
+            detail::post_completion(std::move(h), std::move(r));
+          });
+    };
+    std::vector<outcome<nlohmann::json>> ran =
+        co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
+                                             void(std::vector<outcome<nlohmann::json>>)>(initiate,
+                                                                                         boost::asio::use_awaitable);
+    for (std::size_t j = 0; j < t.runnable.size(); ++j) t.out[t.runnable[j]] = std::move(ran[j]);
+    co_return std::move(t.out);
+  }
+
+ private:
+  using async_fn = json_async_tool_function;
+  struct task;
+
+  // A turn ready to dispatch: the outcomes of the calls that cannot run (the others' slots empty), which calls
+  // run, their descriptions, tasks and plan. The tasks point into `calls` and `scope`, which must outlive it.
+  struct prepared_turn {
+    std::vector<outcome<nlohmann::json>> out;
+    std::vector<std::size_t> runnable;
+    std::vector<call_description> descriptions;
+    std::vector<task> tasks;
+    std::optional<runtime_plan> plan_of_runnable;
+    std::vector<call_identity> identities;  // the loop guard's (the tasks point into it)
+    std::string fresh_scope;  // the random scope of a turn given none (the tasks' scope points into it)
+  };
+
+  // What `run` and `async_run` do before dispatching (see `run`).
+  // Fills `t` in place (the tasks point into it).
+  template <class Options>
+  void prepare(prepared_turn& t, const Options& options, std::span<const tool_call> calls, std::string_view scope) {
     if (scope.empty()) {
       if constexpr (detail::options_have_journal<Options>)
         throw std::invalid_argument("tool_effects::json_tool_host::run: a journaled turn needs a scope that names "
                                     "the turn (unique per turn, the same when it runs again)");
-      fresh_scope = random_idempotency_key();
-      scope = fresh_scope;
+      t.fresh_scope = random_idempotency_key();
+      scope = t.fresh_scope;
     }
     plan_limits limits;
     if constexpr (requires { requires Options::template has<plan_limits>; }) limits = options.template get<plan_limits>();
@@ -261,31 +331,22 @@ class json_tool_host {
     constexpr bool guarded = requires { requires Options::template has<loop_guard>; };
     turn_plan p = describe_turn(calls, limits, guarded);
     if constexpr (guarded) guard(options.template get<loop_guard>(), calls, p);
-    std::vector<outcome<nlohmann::json>> out(calls.size());
-    std::vector<std::size_t> runnable;
-    std::vector<call_description> descriptions;
-    std::vector<task> tasks;
+    t.out.resize(calls.size());
+    t.identities = std::move(p.identities);
     for (std::size_t k = 0; k < calls.size(); ++k) {
       if (p.failures[k]) {
-        out[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(*p.failures[k])));
+        t.out[k] = outcome<nlohmann::json>::failure(std::make_exception_ptr(call_failure(*p.failures[k])));
         continue;
       }
-      runnable.push_back(k);
-      descriptions.push_back(std::move(p.calls[k]));
-      tasks.push_back(task{this, p.tools[k], &calls[k], scope, guarded ? &p.identities[k] : nullptr, {}, reporter_of(options)});
+      t.runnable.push_back(k);
+      t.descriptions.push_back(std::move(p.calls[k]));
+      t.tasks.push_back(task{this, p.tools[k], &calls[k], scope, guarded ? &t.identities[k] : nullptr, {},
+                             reporter_of(options)});
     }
-    if (tasks.empty()) return out;
     // The one plan of the turn: the calls that cannot run have no effects, so
     // planning only the others gives the same edges between them.
-    runtime_plan plan = plan_calls(descriptions, limits);
-    auto ran = run_plan(std::forward<Executor>(executor), options, std::span<const call_description>(descriptions),
-                        std::move(plan), tasks);
-    for (std::size_t j = 0; j < runnable.size(); ++j) out[runnable[j]] = std::move(ran[j]);
-    return out;
+    if (!t.tasks.empty()) t.plan_of_runnable.emplace(plan_calls(t.descriptions, limits));
   }
-
- private:
-  using async_fn = json_async_tool_function;
 
   // Resolves, identifies (unless `identify` is false: the identities are then left empty) and describes
   // every call of a turn (no plan yet).

@@ -112,6 +112,7 @@ class mcp_gateway {
     mcp_server_options so;
     so.name = config_.name;
     so.max_concurrent_calls = config_.max_concurrent_calls;
+    so.nonblocking_calls = true;  // every tool is an upstream call (a coroutine), the approver never blocks
     so.tool_entry = [this](std::size_t i, nlohmann::json& entry) { decorate(tools_.at(i), entry); };
     server_ = std::make_unique<server_type>(pool_, host_, so, std::move(dispatch));
     front_ = std::make_unique<front_type>(*server_, host_, so, pool_.get_executor());

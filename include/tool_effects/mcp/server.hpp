@@ -100,6 +100,7 @@ class mcp_server {
         dispatch_(std::move(dispatch)),
         callers_(std::make_unique<boost::asio::thread_pool>(
             options_.max_concurrent_calls == 0 ? 1 : options_.max_concurrent_calls)),
+        admission_(std::make_unique<detail::mcp_call_admission>(options_.max_concurrent_calls)),
         parking_(std::make_shared<detail::mcp_mrtr_parking>(options_.max_parked_calls)),
         asks_(std::make_unique<boost::asio::thread_pool>(1)) {}
 
@@ -230,6 +231,18 @@ class mcp_server {
   // The parked call a `requestState` names, checked to be of `method` and `name`.
   std::shared_ptr<detail::mcp_mrtr_call> parked_call(const std::string& state, std::string_view method,
                                                      const std::string& name, const std::string& caller) const;
+  // What a tools/call returns for arguments that do not fit its tool, if they do not.
+  [[nodiscard]] std::optional<nlohmann::json> invalid_arguments(const detail::tool_call_request& r) const;
+  // The one-call turn of a tools/call and its journal scope.
+  static std::pair<tool_call, std::string> turn_of(const detail::tool_call_request& r, const std::string& caller);
+  // The reporter's bounds and the call's principal.
+  void configure(detail::mcp_request_reporter& reporter, const mcp_principal* principal) const;
+  // run_call as a coroutine on the server's executor (options.nonblocking_calls): holds no thread while it waits.
+  boost::asio::awaitable<nlohmann::json> run_call_async(
+      std::shared_ptr<detail::tool_call_request> r, std::string caller, std::shared_ptr<const mcp_principal> principal,
+      turn_cancellation cancel, std::function<void(double, double, const std::string&)> progress,
+      detail::mcp_request_log log, std::shared_ptr<const mcp_client_asker> asker,
+      std::shared_ptr<const std::function<void()>> close_stream);
   nlohmann::json run_call(const detail::tool_call_request& r, const std::string& caller, const mcp_principal* principal,
                           const turn_cancellation& cancel,
                           const std::function<void(double, double, const std::string&)>& progress,
@@ -274,6 +287,7 @@ class mcp_server {
   mcp_server_options options_;
   Options dispatch_;
   std::unique_ptr<boost::asio::thread_pool> callers_;
+  std::unique_ptr<detail::mcp_call_admission> admission_;  // the bound of calls without a caller thread
   detail::mcp_catalog catalog_;                        // resources, templates, prompts; the sessions' subscriptions
   std::shared_ptr<detail::mcp_mrtr_parking> parking_;  // the 2026-07-28 calls waiting for their client's input
   std::unique_ptr<boost::asio::thread_pool> asks_;     // runs the MRTR calls' asks (one thread, never blocked)

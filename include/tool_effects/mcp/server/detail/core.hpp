@@ -6,6 +6,7 @@
 #define TOOL_EFFECTS_MCP_SERVER_DETAIL_CORE_HPP
 
 #include <cstdint>
+#include <deque>
 #include <stdexcept>
 #include <atomic>
 #include <functional>
@@ -191,6 +192,57 @@ struct mcp_request_reporter final : attempt_reporter {
                                         std::to_string(max_messages), " per call (max_log_messages)"),
                                 max_bytes));
   }
+};
+
+// At most `max` tools/calls at once, the rest admitted first come, first served as calls end: the bound of
+// mcp_server_options::max_concurrent_calls for calls that hold no caller thread (nonblocking_calls).
+// `admit(start)` calls `start()` at once when a place is free, else when one frees (in the thread of the
+// `release()` that frees it; `start` must not block). Each admitted call releases its place once.
+class mcp_call_admission {
+ public:
+  explicit mcp_call_admission(std::size_t max) : max_(max == 0 ? 1 : max) {}
+  void admit(std::function<void()> start) {
+    {
+      const std::lock_guard lock(m_);
+      if (running_ >= max_) {
+        waiting_.push_back(std::move(start));
+        return;
+      }
+      ++running_;
+    }
+    start();
+  }
+  void release() {
+    std::function<void()> next;
+    {
+      const std::lock_guard lock(m_);
+      if (waiting_.empty()) {
+        --running_;
+        return;
+      }
+      next = std::move(waiting_.front());  // the place passes to the oldest waiting call
+      waiting_.pop_front();
+    }
+    next();
+  }
+
+ private:
+  std::mutex m_;
+  std::size_t max_;
+  std::size_t running_ = 0;
+  std::deque<std::function<void()>> waiting_;
+};
+
+// An admitted call's place, released when it ends.
+class mcp_admitted_call {
+ public:
+  explicit mcp_admitted_call(mcp_call_admission& a) noexcept : a_(&a) {}
+  mcp_admitted_call(const mcp_admitted_call&) = delete;
+  mcp_admitted_call& operator=(const mcp_admitted_call&) = delete;
+  ~mcp_admitted_call() { a_->release(); }
+
+ private:
+  mcp_call_admission* a_;
 };
 
 // The capabilities a session's client declared in `initialize` (set once on the session, read by its calls).

@@ -44,6 +44,30 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
       std::move(request.ask_client), std::move(request.client_capabilities), options_.client_request_timeout, executor_,
       "the request has no channel to its client");
   auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
+  // With options.nonblocking_calls every call takes its place in the admission queue (max_concurrent_calls),
+  // kept until the call ended; it then runs without a caller thread unless it might be asked of its user by the
+  // server's own elicitation approver (no approver in the options), which blocks.
+  std::optional<detail::mcp_admitted_call> place;
+  if (options_.nonblocking_calls) {
+    // (Locals, as above.)
+    auto admitted = [this, cancel = request.cancel](auto handler) {
+      auto slot = boost::asio::get_associated_cancellation_slot(handler);
+      if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+      auto h = std::make_shared<decltype(handler)>(std::move(handler));
+      admission_->admit([h] { detail::post_completion(std::move(*h)); });
+    };
+    co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(admitted,
+                                                                                    boost::asio::use_awaitable);
+    place.emplace(*admission_);
+    if constexpr (requires { host_->async_run(executor_, dispatch_, std::vector<tool_call>{}, std::string()); }) {
+      if (detail::options_have_approver<Options> || !asker->client_declared("elicitation")) {
+        detail::mcp_request_log log{std::move(request.log_level), std::move(request.log)};
+        auto run = run_call_async(std::move(call), std::move(request.caller), request.principal, request.cancel,
+                                  std::move(request.progress), std::move(log), std::move(asker), std::move(close));
+        co_return co_await std::move(run);
+      }
+    }
+  }
   auto initiate = [this, call, asker, close, cancel = request.cancel, progress = std::move(request.progress),
                    log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
                    caller = std::move(request.caller), principal = request.principal](auto handler) {
@@ -251,25 +275,66 @@ void mcp_server<Host, Options>::check_key(const detail::tool_call_request& r, co
 }
 
 template <class Host, class Options>
-nlohmann::json mcp_server<Host, Options>::run_call(
-    const detail::tool_call_request& r, const std::string& caller, const mcp_principal* principal,
-    const turn_cancellation& cancel, const std::function<void(double, double, const std::string&)>& progress,
-    const detail::mcp_request_log& log, const mcp_client_asker* asker, const std::function<void()>* close_stream) {
+std::optional<nlohmann::json> mcp_server<Host, Options>::invalid_arguments(const detail::tool_call_request& r) const {
+  std::optional<nlohmann::json> out;
   if (auto bad = argument_error(*host_->registry().index_of(r.name), r.arguments)) {
-    nlohmann::json result = detail::mcp_text_result(detail::str_cat("invalid_arguments: ", *bad));
-    result["isError"] = true;
-    return result;
+    out = detail::mcp_text_result(detail::str_cat("invalid_arguments: ", *bad));
+    (*out)["isError"] = true;
   }
+  return out;
+}
+
+template <class Host, class Options>
+std::pair<tool_call, std::string> mcp_server<Host, Options>::turn_of(const detail::tool_call_request& r,
+                                                                    const std::string& caller) {
   tool_call call;
   call.id = "mcp";
   call.name = r.name;
   call.arguments = r.arguments;
   // A client's key is its caller's: another caller's same key never replays this one's outcome.
-  const std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : key_scope(caller, r.idempotency_key);
-  detail::mcp_request_reporter reporter(
-      &progress, &log, r.name, std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker, close_stream);
+  std::string scope = r.idempotency_key.empty() ? random_idempotency_key() : key_scope(caller, r.idempotency_key);
+  return {std::move(call), std::move(scope)};
+}
+
+template <class Host, class Options>
+void mcp_server<Host, Options>::configure(detail::mcp_request_reporter& reporter, const mcp_principal* principal) const {
   reporter.max_messages = options_.max_log_messages;
   reporter.principal = principal;
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_call_async(
+    std::shared_ptr<detail::tool_call_request> r, std::string caller, std::shared_ptr<const mcp_principal> principal,
+    turn_cancellation cancel, std::function<void(double, double, const std::string&)> progress,
+    detail::mcp_request_log log, std::shared_ptr<const mcp_client_asker> asker,
+    std::shared_ptr<const std::function<void()>> close_stream) {
+  if (auto bad = invalid_arguments(*r)) co_return std::move(*bad);
+  std::pair<tool_call, std::string> one = turn_of(*r, caller);
+  // In this frame until the call ended, as every argument above.
+  detail::mcp_request_reporter reporter(&progress, &log, r->name,
+                                        std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker.get(),
+                                        close_stream.get());
+  configure(reporter, principal.get());
+  std::vector<tool_call> calls;
+  calls.push_back(std::move(one.first));
+  // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
+  auto turn = host_->async_run(executor_, dispatch_.with(cancel).with(reporting{&reporter}), std::move(calls),
+                               std::move(one.second));
+  std::vector<outcome<nlohmann::json>> out = co_await std::move(turn);
+  reporter.report_dropped();
+  co_return detail::call_tool_result(std::move(out.front()), r->name);
+}
+
+template <class Host, class Options>
+nlohmann::json mcp_server<Host, Options>::run_call(
+    const detail::tool_call_request& r, const std::string& caller, const mcp_principal* principal,
+    const turn_cancellation& cancel, const std::function<void(double, double, const std::string&)>& progress,
+    const detail::mcp_request_log& log, const mcp_client_asker* asker, const std::function<void()>* close_stream) {
+  if (auto bad = invalid_arguments(r)) return std::move(*bad);
+  auto [call, scope] = turn_of(r, caller);
+  detail::mcp_request_reporter reporter(
+      &progress, &log, r.name, std::min(options_.max_log_bytes, options_.max_message_bytes / 8), asker, close_stream);
+  configure(reporter, principal);
   auto options = dispatch_.with(cancel).with(reporting{&reporter});
   std::vector<outcome<nlohmann::json>> out;
   if constexpr (detail::options_have_approver<decltype(options)>) {
