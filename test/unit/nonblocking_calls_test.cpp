@@ -13,6 +13,8 @@
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -221,4 +223,34 @@ TEST(NonblockingCalls, AsyncRunGivesWhatRunGives) {
   EXPECT_FALSE(awaited[1].has_value()) << "the unknown tool fails alone";
   EXPECT_EQ(a.balance, 4) << "two turns of two increments, one at a time under the coordinator";
   EXPECT_EQ(awaited[0].value()["balance"].get<long>() + awaited[2].value()["balance"].get<long>(), 3 + 4);
+}
+
+// The server's destructor waits for a call under way without a caller thread, as it waits for its caller
+// threads: the call ends (and its tool's coroutine with it) before the server is gone. Without the wait the
+// destructor would return while the tool still sleeps (`ended` false).
+TEST(NonblockingCalls, TheDestructorWaitsForACallUnderWay) {
+  te::tool_registry<> reg;
+  te::json_tool_host<> host{reg};
+  std::atomic<bool> started{false}, ended{false};
+  host.add(te::dynamic_tool{"slow", account_write("slow"), {}},
+           [&](const te::attempt_context&, const json&) -> boost::asio::awaitable<json> {
+             started = true;
+             boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, 300ms);
+             co_await t.async_wait(boost::asio::use_awaitable);
+             ended = true;
+             co_return json(1);
+           });
+  boost::asio::thread_pool pool(1);
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  std::thread session([&io] { io.run(); });
+  {
+    te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = true});
+    boost::asio::co_spawn(io, server.handle_request("tools/call", json{{"name", "slow"}}, {}), boost::asio::detached);
+    for (int i = 0; i < 5000 && !started; ++i) std::this_thread::sleep_for(1ms);
+    ASSERT_TRUE(started.load());
+  }  // ~mcp_server
+  EXPECT_TRUE(ended.load()) << "the call under way ended before the server was destroyed";
+  work.reset();
+  session.join();
 }

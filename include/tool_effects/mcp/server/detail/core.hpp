@@ -9,6 +9,7 @@
 #include <deque>
 #include <stdexcept>
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -217,7 +218,7 @@ class mcp_call_admission {
     {
       const std::lock_guard lock(m_);
       if (waiting_.empty()) {
-        --running_;
+        if (--running_ == 0) idle_.notify_all();
         return;
       }
       next = std::move(waiting_.front());  // the place passes to the oldest waiting call
@@ -225,9 +226,15 @@ class mcp_call_admission {
     }
     next();
   }
+  // Returns once no admitted call runs and none waits (the server's destructor: the calls under way end first).
+  void wait_idle() {
+    std::unique_lock lock(m_);
+    idle_.wait(lock, [this] { return running_ == 0 && waiting_.empty(); });
+  }
 
  private:
   std::mutex m_;
+  std::condition_variable idle_;
   std::size_t max_;
   std::size_t running_ = 0;
   std::deque<std::function<void()>> waiting_;
