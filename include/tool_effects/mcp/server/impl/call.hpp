@@ -53,8 +53,14 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
     auto admitted = [this, cancel = request.cancel](auto handler) {
       auto slot = boost::asio::get_associated_cancellation_slot(handler);
       if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+      // The handler's context keeps work until the post is done (the admission may come from another call's
+      // end, on another thread, as the caller threads post theirs: see detail::tracked_executor_of).
+      auto work = detail::tracked_executor_of(handler);
       auto h = std::make_shared<decltype(handler)>(std::move(handler));
-      admission_->admit([h] { detail::post_completion(std::move(*h)); });
+      admission_->admit([h, work = std::make_shared<decltype(work)>(std::move(work))] {
+        const auto tracked = std::move(*work);  // released last
+        detail::post_completion(std::move(*h));
+      });
     };
     co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(admitted,
                                                                                     boost::asio::use_awaitable);
