@@ -159,12 +159,14 @@ def med(rs, key):
 
 
 SERVERS = ["ts-mcpserver", "cpp-server"]
+BLOCKING = "cpp-blocking"  # --ab-blocking: the same server with --blocking-calls (each call holds a caller thread)
 SERVER_CLIENTS = ["ts-sdk", "cpp-raw"]
 
 
 def start_http_server(args, server, port):
     cmd = (["node", "server.mjs", "--mcp-server", "--http", str(port)] if server == "ts-mcpserver"
-           else [args.cpp_server, "--threads", str(args.server_threads), "--http", str(port)])
+           else [args.cpp_server, "--threads", str(args.server_threads), "--http", str(port)]
+           + (["--blocking-calls"] if server == BLOCKING else []))
     p = subprocess.Popen(cmd, cwd=args.dir, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
@@ -177,17 +179,20 @@ def start_http_server(args, server, port):
 
 def servers_main(args):
     """The servers side by side: mcp_server against the SDK's McpServer, each driven by both clients."""
+    servers_run = SERVERS + ([BLOCKING] if args.ab_blocking else [])
     stdio_cmd = {"ts-mcpserver": "node server.mjs --mcp-server",
-                 "cpp-server": f"{args.cpp_server} --threads {args.server_threads}"}
-    marker = {"ts-mcpserver": b"server.mjs", "cpp-server": b"bench_mcp_vs_ts_server"}
-    pairs = [(s, c) for s in SERVERS for c in SERVER_CLIENTS]
+                 "cpp-server": f"{args.cpp_server} --threads {args.server_threads}",
+                 BLOCKING: f"{args.cpp_server} --threads {args.server_threads} --blocking-calls"}
+    marker = {"ts-mcpserver": b"server.mjs", "cpp-server": b"bench_mcp_vs_ts_server",
+              BLOCKING: b"bench_mcp_vs_ts_server"}
+    pairs = [(s, c) for s in servers_run for c in SERVER_CLIENTS]
     scenarios = [s for s in SCENARIOS if not args.only or s[1] == args.only]
     runs, http_hwm = {}, {}
     for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
         servers = {}
         urls = {}
         if transport == "http":
-            for server in SERVERS:
+            for server in servers_run:
                 port = free_port()
                 servers[server] = start_http_server(args, server, port)
                 urls[server] = f"http://127.0.0.1:{port}/mcp"
@@ -215,7 +220,7 @@ def servers_main(args):
     for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
         for client in SERVER_CLIENTS:
             base = runs[(si, "ts-mcpserver", client)]
-            for server in SERVERS:
+            for server in servers_run:
                 rs = runs[(si, server, client)]
                 cps, scpu, smib = (med(rs, k) for k in ("calls_per_s", "server_cpu_us_per_call",
                                                          "server_cpu_ms_per_mib"))
@@ -245,6 +250,8 @@ def main():
     ap.add_argument("--json", help="write every run's numbers here")
     ap.add_argument("--servers", action="store_true", help="compare the servers (needs --cpp-server)")
     ap.add_argument("--cpp-server", help="bench_mcp_vs_ts_server")
+    ap.add_argument("--ab-blocking", action="store_true",
+                    help="with --servers: also the C++ server with --blocking-calls (nonblocking_calls off)")
     ap.add_argument("--server-threads", type=int, default=1, help="thread_pool size of the C++ server")
     args = ap.parse_args()
     args.dir = os.path.abspath(args.dir)

@@ -9,6 +9,8 @@
 //   bench_mcp_vs_ts_server [--threads N]              stdio, until stdin closes
 //   bench_mcp_vs_ts_server [--threads N] --http PORT  Streamable HTTP on 127.0.0.1:PORT/mcp, until SIGTERM/SIGINT
 // --threads: the thread_pool the server runs on (default 1: the Node server has one thread for JavaScript).
+// Both tools return at once, so the server sets `nonblocking_calls` (a call runs as a coroutine, as McpServer runs
+// its tools on its event loop); --blocking-calls leaves it off (each call holds a caller thread), for the A/B.
 // bench_mcp_vs_ts_server_auth (the same source with TOOL_EFFECTS_BENCH_AUTH=1, linked with tool_effects::mcp_auth)
 // takes, over HTTP, `--jwt ISSUER AUDIENCE JWKS_URL`: an OAuth resource server (audience = resource) whose tokens
 // are JWTs verified by mcp_jwt_verifier (what it costs per call: scripts/bench-auth, docs/benchmarks.md).
@@ -82,11 +84,13 @@ int usage(const char* what) {
 int main(int argc, char** argv) {
   std::size_t threads = 1;
   int port = -1;
+  bool nonblocking = true;
   std::string jwt_issuer, jwt_audience, jwt_jwks;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoul(argv[++i]);
     else if (a == "--http" && i + 1 < argc) port = std::stoi(argv[++i]);
+    else if (a == "--blocking-calls") nonblocking = false;
 #ifdef TOOL_EFFECTS_BENCH_AUTH
     else if (a == "--jwt" && i + 3 < argc) {
       jwt_issuer = argv[++i];
@@ -94,7 +98,7 @@ int main(int argc, char** argv) {
       jwt_jwks = argv[++i];
     }
 #endif
-    else return usage("usage: [--threads N] [--http PORT [--jwt ISSUER AUDIENCE JWKS_URL]]");
+    else return usage("usage: [--threads N] [--blocking-calls] [--http PORT [--jwt ISSUER AUDIENCE JWKS_URL]]");
   }
   // SIGTERM and SIGINT are waited for by the main thread (blocked here, before any thread starts).
   sigset_t stop;
@@ -106,7 +110,8 @@ int main(int argc, char** argv) {
   te::tool_registry<echo, blob> registry;
   te::json_tool_host host(registry);
   boost::asio::thread_pool pool(threads);
-  te::mcp_server server(pool, host, te::mcp_server_options{.name = "bench-server", .version = "1.0.0"});
+  te::mcp_server server(
+      pool, host, te::mcp_server_options{.name = "bench-server", .version = "1.0.0", .nonblocking_calls = nonblocking});
   if (port < 0) {
     server.serve_stdio();
     return 0;
