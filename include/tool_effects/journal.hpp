@@ -113,7 +113,7 @@ class journal_group_commit {
 /// batch throws `journal_error`. `group_commit()`: its queue. The dispatcher commits together the *started*
 /// records of calls that become ready together (a turn's start, or a call's end, makes them ready: one commit
 /// before any of them starts, whatever the pool) and the *ended* records of calls that end together
-/// (docs/coordination.md, docs/perf-notes-39.md); a call still runs only once its *started* record is durable.
+/// (docs/coordination.md, docs/performance-notes.md); a call still runs only once its *started* record is durable.
 template <class J>
 concept BatchJournal = Journal<J> && requires(const J& j, std::span<journal_record> records) {
   j.record_batch(records);

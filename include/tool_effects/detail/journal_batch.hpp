@@ -18,7 +18,7 @@
 //   bounded number of rounds), and parks if holds appeared meanwhile on its context (`park`).
 // A parked commit resumes at the latest after a bounded number of unholds there (a busy journal does not
 // starve it). The dispatcher (journal.hpp) does the scheduling and the writing; docs/coordination.md and
-// docs/perf-notes-39.md have the reasoning (what "together" means, the fsync count).
+// docs/performance-notes.md have the reasoning (what "together" means, the fsync count).
 #ifndef TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
 #define TOOL_EFFECTS_DETAIL_JOURNAL_BATCH_HPP
 
