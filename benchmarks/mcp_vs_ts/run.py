@@ -163,11 +163,16 @@ BLOCKING = "cpp-blocking"  # --ab-blocking: the same server with --blocking-call
 SERVER_CLIENTS = ["ts-sdk", "cpp-raw"]
 
 
+def server_argv(args, server):
+    """How `server` starts (over stdio; add --http PORT for Streamable HTTP)."""
+    if server == "ts-mcpserver":
+        return ["node", "server.mjs", "--mcp-server"]
+    blocking = ["--blocking-calls"] if server == BLOCKING else []
+    return [args.cpp_server, "--threads", str(args.server_threads)] + blocking
+
+
 def start_http_server(args, server, port):
-    cmd = (["node", "server.mjs", "--mcp-server", "--http", str(port)] if server == "ts-mcpserver"
-           else [args.cpp_server, "--threads", str(args.server_threads), "--http", str(port)]
-           + (["--blocking-calls"] if server == BLOCKING else []))
-    p = subprocess.Popen(cmd, cwd=args.dir, stderr=subprocess.DEVNULL)
+    p = subprocess.Popen(server_argv(args, server) + ["--http", str(port)], cwd=args.dir, stderr=subprocess.DEVNULL)
     for _ in range(100):
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
@@ -180,11 +185,8 @@ def start_http_server(args, server, port):
 def servers_main(args):
     """The servers side by side: mcp_server against the SDK's McpServer, each driven by both clients."""
     servers_run = SERVERS + ([BLOCKING] if args.ab_blocking else [])
-    stdio_cmd = {"ts-mcpserver": "node server.mjs --mcp-server",
-                 "cpp-server": f"{args.cpp_server} --threads {args.server_threads}",
-                 BLOCKING: f"{args.cpp_server} --threads {args.server_threads} --blocking-calls"}
-    marker = {"ts-mcpserver": b"server.mjs", "cpp-server": b"bench_mcp_vs_ts_server",
-              BLOCKING: b"bench_mcp_vs_ts_server"}
+    stdio_cmd = {s: " ".join(server_argv(args, s)) for s in servers_run}
+    marker = {s: b"server.mjs" if s == "ts-mcpserver" else b"bench_mcp_vs_ts_server" for s in servers_run}
     pairs = [(s, c) for s in servers_run for c in SERVER_CLIENTS]
     scenarios = [s for s in SCENARIOS if not args.only or s[1] == args.only]
     runs, http_hwm = {}, {}
