@@ -28,27 +28,13 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/server.hpp>
 
+#include "coordinator_support.hpp"
+
 namespace te = tool_effects;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A coordinator that grants every call at once (the control of the lost-update test).
-struct no_coordination {
-  struct grant_type {
-    std::uint64_t fencing_token() const { return 0; }
-    bool held() const { return false; }
-    void release() {}
-  };
-  template <class Handler>
-  void async_acquire(const te::call_description&, te::acquire_options, Handler&& h) const {
-    auto ex = boost::asio::get_associated_executor(h);
-    boost::asio::post(ex, [h = std::forward<Handler>(h)]() mutable { std::move(h)(boost::system::error_code{}, grant_type{}); });
-  }
-  grant_type acquire(const te::call_description&, te::acquire_options) const { return {}; }
-  te::acquire_options default_acquire_options() const { return {}; }
-};
 
 // One account, incremented by a coroutine tool that reads it, yields to the executor, then writes it back: a
 // lost update whenever two increments overlap.
@@ -125,7 +111,7 @@ TEST(NonblockingCalls, IncrementsFromFourSessionsLoseNoneAndStayWithinTheBound) 
       EXPECT_EQ(a.balance, 200);
       EXPECT_EQ(a.most_at_once.load(), 1) << "the coordinator runs the writes one at a time";
     } else {
-      te::mcp_server server(pool, host, options, te::run_options{}.with(no_coordination{}));
+      te::mcp_server server(pool, host, options, te::run_options{}.with(coordinator_test::grant_everything{}));
       EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50), 0);
       EXPECT_LT(a.balance, 200) << "the control loses increments";
       EXPECT_GT(a.most_at_once.load(), 1);
