@@ -237,6 +237,20 @@ class mcp_server {
   static std::pair<tool_call, std::string> turn_of(const detail::tool_call_request& r, const std::string& caller);
   // The reporter's bounds and the call's principal.
   void configure(detail::mcp_request_reporter& reporter, const mcp_principal* principal) const;
+  // Completes once the admission queue (options.nonblocking_calls, max_concurrent_calls) lets one call through;
+  // its caller then holds the place (detail::mcp_admitted_call) until the call ended. The awaiting coroutine's
+  // cancellation cancels the call's turn (`cancel`), which then ends at once when admitted.
+  boost::asio::awaitable<void> admission(turn_cancellation cancel);
+  // Runs one tools/call of either era and returns its result: as a coroutine (run_call_async) when
+  // options.nonblocking_calls allow it, else on a caller thread (run_call). The call's place in the admission
+  // queue, if it needs one, is its caller's (admission).
+  boost::asio::awaitable<nlohmann::json> run_tool_call(std::shared_ptr<detail::tool_call_request> r, std::string caller,
+                                                       std::shared_ptr<const mcp_principal> principal,
+                                                       turn_cancellation cancel,
+                                                       std::function<void(double, double, const std::string&)> progress,
+                                                       detail::mcp_request_log log,
+                                                       std::shared_ptr<const mcp_client_asker> asker,
+                                                       std::shared_ptr<const std::function<void()>> close_stream);
   // run_call as a coroutine on the server's executor (options.nonblocking_calls): holds no thread while it waits.
   boost::asio::awaitable<nlohmann::json> run_call_async(
       std::shared_ptr<detail::tool_call_request> r, std::string caller, std::shared_ptr<const mcp_principal> principal,
