@@ -1,6 +1,7 @@
 // tool_effects/mcp/server/impl/call.hpp — internal to <tool_effects/mcp/server.hpp> (included by
-// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (on a caller thread, through the dispatcher under
-// the server's coordinator), the 2026-07-28 calls and prompts that ask their client by InputRequiredResult
+// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (on a caller thread or, with nonblocking_calls, as a
+// coroutine; through the dispatcher under the server's coordinator; in either era, one route: run_tool_call), the
+// 2026-07-28 calls and prompts that ask their client by InputRequiredResult
 // (parked, resumed, never run twice), what the server reads off each static tool type, and stdio.
 #ifndef TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
 #define TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
@@ -127,6 +128,27 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_tool_call(
       initiate, boost::asio::use_awaitable);
 }
 
+template <class Host, class Options>
+boost::asio::awaitable<void> mcp_server<Host, Options>::run_parked_call(
+    std::shared_ptr<detail::mcp_mrtr_call> parked, std::shared_ptr<detail::tool_call_request> r, std::string caller,
+    std::shared_ptr<const mcp_principal> principal, turn_cancellation cancel,
+    std::function<void(double, double, const std::string&)> progress, detail::mcp_request_log log,
+    std::shared_ptr<const mcp_client_asker> asker) {
+  auto admitted = admission(cancel);  // (Locals, as in call_tool.)
+  co_await std::move(admitted);
+  // Released last: once the server's destructor sees no call under way it destroys the asks thread, on which
+  // the strand of `call` (and so of `asker`) lives; this frame lets go of both first.
+  const detail::mcp_admitted_call place(*admission_);
+  const std::shared_ptr<detail::mcp_mrtr_call> call = std::move(parked);
+  try {
+    auto run = run_tool_call(std::move(r), std::move(caller), std::move(principal), std::move(cancel),
+                             std::move(progress), std::move(log), std::move(asker), nullptr);
+    call->finish(co_await std::move(run));
+  } catch (...) {
+    call->fail(std::current_exception());
+  }
+}
+
 // Whom a parked call's requestState belongs to: its caller, but nobody in particular for a stateless request
 // without authorization (detail::connection_caller, made by the HTTP listener), whose retry may well come over
 // another connection (clients pool them). The state is HMAC-signed and used once: only whoever received it can
@@ -178,9 +200,15 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool_aski
                                  progress = std::move(request.progress),
                                  log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
                                  caller = request.caller, principal = request.principal] {
-    boost::asio::post(*callers_, [this, call, asker, args, cancel, progress, log, caller, principal] {
-      call->finish(run_call(*args, caller, principal.get(), cancel, progress, log, asker.get()));
-    });
+    // With options.nonblocking_calls, admitted and run as a call of the earlier era is (run_tool_call: without a
+    // caller thread when it can), on the server's executor; else on a caller thread.
+    if (options_.nonblocking_calls)
+      boost::asio::co_spawn(executor_, run_parked_call(call, args, caller, principal, cancel, progress, log, asker),
+                            boost::asio::detached);
+    else
+      boost::asio::post(*callers_, [this, call, asker, args, cancel, progress, log, caller, principal] {
+        call->finish(run_call(*args, caller, principal.get(), cancel, progress, log, asker.get()));
+      });
   };
   co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start), request.cancel);
 }
