@@ -233,9 +233,29 @@ def servers_main(args):
                       f"{'' if smib is None else f'{smib:.2f}'} | {rss / 1024:.1f} | "
                       f"{cps / med(base, 'calls_per_s'):.2f} | {scpu / med(base, 'server_cpu_us_per_call'):.2f} | "
                       f"{rss / base_rss:.2f} |")
+    if args.ab_blocking:
+        print_ab_table(scenarios, runs, http_hwm)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{k[0]}:{k[1]}:{k[2]}": v for k, v in runs.items()}, f, indent=1)
+
+
+def print_ab_table(scenarios, runs, http_hwm):
+    """docs/benchmarks.md's table: per row McpServer, ours and ours with --blocking-calls side by side."""
+    print("\n| transport | scenario | client | calls/s McpServer / ours / ours blocking "
+          "| server CPU µs/call McpServer / ours / ours blocking | peak RSS MiB McpServer / ours "
+          "| × calls/s | × CPU/call (blocking) | × RSS |")
+    print("|---|---|---|---|---|---|---:|---:|---:|")
+    for si, (name, transport, *_rest) in enumerate(scenarios):
+        for client in SERVER_CLIENTS:
+            ts, nb, bl = ((med(runs[(si, s, client)], "calls_per_s"),
+                           med(runs[(si, s, client)], "server_cpu_us_per_call"),
+                           (http_hwm.get((si, s)) if transport == "http"
+                            else med(runs[(si, s, client)], "server_maxrss_kb")) / 1024)
+                          for s in ("ts-mcpserver", "cpp-server", BLOCKING))
+            print(f"| {transport} | {name} | {client} | {ts[0]:.0f} / {nb[0]:.0f} / {bl[0]:.0f} "
+                  f"| {ts[1]:.1f} / {nb[1]:.1f} / {bl[1]:.1f} | {ts[2]:.1f} / {nb[2]:.1f} "
+                  f"| {nb[0] / ts[0]:.2f} | {nb[1] / ts[1]:.2f} ({bl[1] / ts[1]:.2f}) | {nb[2] / ts[2]:.2f} |")
 
 
 def main():
