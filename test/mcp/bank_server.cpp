@@ -41,6 +41,8 @@
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/mcp/server_http.hpp>
 
+#include "../unit/coordinator_support.hpp"  // grant_everything: the --uncoordinated control
+
 namespace te = tool_effects;
 using nlohmann::json;
 
@@ -103,20 +105,6 @@ struct slow_report {
   }
 };
 
-struct grant_everything {  // the control: no coordination at all
-  struct grant_type {
-    std::uint64_t fencing_token() const { return 0; }
-    bool held() const { return false; }
-    void release() {}
-  };
-  template <class Handler>
-  void async_acquire(const te::call_description&, te::acquire_options, Handler&& h) const {
-    auto ex = boost::asio::get_associated_executor(h);
-    boost::asio::post(ex, [h = std::forward<Handler>(h)]() mutable { std::move(h)(boost::system::error_code{}, grant_type{}); });
-  }
-  grant_type acquire(const te::call_description&, te::acquire_options) const { return {}; }
-  te::acquire_options default_acquire_options() const { return {}; }
-};
 }  // namespace
 
 namespace {
@@ -199,7 +187,7 @@ int main(int argc, char** argv) {
   boost::asio::thread_pool pool(8);
   const te::mcp_server_options options{.name = "bank", .version = "1.0.0", .max_concurrent_calls = 8};
   if (uncoordinated) {
-    te::mcp_server server(pool, host, options, te::run_options{}.with(grant_everything{}));
+    te::mcp_server server(pool, host, options, te::run_options{}.with(coordinator_test::grant_everything{}));
     serve(server, http, auth);
   } else {
     te::mcp_server server(pool, host, options);

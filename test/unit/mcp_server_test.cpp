@@ -34,6 +34,7 @@
 #include <tool_effects/mcp/server.hpp>
 #include <tool_effects/sqlite_journal.hpp>
 
+#include "coordinator_support.hpp"
 #include "mcp_test_support.hpp"
 
 namespace mcp_server_test_ns {
@@ -356,22 +357,9 @@ TEST(McpServer, TheClientPlansTheEdgesTheToolsGiveInProcess) {
 }
 
 namespace {
-// A coordinator that grants every request at once: the control "without the server's coordination".
-struct no_coordination {
-  struct grant_type {
-    std::uint64_t fencing_token() const { return 0; }
-    bool held() const { return false; }
-    void release() {}
-  };
-  template <class Handler>
-  void async_acquire(const te::call_description&, te::acquire_options, Handler&& h) const {
-    auto ex = boost::asio::get_associated_executor(h);
-    boost::asio::post(ex, [h = std::forward<Handler>(h)]() mutable { std::move(h)(boost::system::error_code{}, grant_type{}); });
-  }
-  grant_type acquire(const te::call_description&, te::acquire_options) const { return {}; }
-  te::acquire_options default_acquire_options() const { return {}; }
-};
-static_assert(te::Coordinator<no_coordination>);
+// The control "without the server's coordination": a coordinator that grants every request at once
+// (coordinator_support.hpp).
+static_assert(te::Coordinator<coordinator_test::grant_everything>);
 
 // Four "sessions" (threads, each with its own io_context, as each transport session has) making 100
 // add_to_balance(acct) calls each; returns the final balance.
@@ -414,7 +402,7 @@ TEST(McpServer, FourSessionsOfIncrementsLoseNone) {
     te::json_tool_host host(reg);
     boost::asio::thread_pool pool(8);
     te::mcp_server server(pool, host, te::mcp_server_options{.max_concurrent_calls = 8},
-                          te::run_options{}.with(no_coordination{}));
+                          te::run_options{}.with(coordinator_test::grant_everything{}));
     EXPECT_LT(four_sessions_of_100_increments(server, l), 400) << "the control loses increments";
   }
 }

@@ -1,15 +1,19 @@
 // mcp_server_options::nonblocking_calls: a tools/call runs as a coroutine on the server's executor, with no
 // caller thread, under the same coordinator and the same bound of calls at once. Each test has its control:
-// the same server without the option (or without the coordinator).
+// the same server without the option (or without the coordinator). Both eras: a 2026-07-28 tools/call (run as
+// a parked MRTR call, whose tool may ask its client by InputRequiredResult) takes the same route.
 #include <atomic>
 #include <cstdint>
 #include <optional>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
+#include <stdexcept>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <boost/asio/co_spawn.hpp>
@@ -28,27 +32,13 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/mcp/server.hpp>
 
+#include "coordinator_support.hpp"
+
 namespace te = tool_effects;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
 namespace {
-
-// A coordinator that grants every call at once (the control of the lost-update test).
-struct no_coordination {
-  struct grant_type {
-    std::uint64_t fencing_token() const { return 0; }
-    bool held() const { return false; }
-    void release() {}
-  };
-  template <class Handler>
-  void async_acquire(const te::call_description&, te::acquire_options, Handler&& h) const {
-    auto ex = boost::asio::get_associated_executor(h);
-    boost::asio::post(ex, [h = std::forward<Handler>(h)]() mutable { std::move(h)(boost::system::error_code{}, grant_type{}); });
-  }
-  grant_type acquire(const te::call_description&, te::acquire_options) const { return {}; }
-  te::acquire_options default_acquire_options() const { return {}; }
-};
 
 // One account, incremented by a coroutine tool that reads it, yields to the executor, then writes it back: a
 // lost update whenever two increments overlap.
@@ -85,17 +75,28 @@ void add_tools(te::json_tool_host<>& host, account& a) {
            });
 }
 
+// The params of a tools/call of `tool`: of the 2026-07-28 era (`modern`: the per-request _meta, the client
+// declaring `capabilities`) or of the earlier one (its session's initialize declares them).
+json call_params(const std::string& tool, bool modern, json capabilities = json::object()) {
+  json p = {{"name", tool}, {"arguments", json::object()}};
+  if (modern)
+    p["_meta"] = {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
+                  {"io.modelcontextprotocol/clientInfo", {{"name", "test"}, {"version", "1"}}},
+                  {"io.modelcontextprotocol/clientCapabilities", std::move(capabilities)}};
+  return p;
+}
+
 // `n` concurrent tools/calls of `tool` from `sessions` threads (each its own io_context, as a session's strand);
 // returns how many failed.
 template <class Server>
-int call_concurrently(Server& server, const std::string& tool, int sessions, int n) {
+int call_concurrently(Server& server, const std::string& tool, int sessions, int n, bool modern = false) {
   std::atomic<int> errors{0};
   std::vector<std::thread> threads;
   for (int s = 0; s < sessions; ++s)
     threads.emplace_back([&] {
       boost::asio::io_context io;
       for (int i = 0; i < n; ++i)
-        boost::asio::co_spawn(io, server.handle_request("tools/call", json{{"name", tool}, {"arguments", json::object()}}, {}),
+        boost::asio::co_spawn(io, server.handle_request("tools/call", call_params(tool, modern), {}),
                               [&errors](std::exception_ptr e, json r) {
                                 if (e || r.value("isError", false)) ++errors;
                               });
@@ -105,13 +106,60 @@ int call_concurrently(Server& server, const std::string& tool, int sessions, int
   return errors.load();
 }
 
+// The threads that prepare the calls of `host`'s tool "add_to_balance" (its target_fn), and those of the pool
+// the server runs on and of the session (the test's thread) that sends them.
+struct threads_seen {
+  std::mutex m;
+  std::set<std::thread::id> preparing;
+  std::thread::id pool_thread;
+  std::thread::id session_thread = std::this_thread::get_id();
+  te::identity_policy recording() {
+    te::identity_policy by_account;
+    by_account.target_fn = [this](const json& args) -> std::optional<std::string> {
+      const std::lock_guard l(m);
+      preparing.insert(std::this_thread::get_id());
+      return args.value("acct", std::string("a"));
+    };
+    return by_account;
+  }
+  void learn_pool_thread(boost::asio::thread_pool& pool) {
+    boost::asio::post(pool, [this] { pool_thread = std::this_thread::get_id(); });
+    boost::asio::post(pool, boost::asio::use_future).get();
+  }
+  // Those that are neither the session's nor the pool's: the server's caller threads.
+  std::set<std::thread::id> others() {
+    const std::lock_guard l(m);
+    std::set<std::thread::id> out = preparing;
+    out.erase(pool_thread);
+    out.erase(session_thread);
+    return out;
+  }
+};
+
+// The answer to one request sent from this thread, or "CODE message" of its error.
+template <class Server>
+json answer(Server& server, json params, te::mcp_server_request request = {}) {
+  boost::asio::io_context io;
+  auto f = boost::asio::co_spawn(io, server.handle_request("tools/call", std::move(params), std::move(request)),
+                                 boost::asio::use_future);
+  io.run();
+  try {
+    return f.get();
+  } catch (const te::mcp_server_error& e) {
+    return std::to_string(e.code()) + " " + e.what();
+  }
+}
+
 }  // namespace
 
 // 200 increments from four sessions, without caller threads, lose none under the server's coordinator, and no
 // more than max_concurrent_calls run at once. Control: the same server with a coordinator that grants
 // everything loses some, and more calls overlap.
+// Both eras: a 2026-07-28 call goes through the same admission queue and coordinator.
 TEST(NonblockingCalls, IncrementsFromFourSessionsLoseNoneAndStayWithinTheBound) {
-  for (const bool coordinated : {true, false}) {
+  for (const auto& [modern, coordinated] :
+       {std::pair{false, true}, std::pair{false, false}, std::pair{true, true}, std::pair{true, false}}) {
+    SCOPED_TRACE(modern ? "2026-07-28" : "2025-11-25");
     SCOPED_TRACE(coordinated ? "coordinated" : "control: no coordination");
     account a;
     te::tool_registry<> reg;
@@ -121,12 +169,12 @@ TEST(NonblockingCalls, IncrementsFromFourSessionsLoseNoneAndStayWithinTheBound) 
     const te::mcp_server_options options{.max_concurrent_calls = 3, .nonblocking_calls = true};
     if (coordinated) {
       te::mcp_server server(pool, host, options);
-      EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50), 0);
+      EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50, modern), 0);
       EXPECT_EQ(a.balance, 200);
       EXPECT_EQ(a.most_at_once.load(), 1) << "the coordinator runs the writes one at a time";
     } else {
-      te::mcp_server server(pool, host, options, te::run_options{}.with(no_coordination{}));
-      EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50), 0);
+      te::mcp_server server(pool, host, options, te::run_options{}.with(coordinator_test::grant_everything{}));
+      EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50, modern), 0);
       EXPECT_LT(a.balance, 200) << "the control loses increments";
       EXPECT_GT(a.most_at_once.load(), 1);
       EXPECT_LE(a.most_at_once.load(), 3) << "max_concurrent_calls bounds the calls without a caller thread";
@@ -135,53 +183,149 @@ TEST(NonblockingCalls, IncrementsFromFourSessionsLoseNoneAndStayWithinTheBound) 
 }
 
 // With the option, a call's turn is prepared (here: its target computed by the tool's target_fn) in the
-// session's own thread, and no thread but that one and the server's executor takes part. Control: without it,
-// on a caller thread.
+// session's own thread, and no thread but that one and the server's executor takes part. A 2026-07-28 call (a
+// parked MRTR call, which may outlive its first request when its tool asks) is prepared on the server's
+// executor. Control: without the option, on a caller thread.
 TEST(NonblockingCalls, NoCallerThreadTakesPartInACall) {
+  for (const bool modern : {false, true})
+    for (const bool nonblocking : {true, false}) {
+      SCOPED_TRACE(modern ? "2026-07-28" : "2025-11-25");
+      SCOPED_TRACE(nonblocking ? "nonblocking" : "control: caller threads");
+      te::tool_registry<> reg;
+      te::json_tool_host<> host{reg};
+      threads_seen seen;
+      host.add(te::dynamic_tool{"add_to_balance", account_write("add_to_balance"), seen.recording()},
+               [](const te::attempt_context&, const json&) -> boost::asio::awaitable<json> { co_return json(1); });
+      boost::asio::thread_pool pool(1);
+      seen.learn_pool_thread(pool);
+      te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = nonblocking});
+      std::atomic<int> ok{0};
+      std::thread session([&] {
+        seen.session_thread = std::this_thread::get_id();
+        boost::asio::io_context io;
+        for (int i = 0; i < 4; ++i)
+          boost::asio::co_spawn(io, server.handle_request("tools/call", call_params("add_to_balance", modern), {}),
+                                [&ok, modern](std::exception_ptr e, json r) {
+                                  ok += !e && !r.value("isError", false) &&
+                                        (!modern || r.value("resultType", "") == "complete");
+                                });
+        io.run();
+      });
+      session.join();
+      EXPECT_EQ(ok.load(), 4);
+      const std::set<std::thread::id> others = seen.others();
+      const std::lock_guard l(seen.m);
+      ASSERT_FALSE(seen.preparing.empty());
+      if (nonblocking) {
+        EXPECT_EQ(seen.preparing.count(seen.session_thread), modern ? 0u : 1u)
+            << "the turn is prepared in the session's thread (of a 2026-07-28 call: on the server's executor)";
+        EXPECT_TRUE(others.empty()) << "nothing but the session's thread and the server's executor";
+      } else {
+        EXPECT_EQ(seen.preparing.count(seen.session_thread), 0u);
+        EXPECT_FALSE(others.empty()) << "the control prepares on a caller thread";
+      }
+    }
+}
+
+// With the option, a 2026-07-28 call whose tool asks its client (roots/list) is answered with an
+// InputRequiredResult, and the request sent again with the answer and the requestState gets the tool's result,
+// no caller thread taking part: a coroutine tool awaits the ask (no thread waits), a synchronous one blocks
+// the executor's thread while it waits (as with a call of the earlier era), here the pool's only thread (the
+// ask runs on the server's own asks thread). Control: without the option, on a caller thread.
+TEST(NonblockingCalls, AModernCallThatAsksItsClientGetsItsAnswer) {
+  for (const bool nonblocking : {true, false})
+    for (const bool coroutine : {true, false}) {
+      SCOPED_TRACE(nonblocking ? "nonblocking" : "control: caller threads");
+      SCOPED_TRACE(coroutine ? "coroutine tool" : "synchronous tool");
+      te::tool_registry<> reg;
+      te::json_tool_host<> host{reg};
+      threads_seen seen;
+      std::atomic<int> runs{0};
+      const te::dynamic_tool tool{"add_to_balance", account_write("add_to_balance"), seen.recording()};
+      auto first_root = [](const json& roots) { return roots.at("roots").at(0).at("uri").get<std::string>(); };
+      if (coroutine)
+        host.add(tool, [&](const te::attempt_context& ctx, const json&) -> boost::asio::awaitable<json> {
+          ++runs;
+          const te::mcp_client_asker* asker = te::mcp_client_asker_of(ctx);
+          if (!asker) throw std::runtime_error("no asker");
+          co_return json(first_root(co_await asker->async_list_roots()));
+        });
+      else
+        host.add(tool, [&](const te::attempt_context& ctx, const json&) -> json {
+          ++runs;
+          const te::mcp_client_asker* asker = te::mcp_client_asker_of(ctx);
+          if (!asker) throw std::runtime_error("no asker");
+          return first_root(asker->list_roots());
+        });
+      boost::asio::thread_pool pool(1);
+      seen.learn_pool_thread(pool);
+      te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = nonblocking});
+      const json caps = {{"roots", json::object()}};
+      const json first = answer(server, call_params("add_to_balance", true, caps));
+      ASSERT_EQ(first.value("resultType", ""), "input_required") << first.dump();
+      ASSERT_EQ(first.at("inputRequests").size(), 1u) << first.dump();
+      const std::string key = first["inputRequests"].begin().key();
+      EXPECT_EQ(first["inputRequests"][key].value("method", ""), "roots/list");
+      json retry = call_params("add_to_balance", true, caps);
+      retry["inputResponses"] = {{key, {{"roots", json::array({{{"uri", "file:///home/a"}, {"name", "a"}}})}}}};
+      retry["requestState"] = first["requestState"];
+      const json done = answer(server, retry);
+      EXPECT_EQ(done.value("resultType", ""), "complete") << done.dump();
+      ASSERT_TRUE(done.contains("content")) << done.dump();
+      EXPECT_EQ(done["content"].at(0).value("text", ""), "file:///home/a") << done.dump();
+      EXPECT_EQ(runs.load(), 1) << "the call was parked and resumed, not run again";
+      if (nonblocking) {
+        EXPECT_TRUE(seen.others().empty()) << "nothing but the session's thread and the server's executor";
+      } else {
+        EXPECT_FALSE(seen.others().empty()) << "the control prepares on a caller thread";
+      }
+    }
+}
+
+// A 2026-07-28 call without a caller thread reports as one on a caller thread does: its tool's progress and log
+// message reach its request, and a request cancelled before its call is admitted (here: before it is sent) ends
+// without running the tool, with the same result. Control: the same calls without the option.
+TEST(NonblockingCalls, AModernCallReportsAndIsCancelledAsOnACallerThread) {
+  std::map<bool, std::vector<std::string>> seen_by;  // what each form's requests saw
   for (const bool nonblocking : {true, false}) {
     SCOPED_TRACE(nonblocking ? "nonblocking" : "control: caller threads");
     te::tool_registry<> reg;
     te::json_tool_host<> host{reg};
-    std::mutex m;
-    std::set<std::thread::id> preparing;
-    te::identity_policy by_account;
-    by_account.target_fn = [&](const json& args) -> std::optional<std::string> {
-      const std::lock_guard l(m);
-      preparing.insert(std::this_thread::get_id());
-      return args.value("acct", std::string("a"));
-    };
-    host.add(te::dynamic_tool{"add_to_balance", account_write("add_to_balance"), by_account},
-             [](const te::attempt_context&, const json&) -> boost::asio::awaitable<json> { co_return json(1); });
+    std::atomic<int> runs{0};
+    host.add(te::dynamic_tool{"add_to_balance", account_write("add_to_balance"), {}},
+             [&runs](const te::attempt_context& ctx, const json&) -> boost::asio::awaitable<json> {
+               ++runs;
+               ctx.report_progress(1, 2, "half");
+               ctx.report_log("info", "hello");
+               co_return json(1);
+             });
     boost::asio::thread_pool pool(1);
-    std::thread::id pool_thread;
-    boost::asio::post(pool, [&] { pool_thread = std::this_thread::get_id(); });
-    boost::asio::post(pool, boost::asio::use_future).get();
     te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = nonblocking});
-    std::thread::id session_thread;
-    std::atomic<int> ok{0};
-    std::thread session([&] {
-      session_thread = std::this_thread::get_id();
-      boost::asio::io_context io;
-      for (int i = 0; i < 4; ++i)
-        boost::asio::co_spawn(io, server.handle_request("tools/call", json{{"name", "add_to_balance"}}, {}),
-                              [&ok](std::exception_ptr e, json r) { ok += !e && !r.value("isError", false); });
-      io.run();
-    });
-    session.join();
-    EXPECT_EQ(ok.load(), 4);
+    std::mutex m;
+    std::vector<std::string>& seen = seen_by[nonblocking];
+    te::mcp_server_request reporting;
+    reporting.progress = [&](double done, double total, const std::string& message) {
+      const std::lock_guard l(m);
+      seen.push_back("progress " + std::to_string(done) + "/" + std::to_string(total) + " " + message);
+    };
+    reporting.log = [&](json params) {
+      const std::lock_guard l(m);
+      seen.push_back("log " + params.dump());
+    };
+    json params = call_params("add_to_balance", true);
+    params["_meta"]["io.modelcontextprotocol/logLevel"] = "debug";
+    const json done = answer(server, params, reporting);
+    EXPECT_EQ(done.value("resultType", ""), "complete") << done.dump();
+    te::mcp_server_request cancelled;
+    cancelled.cancel.cancel();
+    const json c = answer(server, call_params("add_to_balance", true), cancelled);
+    EXPECT_TRUE(c.value("isError", false)) << c.dump();
+    EXPECT_EQ(runs.load(), 1) << "the cancelled call's tool did not run";
     const std::lock_guard l(m);
-    ASSERT_FALSE(preparing.empty());
-    std::set<std::thread::id> others = preparing;
-    others.erase(pool_thread);
-    others.erase(session_thread);
-    if (nonblocking) {
-      EXPECT_EQ(preparing.count(session_thread), 1u) << "the turn is prepared in the session's thread";
-      EXPECT_TRUE(others.empty()) << "nothing but the session's thread and the server's executor";
-    } else {
-      EXPECT_EQ(preparing.count(session_thread), 0u);
-      EXPECT_FALSE(others.empty()) << "the control prepares on a caller thread";
-    }
+    seen.push_back("cancelled " + c.dump());
+    EXPECT_EQ(seen.size(), 3u);
   }
+  EXPECT_EQ(seen_by[true], seen_by[false]) << "the same as on a caller thread";
 }
 
 // json_tool_host::async_run gives the outcomes `run` gives for the same turn: a call that cannot run fails alone

@@ -541,6 +541,14 @@ concept TaskRange = requires(Tasks& t) {
 template <class Tasks>
 using task_t = std::remove_pointer_t<decltype(std::data(std::declval<Tasks&>()))>;
 
+// The plan a runtime engine is given (run_runtime, start_runtime): `plan`, or none for a turn without any edge
+// (e.g. only reads), which needs no successor lists at all.
+inline std::optional<runtime_plan> runtime_edges(runtime_plan&& plan) {
+  std::optional<runtime_plan> edges;
+  if (plan.edge_count() != 0) edges.emplace(std::move(plan));
+  return edges;
+}
+
 // The runtime form of run_plan, sizes checked: runs `tasks[i]` for `calls[i]`
 // on the edges of `plan` (the plan of `calls`), blocking.
 template <class R, class Ex, class Options, class Task>
@@ -548,10 +556,7 @@ std::vector<outcome<R>> run_runtime(const Ex& ex, const Options& options, std::s
                                     runtime_plan plan, std::span<Task> task_span) {
   using engine_t = runtime_engine<R, Ex, Options, Task>;
   if constexpr (!std::is_same_v<Ex, inline_executor>) check_not_inside(ex, "run_plan");
-  // A turn without any edge (e.g. only reads) needs no successor lists at all.
-  std::optional<runtime_plan> edges;
-  if (plan.edge_count() != 0) edges.emplace(std::move(plan));
-  const auto engine = std::make_unique<engine_t>(ex, options, calls, std::move(edges), task_span);
+  const auto engine = std::make_unique<engine_t>(ex, options, calls, runtime_edges(std::move(plan)), task_span);
   if constexpr (std::is_same_v<Ex, inline_executor>) {
     engine->run_inline();
   } else {
@@ -568,9 +573,8 @@ template <class R, class Ex, class Options, class Task, class Handler>
 void start_runtime(const Ex& ex, const Options& options, std::span<const call_description> calls,
                    runtime_plan plan, std::span<Task> task_span, Handler handler) {
   using engine_t = runtime_engine<R, Ex, Options, Task, Handler>;
-  std::optional<runtime_plan> edges;
-  if (plan.edge_count() != 0) edges.emplace(std::move(plan));
-  auto engine = std::make_shared<engine_t>(ex, options, calls, std::move(edges), task_span, std::move(handler));
+  auto engine =
+      std::make_shared<engine_t>(ex, options, calls, runtime_edges(std::move(plan)), task_span, std::move(handler));
   engine->keep_alive(engine);
   start_turn(*engine, options, ex);
 }

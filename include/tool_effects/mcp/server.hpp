@@ -204,8 +204,9 @@ class mcp_server {
   boost::asio::awaitable<nlohmann::json> on_unsubscribe(nlohmann::json params, mcp_server_request request);
   boost::asio::awaitable<nlohmann::json> on_get_prompt(nlohmann::json params, mcp_server_request request);
 
-  // Runs one `tools/call` (params as sent) on a caller thread, through the dispatcher under the server's
-  // coordinator; `request.cancel` cancels it while it waits (a running call runs to its end).
+  // Runs one `tools/call` (params as sent) through the dispatcher under the server's coordinator, by
+  // run_tool_call (on a caller thread, or as a coroutine with options.nonblocking_calls); `request.cancel`
+  // cancels it while it waits (a running call runs to its end).
   boost::asio::awaitable<nlohmann::json> call_tool(nlohmann::json params, mcp_server_request request);
   // Runs one `tools/call` of the 2026-07-28 era, whose tool asks its client by InputRequiredResult (MRTR):
   // parked when it asks what the request's `inputResponses` do not answer; resumed by the `requestState` of the
@@ -237,6 +238,29 @@ class mcp_server {
   static std::pair<tool_call, std::string> turn_of(const detail::tool_call_request& r, const std::string& caller);
   // The reporter's bounds and the call's principal.
   void configure(detail::mcp_request_reporter& reporter, const mcp_principal* principal) const;
+  // Completes once the admission queue (options.nonblocking_calls, max_concurrent_calls) lets one call through;
+  // its caller then holds the place (detail::mcp_admitted_call) until the call ended. The awaiting coroutine's
+  // cancellation cancels the call's turn (`cancel`), which then ends at once when admitted.
+  boost::asio::awaitable<void> admission(turn_cancellation cancel);
+  // Runs one tools/call of either era and returns its result: as a coroutine (run_call_async) when
+  // options.nonblocking_calls allow it, else on a caller thread (run_call). The call's place in the admission
+  // queue, if it needs one, is its caller's (admission).
+  boost::asio::awaitable<nlohmann::json> run_tool_call(std::shared_ptr<detail::tool_call_request> r, std::string caller,
+                                                       std::shared_ptr<const mcp_principal> principal,
+                                                       turn_cancellation cancel,
+                                                       std::function<void(double, double, const std::string&)> progress,
+                                                       detail::mcp_request_log log,
+                                                       std::shared_ptr<const mcp_client_asker> asker,
+                                                       std::shared_ptr<const std::function<void()>> close_stream);
+  // A 2026-07-28 tools/call with options.nonblocking_calls: admitted, run by run_tool_call (without a caller
+  // thread when it can), and `parked` finished with its result; its place is released after the call let go of
+  // `parked` (whose strand lives on the server's asks thread). Spawned on the server's executor.
+  boost::asio::awaitable<void> run_parked_call(std::shared_ptr<detail::mcp_mrtr_call> parked,
+                                               std::shared_ptr<detail::tool_call_request> r, std::string caller,
+                                               std::shared_ptr<const mcp_principal> principal, turn_cancellation cancel,
+                                               std::function<void(double, double, const std::string&)> progress,
+                                               detail::mcp_request_log log,
+                                               std::shared_ptr<const mcp_client_asker> asker);
   // run_call as a coroutine on the server's executor (options.nonblocking_calls): holds no thread while it waits.
   boost::asio::awaitable<nlohmann::json> run_call_async(
       std::shared_ptr<detail::tool_call_request> r, std::string caller, std::shared_ptr<const mcp_principal> principal,

@@ -1,6 +1,7 @@
 // tool_effects/mcp/server/impl/call.hpp — internal to <tool_effects/mcp/server.hpp> (included by
-// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (on a caller thread, through the dispatcher under
-// the server's coordinator), the 2026-07-28 calls and prompts that ask their client by InputRequiredResult
+// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (on a caller thread or, with nonblocking_calls, as a
+// coroutine; through the dispatcher under the server's coordinator; in either era, one route: run_tool_call), the
+// 2026-07-28 calls and prompts that ask their client by InputRequiredResult
 // (parked, resumed, never run twice), what the server reads off each static tool type, and stdio.
 #ifndef TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
 #define TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
@@ -45,63 +46,107 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
       "the request has no channel to its client");
   auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
   // With options.nonblocking_calls every call takes its place in the admission queue (max_concurrent_calls),
-  // kept until the call ended; it then runs without a caller thread unless it might be asked of its user by the
-  // server's own elicitation approver (no approver in the options), which blocks.
+  // kept until the call ended.
   std::optional<detail::mcp_admitted_call> place;
   if (options_.nonblocking_calls) {
-    // (Locals, as above.)
-    auto admitted = [this, cancel = request.cancel](auto handler) {
-      auto slot = boost::asio::get_associated_cancellation_slot(handler);
-      if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
-      // The handler's context keeps work until the post is done (the admission may come from another call's
-      // end, on another thread, as the caller threads post theirs: see detail::tracked_executor_of).
-      auto work = detail::tracked_executor_of(handler);
-      auto h = std::make_shared<decltype(handler)>(std::move(handler));
-      admission_->admit([h, work = std::make_shared<decltype(work)>(std::move(work))] {
-        const auto tracked = std::move(*work);  // released last
-        detail::post_completion(std::move(*h));
-      });
-    };
-    co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(admitted,
-                                                                                    boost::asio::use_awaitable);
+    auto admitted = admission(request.cancel);  // (Locals, as above.)
+    co_await std::move(admitted);
     place.emplace(*admission_);
-    if constexpr (requires { host_->async_run(executor_, dispatch_, std::vector<tool_call>{}, std::string()); }) {
-      if (detail::options_have_approver<Options> || !asker->client_declared("elicitation")) {
-        detail::mcp_request_log log{std::move(request.log_level), std::move(request.log)};
-        auto run = run_call_async(std::move(call), std::move(request.caller), request.principal, request.cancel,
-                                  std::move(request.progress), std::move(log), std::move(asker), std::move(close));
-        co_return co_await std::move(run);
-      }
+  }
+  auto run = run_tool_call(std::move(call), std::move(request.caller), std::move(request.principal), request.cancel,
+                           std::move(request.progress),
+                           detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
+                           std::move(asker), std::move(close));
+  co_return co_await std::move(run);
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<void> mcp_server<Host, Options>::admission(turn_cancellation cancel) {
+  auto admitted = [this, cancel = std::move(cancel)](auto handler) {
+    auto slot = boost::asio::get_associated_cancellation_slot(handler);
+    if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+    // The handler's context keeps work until the post is done (the admission may come from another call's
+    // end, on another thread, as the caller threads post theirs: see detail::tracked_executor_of).
+    auto work = detail::tracked_executor_of(handler);
+    auto h = std::make_shared<decltype(handler)>(std::move(handler));
+    admission_->admit([h, work = std::make_shared<decltype(work)>(std::move(work))] {
+      const auto tracked = std::move(*work);  // released last
+      detail::post_completion(std::move(*h));
+    });
+  };
+  co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(admitted,
+                                                                                     boost::asio::use_awaitable);
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_tool_call(
+    std::shared_ptr<detail::tool_call_request> r, std::string caller, std::shared_ptr<const mcp_principal> principal,
+    turn_cancellation cancel, std::function<void(double, double, const std::string&)> progress,
+    detail::mcp_request_log log, std::shared_ptr<const mcp_client_asker> asker,
+    std::shared_ptr<const std::function<void()>> close_stream) {
+  // With options.nonblocking_calls a call runs without a caller thread unless it might be asked of its user by
+  // the server's own elicitation approver (no approver in the options, a client that declared elicitation),
+  // which blocks while it waits for the answer.
+  if constexpr (requires { host_->async_run(executor_, dispatch_, std::vector<tool_call>{}, std::string()); }) {
+    if (options_.nonblocking_calls &&
+        (detail::options_have_approver<Options> || !asker->client_declared("elicitation"))) {
+      // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
+      auto run = run_call_async(std::move(r), std::move(caller), std::move(principal), std::move(cancel),
+                                std::move(progress), std::move(log), std::move(asker), std::move(close_stream));
+      co_return co_await std::move(run);
     }
   }
-  auto initiate = [this, call, asker, close, cancel = request.cancel, progress = std::move(request.progress),
-                   log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
-                   caller = std::move(request.caller), principal = request.principal](auto handler) {
+  auto initiate = [this, call = std::move(r), asker = std::move(asker), close = std::move(close_stream),
+                   cancel = std::move(cancel), progress = std::move(progress), log = std::move(log),
+                   caller = std::move(caller), principal = std::move(principal)](auto handler) mutable {
     // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
     // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
     auto slot = boost::asio::get_associated_cancellation_slot(handler);
     if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
     auto work = detail::tracked_executor_of(handler);
-    boost::asio::post(*callers_, [this, call, asker, close, cancel, progress, log, caller, principal,
-                                  work = std::move(work), handler = std::move(handler)]() mutable {
-      // `tracked` keeps the handler's execution context running until this thread has let go of every copy
-      // of its executor, here and inside post: it is released last (see detail::tracked_executor_of).
-      const auto tracked = std::move(work);
-      nlohmann::json result;
-      {  // the call's state goes before its completion is posted
-        const auto c = std::move(call);
-        const auto a = std::move(asker);
-        const auto cl = std::move(close);
-        const auto ca = std::move(cancel);
-        const auto p = std::move(progress);
-        const auto l = std::move(log);
-        result = run_call(*c, caller, principal.get(), ca, p, l, a.get(), cl.get());
-      }
-      detail::post_completion(std::move(handler), std::move(result));
-    });
+    boost::asio::post(
+        *callers_, [this, call = std::move(call), asker = std::move(asker), close = std::move(close), cancel,
+                    progress = std::move(progress), log = std::move(log), caller = std::move(caller),
+                    principal = std::move(principal), work = std::move(work), handler = std::move(handler)]() mutable {
+          // `tracked` keeps the handler's execution context running until this thread has let go of every copy
+          // of its executor, here and inside post: it is released last (see detail::tracked_executor_of).
+          const auto tracked = std::move(work);
+          nlohmann::json result;
+          {  // the call's state goes before its completion is posted
+            const auto c = std::move(call);
+            const auto a = std::move(asker);
+            const auto cl = std::move(close);
+            const auto ca = std::move(cancel);
+            const auto p = std::move(progress);
+            const auto l = std::move(log);
+            result = run_call(*c, caller, principal.get(), ca, p, l, a.get(), cl.get());
+          }
+          detail::post_completion(std::move(handler), std::move(result));
+        });
   };
   co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
       initiate, boost::asio::use_awaitable);
+}
+
+template <class Host, class Options>
+boost::asio::awaitable<void> mcp_server<Host, Options>::run_parked_call(
+    std::shared_ptr<detail::mcp_mrtr_call> parked, std::shared_ptr<detail::tool_call_request> r, std::string caller,
+    std::shared_ptr<const mcp_principal> principal, turn_cancellation cancel,
+    std::function<void(double, double, const std::string&)> progress, detail::mcp_request_log log,
+    std::shared_ptr<const mcp_client_asker> asker) {
+  auto admitted = admission(cancel);  // (Locals, as in call_tool.)
+  co_await std::move(admitted);
+  // Released last: once the server's destructor sees no call under way it destroys the asks thread, on which
+  // the strand of `call` (and so of `asker`) lives; this frame lets go of both first.
+  const detail::mcp_admitted_call place(*admission_);
+  const std::shared_ptr<detail::mcp_mrtr_call> call = std::move(parked);
+  try {
+    auto run = run_tool_call(std::move(r), std::move(caller), std::move(principal), std::move(cancel),
+                             std::move(progress), std::move(log), std::move(asker), nullptr);
+    call->finish(co_await std::move(run));
+  } catch (...) {
+    call->fail(std::current_exception());
+  }
 }
 
 // Whom a parked call's requestState belongs to: its caller, but nobody in particular for a stateless request
@@ -155,9 +200,15 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool_aski
                                  progress = std::move(request.progress),
                                  log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
                                  caller = request.caller, principal = request.principal] {
-    boost::asio::post(*callers_, [this, call, asker, args, cancel, progress, log, caller, principal] {
-      call->finish(run_call(*args, caller, principal.get(), cancel, progress, log, asker.get()));
-    });
+    // With options.nonblocking_calls, admitted and run as a call of the earlier era is (run_tool_call: without a
+    // caller thread when it can), on the server's executor; else on a caller thread.
+    if (options_.nonblocking_calls)
+      boost::asio::co_spawn(executor_, run_parked_call(call, args, caller, principal, cancel, progress, log, asker),
+                            boost::asio::detached);
+    else
+      boost::asio::post(*callers_, [this, call, asker, args, cancel, progress, log, caller, principal] {
+        call->finish(run_call(*args, caller, principal.get(), cancel, progress, log, asker.get()));
+      });
   };
   co_return co_await next_outcome(std::move(call), true, std::string(), in.responses, std::move(start), request.cancel);
 }
