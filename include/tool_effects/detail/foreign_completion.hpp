@@ -45,6 +45,35 @@ void post_completion(Handler handler, Args... args) {
   });
 }
 
+// A handler that another thread completes, once: the executor associated with it keeps outstanding work from
+// this object's creation until the completion has been posted (the tracked executor is released last, as above),
+// and the handler runs there with its cancellation slot cleared. Create it on the thread that initiates the
+// operation; if it is destroyed without being called, the handler goes first and then the work.
+template <class Handler>
+class foreign_completion {
+ public:
+  explicit foreign_completion(Handler handler)
+      : work_(tracked_executor_of(handler)), handler_(std::move(handler)) {}
+
+  template <class... Args>
+  void operator()(Args... args) && {
+    const auto tracked = std::move(work_);  // released after post_completion has let go of its copies
+    post_completion(std::move(handler_), std::move(args)...);
+  }
+
+ private:
+  decltype(tracked_executor_of(std::declval<const Handler&>())) work_;  // declared first: destroyed last
+  Handler handler_;
+};
+
+// The handler's cancellation slot, when connected, cancels `cancel` (a turn_cancellation or anything with a
+// cancel() that may be called from any thread).
+template <class Handler, class Cancel>
+void forward_cancellation(const Handler& handler, const Cancel& cancel) {
+  auto slot = boost::asio::get_associated_cancellation_slot(handler);
+  if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
+}
+
 }  // namespace tool_effects::detail
 
 #endif  // TOOL_EFFECTS_DETAIL_FOREIGN_COMPLETION_HPP

@@ -54,19 +54,13 @@ boost::asio::awaitable<std::vector<outcome<nlohmann::json>>> json_tool_host<Tool
   // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
   auto initiate = [&](auto handler) {
     // The awaiting coroutine's cancellation (e.g. its session's notifications/cancelled) cancels the turn.
-    if constexpr (detail::options_have_cancellation<Options>) {
-      auto slot = boost::asio::get_associated_cancellation_slot(handler);
-      if (slot.is_connected())
-        slot.assign([c = options.template get<turn_cancellation>()](boost::asio::cancellation_type) { c.cancel(); });
-    }
-    auto work = detail::tracked_executor_of(handler);
+    if constexpr (detail::options_have_cancellation<Options>)
+      detail::forward_cancellation(handler, options.template get<turn_cancellation>());
     detail::start_runtime<nlohmann::json>(
         ex, options, std::span<const call_description>(t.descriptions), std::move(*t.plan_of_runnable),
         std::span<task>(t.tasks),
-        [work = std::move(work), h = std::move(handler)](std::vector<outcome<nlohmann::json>> r) mutable {
-          const auto tracked = std::move(work);  // keeps the coroutine's context running until posted
-          detail::post_completion(std::move(h), std::move(r));
-        });
+        [done = detail::foreign_completion<decltype(handler)>(std::move(handler))](
+            std::vector<outcome<nlohmann::json>> r) mutable { std::move(done)(std::move(r)); });
   };
   std::vector<outcome<nlohmann::json>> ran =
       co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),

@@ -63,16 +63,10 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
 template <class Host, class Options>
 boost::asio::awaitable<void> mcp_server<Host, Options>::admission(turn_cancellation cancel) {
   auto admitted = [this, cancel = std::move(cancel)](auto handler) {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
-    // The handler's context keeps work until the post is done (the admission may come from another call's
-    // end, on another thread, as the caller threads post theirs: see detail::tracked_executor_of).
-    auto work = detail::tracked_executor_of(handler);
-    auto h = std::make_shared<decltype(handler)>(std::move(handler));
-    admission_->admit([h, work = std::make_shared<decltype(work)>(std::move(work))] {
-      const auto tracked = std::move(*work);  // released last
-      detail::post_completion(std::move(*h));
-    });
+    detail::forward_cancellation(handler, cancel);
+    // The admission may come from another call's end, on another thread (see detail::foreign_completion).
+    auto done = std::make_shared<detail::foreign_completion<decltype(handler)>>(std::move(handler));
+    admission_->admit([done] { std::move(*done)(); });
   };
   co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void()>(admitted,
                                                                                      boost::asio::use_awaitable);
@@ -101,16 +95,12 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_tool_call(
                    caller = std::move(caller), principal = std::move(principal)](auto handler) mutable {
     // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
     // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
-    auto work = detail::tracked_executor_of(handler);
+    detail::forward_cancellation(handler, cancel);
     boost::asio::post(
         *callers_, [this, call = std::move(call), asker = std::move(asker), close = std::move(close), cancel,
                     progress = std::move(progress), log = std::move(log), caller = std::move(caller),
-                    principal = std::move(principal), work = std::move(work), handler = std::move(handler)]() mutable {
-          // `tracked` keeps the handler's execution context running until this thread has let go of every copy
-          // of its executor, here and inside post: it is released last (see detail::tracked_executor_of).
-          const auto tracked = std::move(work);
+                    principal = std::move(principal),
+                    done = detail::foreign_completion<decltype(handler)>(std::move(handler))]() mutable {
           nlohmann::json result;
           {  // the call's state goes before its completion is posted
             const auto c = std::move(call);
@@ -121,7 +111,7 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_tool_call(
             const auto l = std::move(log);
             result = run_call(*c, caller, principal.get(), ca, p, l, a.get(), cl.get());
           }
-          detail::post_completion(std::move(handler), std::move(result));
+          std::move(done)(std::move(result));
         });
   };
   co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable), void(nlohmann::json)>(
@@ -264,20 +254,15 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::next_outcome(
     std::function<void()> start, turn_cancellation cancel) {
   auto initiate = [call, first, state = std::move(state), responses = std::move(responses), start = std::move(start),
                    cancel](auto handler) mutable {
-    auto slot = boost::asio::get_associated_cancellation_slot(handler);
-    if (slot.is_connected()) slot.assign([cancel](boost::asio::cancellation_type) { cancel.cancel(); });
-    auto work = detail::tracked_executor_of(handler);
-    auto h = std::make_shared<decltype(handler)>(std::move(handler));
+    detail::forward_cancellation(handler, cancel);
+    auto done = std::make_shared<detail::foreign_completion<decltype(handler)>>(std::move(handler));
     // Locals, not this lambda's members: the lambda lives in the awaiting coroutine's frame, and once `wait`
     // holds the completion another thread may complete it, resume the coroutine and free that frame (TSan:
     // heap-use-after-free reading `start` after `wait`).
     const std::shared_ptr<detail::mcp_mrtr_call> c = call;
     std::function<void()> start_now = std::move(start);
     c->wait(first, std::move(state), std::move(responses),
-            [work = std::move(work), h = std::move(h)](std::exception_ptr e, nlohmann::json r) mutable {
-              const auto tracked = std::move(work);  // released last, as in call_tool
-              detail::post_completion(std::move(*h), e, std::move(r));
-            });
+            [done = std::move(done)](std::exception_ptr e, nlohmann::json r) { std::move(*done)(e, std::move(r)); });
     if (start_now) start_now();
   };
   co_return co_await boost::asio::async_initiate<decltype(boost::asio::use_awaitable),
