@@ -8,6 +8,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -20,6 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include <tool_effects/etcd.hpp>
+
+#include "scratch_dirs.hpp"
 
 namespace etcd_test {
 
@@ -51,11 +54,10 @@ inline tool_effects::etcd::coordinator_options coordinator_options(const std::st
 // A key prefix no other run uses: "<tag>/<random>/".
 inline std::string fresh_prefix(const std::string& tag) { return tag + "/" + std::to_string(std::random_device{}()) + "/"; }
 
-// A new directory /tmp/<tag>_XXXXXX (or /tmp if it cannot be made).
+// A new, empty directory <tmp>/<tag>_<pid>_<n>, removed when the test process exits.
 inline std::string temp_dir(const std::string& tag) {
-  std::string t = "/tmp/" + tag + "_XXXXXX";
-  const char* d = ::mkdtemp(t.data());
-  return d ? std::string(d) : std::string("/tmp");
+  static std::atomic<int> n{0};
+  return te_test::scratch_dir(tag, std::to_string(n++)).string();
 }
 
 // A fenced test resource: a file holding "<largest token> <value>"; a write with a smaller token than the

@@ -30,6 +30,7 @@
 #include <nlohmann/json.hpp>
 
 #include "process_support.hpp"
+#include "scratch_dirs.hpp"
 
 namespace gateway_test {
 
@@ -53,12 +54,7 @@ inline bool has_node_servers() {
   } while (0)
 
 // A directory of its own for one test, emptied.
-inline fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("te_gateway_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+inline fs::path fresh_dir(const std::string& name) { return te_test::scratch_dir("te_gateway", name); }
 inline void write_file(const fs::path& p, const std::string& text) { std::ofstream(p) << text; }
 inline std::string read_file(const fs::path& p) {
   std::ifstream in(p);

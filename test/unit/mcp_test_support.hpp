@@ -24,6 +24,7 @@
 #include <tool_effects/mcp.hpp>
 
 #include "process_support.hpp"
+#include "scratch_dirs.hpp"
 
 // ThreadSanitizer: the reference count of an exception_ptr lives in the
 // uninstrumented libstdc++, so an exception thrown on a pool thread, caught
@@ -121,11 +122,7 @@ class server_process {
 // A fresh, empty directory under the system's temporary one: <tmp>/<tag>_<pid>_<n>.
 inline std::filesystem::path scratch_dir(const std::string& tag) {
   static std::atomic<int> n{0};
-  std::filesystem::path d =
-      std::filesystem::temp_directory_path() / (tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(n++));
-  std::filesystem::remove_all(d);
-  std::filesystem::create_directories(d);
-  return d;
+  return te_test::scratch_dir(tag, std::to_string(n++));
 }
 
 // The port a test server wrote to `port_file`, waiting for it `polls` x 10 ms at most (0: none came).

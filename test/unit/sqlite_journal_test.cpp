@@ -35,6 +35,8 @@
 #include <tool_effects/json.hpp>
 #include <tool_effects/sqlite_journal.hpp>
 
+#include "scratch_dirs.hpp"
+
 namespace sqlite_journal_test_ns {
 
 namespace te = tool_effects;
@@ -43,12 +45,7 @@ using json = nlohmann::json;
 
 namespace {
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path d = fs::temp_directory_path() / ("te_journal_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path fresh_dir(const std::string& name) { return te_test::scratch_dir("te_journal", name); }
 
 struct ledger : te::resource<> {};
 struct charge_card {
