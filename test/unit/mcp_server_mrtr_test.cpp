@@ -6,6 +6,7 @@
 // reading of inputResponses; HMAC-SHA256 against RFC 4231.
 #include <atomic>
 #include <chrono>
+#include <future>
 #include <map>
 #include <vector>
 #include <mutex>
@@ -102,7 +103,13 @@ struct two_rounds {
     return n["content"]["name"].get<std::string>() + " likes " + c["content"]["color"].get<std::string>();
   }
 };
-using host_type = te::json_tool_host<greet, three, two_rounds>;
+// Asks nothing.
+struct plain {
+  static constexpr std::string_view name = "plain";
+  using side_effects = te::effects<te::reads<guests>>;
+  json operator()(const json&) const { return "plain"; }
+};
+using host_type = te::json_tool_host<greet, three, two_rounds, plain>;
 
 json meta(json capabilities = {{"elicitation", json::object()}, {"sampling", json::object()}, {"roots", json::object()}}) {
   return {{"io.modelcontextprotocol/protocolVersion", "2026-07-28"},
@@ -117,7 +124,7 @@ json call_params(const std::string& tool, json extra = json::object()) {
 
 struct fixture {
   record r;
-  te::tool_registry<greet, three, two_rounds> reg;
+  te::tool_registry<greet, three, two_rounds, plain> reg;
   host_type host{reg};
   boost::asio::thread_pool pool{2};
   std::optional<te::mcp_server<host_type>> server;
@@ -403,6 +410,35 @@ TEST(McpServerMrtr, APromptAsksByInputRequiredResult) {
   const json again = f.answer(p, "prompts/get");
   EXPECT_EQ(f.answer(call_params("greet", {{"requestState", again["requestState"]}})),
             "-32602 Invalid params: at /requestState: issued for prompts/get of \"ctx\", not for tools/call of \"greet\"");
+}
+
+// A 2026-07-28 call whose tool asks nothing never waits for the asks thread: with that thread held (by a prompt
+// that blocks it), the call is still answered, with and without nonblocking_calls. Before, every such call
+// crossed the asks thread twice (its waiter set there, its end delivered there) and this one waited until the
+// prompt let go (checked: on that code the check below fails after its 20 s).
+TEST(McpServerMrtr, ACallThatAsksNothingDoesNotWaitForTheAsksThread) {
+  for (const bool nonblocking : {false, true}) {
+    fixture f(te::mcp_server_options{.nonblocking_calls = nonblocking});
+    std::promise<void> entered;
+    std::promise<void> release;
+    std::shared_future<void> released = release.get_future().share();
+    f.server->add_prompt(te::mcp_prompt{
+        .name = "hold",
+        .get_asking = [&entered, released](std::map<std::string, std::string>, const te::mcp_client_asker&)
+            -> boost::asio::awaitable<std::vector<te::mcp_prompt_message>> {
+          entered.set_value();
+          released.wait();  // holds the asks thread, which runs the prompt
+          co_return std::vector<te::mcp_prompt_message>{};
+        }});
+    std::thread holder([&f] { (void)f.answer({{"name", "hold"}, {"_meta", meta()}}, "prompts/get"); });
+    entered.get_future().wait();
+    auto answered = std::async(std::launch::async, [&f] { return f.answer(call_params("plain")); });
+    const bool in_time = answered.wait_for(20s) == std::future_status::ready;
+    release.set_value();
+    holder.join();
+    ASSERT_TRUE(in_time) << "nonblocking_calls " << nonblocking << ": the call waited for the asks thread";
+    EXPECT_EQ(text_of(answered.get()), "plain");
+  }
 }
 
 // inputResponses and requestState are read strictly.

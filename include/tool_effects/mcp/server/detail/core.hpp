@@ -226,10 +226,21 @@ class mcp_call_admission {
     }
     next();
   }
-  // Returns once no admitted call runs and none waits (the server's destructor: the calls under way end first).
+  // Returns once no admitted call runs, none waits and no thread is inside a post to the server's own threads
+  // (the server's destructor: the calls under way end first).
   void wait_idle() {
     std::unique_lock lock(m_);
-    idle_.wait(lock, [this] { return running_ == 0 && waiting_.empty(); });
+    idle_.wait(lock, [this] { return running_ == 0 && waiting_.empty() && posting_ == 0; });
+  }
+  // A thread posting to the server's caller threads (mcp_posting, below): the call it posts for may end on
+  // another thread, and the server be destroyed, before its post() has returned from signalling their pool.
+  void enter_post() {
+    const std::lock_guard lock(m_);
+    ++posting_;
+  }
+  void leave_post() {
+    const std::lock_guard lock(m_);
+    if (--posting_ == 0 && running_ == 0) idle_.notify_all();
   }
 
  private:
@@ -237,7 +248,20 @@ class mcp_call_admission {
   std::condition_variable idle_;
   std::size_t max_;
   std::size_t running_ = 0;
+  std::size_t posting_ = 0;
   std::deque<std::function<void()>> waiting_;
+};
+
+// Held around a post to the server's caller threads: the server's destructor waits until the post returned.
+class mcp_posting {
+ public:
+  explicit mcp_posting(mcp_call_admission& a) : a_(&a) { a_->enter_post(); }
+  mcp_posting(const mcp_posting&) = delete;
+  mcp_posting& operator=(const mcp_posting&) = delete;
+  ~mcp_posting() { a_->leave_post(); }
+
+ private:
+  mcp_call_admission* a_;
 };
 
 // An admitted call's place, released when it ends.

@@ -10,6 +10,7 @@
 #define TOOL_EFFECTS_MCP_SERVER_DETAIL_MRTR_HPP
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -147,7 +148,9 @@ class mcp_mrtr_parking {
 
 // One call of the 2026-07-28 era that may ask its client. Its requests (the first, then each retry) wait for
 // its next outcome: its result, or an InputRequiredResult when it asks what no request has answered yet. Every
-// state change runs on the call's strand.
+// state change runs on the call's strand, but a call that never asks: its first request's waiter is set before
+// the call starts, and its end, when no ask came first (one atomic step decides which), completes that waiter on
+// the call's own thread. So a call that asks nothing never crosses to the asks thread.
 class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
  public:
   // Of the request waiting: the call's result or an InputRequiredResult, or the error that ends the request.
@@ -174,10 +177,16 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
 
   // Request side: `h` gets the call's next outcome. `first`: the request that starts the call (its
   // inputResponses answer the asks of the same keys); else a retry under `state` carrying `responses`.
+  // The first request waits before the call starts: nothing else can touch the call yet.
   void wait(bool first, std::string state, nlohmann::json responses, outcome_handler h) {
-    boost::asio::post(strand_, [self = shared_from_this(), first, state = std::move(state),
-                                responses = std::move(responses), h = std::move(h)]() mutable {
-      self->wait_on_strand(first, state, std::move(responses), std::move(h));
+    if (first) {
+      supplied_ = std::move(responses);
+      waiter_ = std::move(h);
+      return;
+    }
+    boost::asio::post(strand_, [self = shared_from_this(), state = std::move(state), responses = std::move(responses),
+                                h = std::move(h)]() mutable {
+      self->wait_on_strand(state, std::move(responses), std::move(h));
     });
   }
 
@@ -192,6 +201,10 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
 
   // The call ended with the error `e` (of a prompt that asks: its request gets the error).
   void fail(std::exception_ptr e) {
+    if (end_unasked()) {
+      if (auto h = std::exchange(waiter_, {})) h(e, nullptr);
+      return;
+    }
     boost::asio::post(strand_, [self = shared_from_this(), e] {
       self->finished_ = true;
       if (auto h = std::exchange(self->waiter_, {})) h(e, nullptr);
@@ -200,6 +213,10 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
 
   // The call ended with `result` (no request waits: the result is dropped, its ask having expired).
   void finish(nlohmann::json result) {
+    if (end_unasked()) {
+      if (auto h = std::exchange(waiter_, {})) h(nullptr, std::move(result));
+      return;
+    }
     boost::asio::post(strand_, [self = shared_from_this(), result = std::move(result)]() mutable {
       self->finished_ = true;
       if (auto h = std::exchange(self->waiter_, {})) h(nullptr, std::move(result));
@@ -207,6 +224,16 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   }
 
  private:
+  enum : int { fresh, asked, ended_unasked };
+  // At the call's end: whether no ask came first. Then the strand never touches waiter_ or finished_ again
+  // (an ask that comes later fails at once), so the caller may complete the waiter itself.
+  bool end_unasked() {
+    int expected = fresh;
+    if (!phase_.compare_exchange_strong(expected, ended_unasked, std::memory_order_acq_rel)) return false;
+    finished_ = true;
+    return true;
+  }
+
   struct group {
     explicit group(const boost::asio::strand<boost::asio::any_io_executor>& s) : timer(s) {}
     std::vector<mcp_input_request> asks;
@@ -247,6 +274,10 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   static boost::asio::awaitable<std::vector<nlohmann::json>> ask_on_strand(std::shared_ptr<mcp_mrtr_call> self,
                                                                            std::vector<mcp_input_request> asks,
                                                                            std::chrono::milliseconds timeout) {
+    int expected = fresh;
+    if (!self->phase_.compare_exchange_strong(expected, asked, std::memory_order_acq_rel) && expected != asked)
+      throw mcp_ask_error(mcp_ask_failed, str_cat(asks.empty() ? std::string("ask") : asks.front().method,
+                                                  ": the call has ended"));
     if (self->group_)
       throw mcp_ask_error(mcp_ask_failed, "one ask of a 2026-07-28 call at a time (ask several with ask_all)");
     auto g = std::make_shared<group>(self->strand_);
@@ -277,12 +308,8 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
     co_return std::move(g->answers);
   }
 
-  void wait_on_strand(bool first, const std::string& state, nlohmann::json responses, outcome_handler h) {
-    if (first) {
-      supplied_ = std::move(responses);
-      waiter_ = std::move(h);
-      return;
-    }
+  // A retry's wait.
+  void wait_on_strand(const std::string& state, nlohmann::json responses, outcome_handler h) {
     const std::shared_ptr<group> g = group_;
     if (finished_ || !g || g->state != state) {
       h(std::make_exception_ptr(mcp_server_error(
@@ -320,6 +347,7 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   outcome_handler waiter_{};
   std::shared_ptr<group> group_{};
   bool finished_ = false;
+  std::atomic<int> phase_{fresh};  // fresh until the first ask (asked) or an end without one (ended_unasked)
 };
 
 inline void mcp_mrtr_parking::abandon_all() {

@@ -96,6 +96,10 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_tool_call(
     // The session cancels a request's handler (notifications/cancelled) through its cancellation slot:
     // the call's turn is cancelled (a call waiting for its grant stops waiting; a running one runs to its end).
     detail::forward_cancellation(handler, cancel);
+    // The call may end on another thread (a caller thread, then the request's) and the server be destroyed
+    // before this post has returned: the destructor waits for it (TSan, pthread_cond_signal on the destroyed
+    // caller pool, once the end of a 2026-07-28 call no longer crossed the asks thread).
+    const detail::mcp_posting posting(*admission_);
     boost::asio::post(
         *callers_, [this, call = std::move(call), asker = std::move(asker), close = std::move(close), cancel,
                     progress = std::move(progress), log = std::move(log), caller = std::move(caller),
