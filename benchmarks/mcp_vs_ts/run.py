@@ -221,23 +221,29 @@ def servers_main(args):
     print("|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for si, (name, transport, tool, nbytes, conc, calls) in enumerate(scenarios):
         for client in SERVER_CLIENTS:
-            base = runs[(si, "ts-mcpserver", client)]
+            base = server_row(runs, http_hwm, si, transport, "ts-mcpserver", client)
             for server in servers_run:
-                rs = runs[(si, server, client)]
-                cps, scpu, smib = (med(rs, k) for k in ("calls_per_s", "server_cpu_us_per_call",
-                                                         "server_cpu_ms_per_mib"))
-                rss = (http_hwm.get((si, server)) if transport == "http" else med(rs, "server_maxrss_kb"))
-                base_rss = (http_hwm.get((si, "ts-mcpserver")) if transport == "http"
-                            else med(base, "server_maxrss_kb"))
-                print(f"| {transport} | {name} | {client} | {server} | {cps:.0f} | {scpu:.1f} | "
-                      f"{'' if smib is None else f'{smib:.2f}'} | {rss / 1024:.1f} | "
-                      f"{cps / med(base, 'calls_per_s'):.2f} | {scpu / med(base, 'server_cpu_us_per_call'):.2f} | "
-                      f"{rss / base_rss:.2f} |")
+                row = server_row(runs, http_hwm, si, transport, server, client)
+                smib = row["cpu_ms_per_mib"]
+                print(f"| {transport} | {name} | {client} | {server} | {row['calls_per_s']:.0f} | "
+                      f"{row['cpu_us_per_call']:.1f} | {'' if smib is None else f'{smib:.2f}'} | "
+                      f"{row['rss_mib']:.1f} | {row['calls_per_s'] / base['calls_per_s']:.2f} | "
+                      f"{row['cpu_us_per_call'] / base['cpu_us_per_call']:.2f} | "
+                      f"{row['rss_mib'] / base['rss_mib']:.2f} |")
     if args.ab_blocking:
         print_ab_table(scenarios, runs, http_hwm)
     if args.json:
         with open(args.json, "w") as f:
             json.dump({f"{k[0]}:{k[1]}:{k[2]}": v for k, v in runs.items()}, f, indent=1)
+
+
+def server_row(runs, http_hwm, si, transport, server, client):
+    """One server's medians in scenario `si` driven by `client`: calls/s, CPU per call and per MiB, and its peak
+    RSS (over HTTP the long-lived server's VmHWM at the end of the scenario, over stdio the median of each run's)."""
+    rs = runs[(si, server, client)]
+    rss_kb = http_hwm.get((si, server)) if transport == "http" else med(rs, "server_maxrss_kb")
+    return {"calls_per_s": med(rs, "calls_per_s"), "cpu_us_per_call": med(rs, "server_cpu_us_per_call"),
+            "cpu_ms_per_mib": med(rs, "server_cpu_ms_per_mib"), "rss_mib": rss_kb / 1024}
 
 
 def print_ab_table(scenarios, runs, http_hwm):
@@ -248,11 +254,9 @@ def print_ab_table(scenarios, runs, http_hwm):
     print("|---|---|---|---|---|---|---:|---:|---:|")
     for si, (name, transport, *_rest) in enumerate(scenarios):
         for client in SERVER_CLIENTS:
-            ts, nb, bl = ((med(runs[(si, s, client)], "calls_per_s"),
-                           med(runs[(si, s, client)], "server_cpu_us_per_call"),
-                           (http_hwm.get((si, s)) if transport == "http"
-                            else med(runs[(si, s, client)], "server_maxrss_kb")) / 1024)
-                          for s in ("ts-mcpserver", "cpp-server", BLOCKING))
+            ts, nb, bl = ((r["calls_per_s"], r["cpu_us_per_call"], r["rss_mib"])
+                          for r in (server_row(runs, http_hwm, si, transport, s, client)
+                                    for s in ("ts-mcpserver", "cpp-server", BLOCKING)))
             print(f"| {transport} | {name} | {client} | {ts[0]:.0f} / {nb[0]:.0f} / {bl[0]:.0f} "
                   f"| {ts[1]:.1f} / {nb[1]:.1f} / {bl[1]:.1f} | {ts[2]:.1f} / {nb[2]:.1f} "
                   f"| {nb[0] / ts[0]:.2f} | {nb[1] / ts[1]:.2f} ({bl[1] / ts[1]:.2f}) | {nb[2] / ts[2]:.2f} |")
