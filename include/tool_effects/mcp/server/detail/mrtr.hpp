@@ -200,28 +200,10 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   }
 
   // The call ended with the error `e` (of a prompt that asks: its request gets the error).
-  void fail(std::exception_ptr e) {
-    if (end_unasked()) {
-      if (auto h = std::exchange(waiter_, {})) h(e, nullptr);
-      return;
-    }
-    boost::asio::post(strand_, [self = shared_from_this(), e] {
-      self->finished_ = true;
-      if (auto h = std::exchange(self->waiter_, {})) h(e, nullptr);
-    });
-  }
+  void fail(std::exception_ptr e) { end(std::move(e), nullptr); }
 
   // The call ended with `result` (no request waits: the result is dropped, its ask having expired).
-  void finish(nlohmann::json result) {
-    if (end_unasked()) {
-      if (auto h = std::exchange(waiter_, {})) h(nullptr, std::move(result));
-      return;
-    }
-    boost::asio::post(strand_, [self = shared_from_this(), result = std::move(result)]() mutable {
-      self->finished_ = true;
-      if (auto h = std::exchange(self->waiter_, {})) h(nullptr, std::move(result));
-    });
-  }
+  void finish(nlohmann::json result) { end(nullptr, std::move(result)); }
 
  private:
   enum : int { fresh, asked, ended_unasked };
@@ -232,6 +214,18 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
     if (!phase_.compare_exchange_strong(expected, ended_unasked, std::memory_order_acq_rel)) return false;
     finished_ = true;
     return true;
+  }
+
+  // The call's one end, `e` or `result`: completed here when no ask came first, else on the strand.
+  void end(std::exception_ptr e, nlohmann::json result) {
+    if (end_unasked()) {
+      if (auto h = std::exchange(waiter_, {})) h(e, std::move(result));
+      return;
+    }
+    boost::asio::post(strand_, [self = shared_from_this(), e, result = std::move(result)]() mutable {
+      self->finished_ = true;
+      if (auto h = std::exchange(self->waiter_, {})) h(e, std::move(result));
+    });
   }
 
   struct group {

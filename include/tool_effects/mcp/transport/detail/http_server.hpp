@@ -229,14 +229,8 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     if (s.closed) return;
     const bool response = request_id == 0 && meta.method.empty();
     if (response) {
-      const auto it = s.open_requests.find(mcp_dump(meta.related_id));
-      if (it == s.open_requests.end()) return;  // unknown or answered: dropped
-      auto st = s.streams[it->second];
-      s.open_requests.erase(it);
-      count_answered(s);
+      const auto st = close_request(s, meta.related_id);  // unknown or answered: dropped
       if (!st) return;
-      st->finished = true;
-      release(*st);
       if (!st->sse && st->out && !o_.always_sse) {
         st->json_response = std::move(text);
         st->json_error_code = meta.error_code;
@@ -274,18 +268,25 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
 
   // Request `id` of `s` gets no answer (its client cancelled it): its stream ends, and the connection with it.
   void drop_request(mcp_http_session& s, const nlohmann::json& id) {
-    const auto it = s.open_requests.find(mcp_dump(id));
-    if (it == s.open_requests.end()) return;
-    auto st = s.streams[it->second];
-    s.open_requests.erase(it);
-    count_answered(s);
-    if (!st) return;
-    st->finished = true;
-    release(*st);
-    if (st->out) {
+    const auto st = close_request(s, id);
+    if (st && st->out) {
       st->out->done = true;
       st->out->notify();
     }
+  }
+
+  // Request `id` of `s` is answered or dropped: no longer open, counted, its stream finished and released.
+  // Returns that stream; none when `id` is not open (unknown, or answered before) or its stream is gone.
+  std::shared_ptr<mcp_http_stream> close_request(mcp_http_session& s, const nlohmann::json& id) {
+    const auto it = s.open_requests.find(mcp_dump(id));
+    if (it == s.open_requests.end()) return nullptr;
+    auto st = s.streams[it->second];
+    s.open_requests.erase(it);
+    count_answered(s);
+    if (!st) return nullptr;
+    st->finished = true;
+    release(*st);
+    return st;
   }
 
   // Ends the stream of request `id` of `s` unanswered (SSE polling): the client resumes it with Last-Event-ID.
@@ -627,6 +628,26 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   std::shared_ptr<mcp_http_session> find_session(std::string_view id) {
     const auto it = sessions_.find(std::string(id));
     return it == sessions_.end() ? nullptr : it->second;
+  }
+
+  // The session a GET or DELETE names by `sid`, if `owner` owns it; else `refusal` is what to send: no `sid`,
+  // 405 in the 2026-07-28 era (`modern_refusal`: the era has none) and 400 before it; a session unknown or
+  // another principal's, 404 (so one principal cannot tell another's sessions from none).
+  std::shared_ptr<mcp_http_session> owned_session(std::string_view sid, std::string_view version,
+                                                  std::string_view owner, std::string_view modern_refusal,
+                                                  reply& refusal) {
+    if (sid.empty()) {
+      refusal = mcp_version_is_modern(version)
+                    ? error_reply(405, -32600, modern_refusal, nullptr, false, "POST")
+                    : error_reply(400, -32600, "Bad Request: Mcp-Session-Id header is required");
+      return nullptr;
+    }
+    auto s = find_session(sid);
+    if (!s || s->owner() != owner) {
+      refusal = error_reply(404, -32001, "Session not found");
+      return nullptr;
+    }
+    return s;
   }
 
   // A session with no pending request and no open stream.

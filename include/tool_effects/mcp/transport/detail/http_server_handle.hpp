@@ -245,20 +245,10 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
     case hs_http::verb::get: co_return co_await handle_get(stream, req, owner);
     case hs_http::verb::delete_: {
       const std::string_view sid(req["Mcp-Session-Id"].data(), req["Mcp-Session-Id"].size());
-      if (sid.empty()) {
-        if (mcp_version_is_modern(version)) {
-          auto res = make_response(
-              error_reply(405, -32600, "Method Not Allowed: no sessions in 2026-07-28", nullptr, false, "POST"));
-          co_return co_await answer(stream, res);
-        }
-        {
-          auto res = make_response(error_reply(400, -32600, "Bad Request: Mcp-Session-Id header is required"));
-          co_return co_await answer(stream, res);
-        }
-      }
-      auto s = find_session(sid);
-      if (!s || s->owner() != owner) {  // another principal's session is not found
-        auto res = make_response(error_reply(404, -32001, "Session not found"));
+      reply refusal;
+      auto s = owned_session(sid, version, owner, "Method Not Allowed: no sessions in 2026-07-28", refusal);
+      if (!s) {
+        auto res = make_response(std::move(refusal));
         co_return co_await answer(stream, res);
       }
       end_session(s);
@@ -522,20 +512,10 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(net::connection
       mcp_http_trim(std::string_view(req["Mcp-Session-Id"].data(), req["Mcp-Session-Id"].size()));
   const std::string_view version =
       mcp_http_trim(std::string_view(req["MCP-Protocol-Version"].data(), req["MCP-Protocol-Version"].size()));
-  if (sid.empty()) {
-    if (mcp_version_is_modern(version)) {
-      auto res = make_response(
-          error_reply(405, -32600, "Method Not Allowed: no GET stream in 2026-07-28", nullptr, false, "POST"));
-      co_return co_await answer(stream, res);
-    }
-    {
-      auto res = make_response(error_reply(400, -32600, "Bad Request: Mcp-Session-Id header is required"));
-      co_return co_await answer(stream, res);
-    }
-  }
-  auto s = find_session(sid);
-  if (!s || s->owner() != owner) {  // another principal's session is not found
-    auto res = make_response(error_reply(404, -32001, "Session not found"));
+  reply refusal;
+  auto s = owned_session(sid, version, owner, "Method Not Allowed: no GET stream in 2026-07-28", refusal);
+  if (!s) {
+    auto res = make_response(std::move(refusal));
     co_return co_await answer(stream, res);
   }
   s->last_active = clock::now();
