@@ -12,12 +12,16 @@
 //        the client declares elicitation and answers every elicitation/create so (approve: true on accept);
 //        prints the results and the elicitation messages it was asked
 //   {"do": "increments", "clients": C, "calls": N, "tool": T, "arguments": {...}, "read": R, "read_arguments": {...},
-//    "before": {"tool": B, "arguments": {...}}?}
+//    "before": {"tool": B, "arguments": {...}}?, "barrier": DIR?, "parties": P?}
 //        (after one call of B) C clients (over http each its own Client and session; over stdio one client stands
 //        for them), each sending N calls of T at once (not one after the other); "$n" in a string of T's arguments
-//        becomes the call's number; then one call of R; prints the errors and R's structuredContent
+//        becomes the call's number; then one call of R; prints the errors and R's structuredContent. With
+//        `barrier`, the calls start only once P processes (default 2) are connected and waiting in DIR (each
+//        leaves a file there; at most 60 s), so that the calls of processes started far apart overlap
 // Over stdio the server inherits this process's environment.
 'use strict';
+const fs = require('node:fs');
+const path = require('node:path');
 const { createRequire } = require('node:module');
 const [modules, scenarioText, transportKind, ...rest] = process.argv.slice(2);
 const scenario = JSON.parse(scenarioText);
@@ -28,6 +32,17 @@ const { StreamableHTTPClientTransport } = requireSdk('@modelcontextprotocol/sdk/
 const { ElicitRequestSchema } = requireSdk('@modelcontextprotocol/sdk/types.js');
 
 const asked = [];  // the elicitation messages received
+
+// Waits until `parties` processes have reached the barrier directory `dir` (each leaves a file named by its pid).
+async function barrier(dir, parties) {
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(path.join(dir, String(process.pid)), '');
+  const until = Date.now() + 60000;
+  while (fs.readdirSync(dir).length < parties) {
+    if (Date.now() > until) throw new Error(`barrier ${dir}: ${parties} processes never came`);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
 
 async function connect() {
   const capabilities = scenario.elicit ? { elicitation: {} } : {};
@@ -67,6 +82,7 @@ async function main() {
       : Array.from({ length: scenario.clients }, () => client);
     out.sessions = new Set(clients.map((c) => c.transport.sessionId ?? 'stdio')).size;
     if (scenario.before) await client.callTool(callParams(scenario.before.tool, scenario.before.arguments));
+    if (scenario.barrier) await barrier(scenario.barrier, scenario.parties || 2);
     let errors = 0;
     let number = 0;
     const texts = [];

@@ -222,29 +222,30 @@ TEST(GatewayCoordination, FourClientsOfFiftyConcurrentIncrementsLoseNone) {
 // bank/accounts, no target) replaces it, and none is lost. The gateway is as honest as the declaration.
 TEST(GatewayCoordination, TheOverlayCorrectsATrustedServersTooNarrowDeclaration) {
   GATEWAY_REQUIRE_NODE();
-  const auto run_two_accounts = [](const fs::path& config) {
+  const auto dir = fresh_dir("narrow");
+  int runs = 0;
+  // Two processes, one per account, whose calls start together (a barrier: the processes may start far apart).
+  const auto run_two_accounts = [&](const fs::path& config) {
     http_gateway g(config);
     json results[2];
-    std::thread other([&] {
+    const auto scenario = [&](const char* acct) {
       json s = increments;
       s["clients"] = 2;
       s["calls"] = 50;
-      s["arguments"]["acct"] = s["read_arguments"]["acct"] = "b";
-      results[1] = sdk(s, "http " + g.url());
-    });
-    json s = increments;
-    s["clients"] = 2;
-    s["calls"] = 50;
-    s["arguments"]["acct"] = s["read_arguments"]["acct"] = "a";
-    results[0] = sdk(s, "http " + g.url());
+      s["arguments"]["acct"] = s["read_arguments"]["acct"] = acct;
+      s["barrier"] = (dir / ("barrier" + std::to_string(runs))).string();
+      return s;
+    };
+    std::thread other([&] { results[1] = sdk(scenario("b"), "http " + g.url()); });
+    results[0] = sdk(scenario("a"), "http " + g.url());
     other.join();
+    ++runs;
     return results[0]["read"]["balance"].get<int>() + results[1]["read"]["balance"].get<int>();
   };
-  const auto dir = fresh_dir("narrow");
   json bank = {{"command", bank_server()}, {"args", {"--uncoordinated"}}, {"trust", "trusted"}};
   write_file(dir / "trusted.json", json{{"mcpServers", {{"bank", bank}}}}.dump());
-  // The control's race needs the two accounts' calls to overlap, which a loaded machine may not give in one run
-  // (the clients' processes start far apart): it must lose increments in one of three runs.
+  // The control's race needs the two accounts' calls to overlap: they start together, and on a loaded machine
+  // may still be served one account after the other, so it must lose increments in one of three runs.
   int trusted = 200;
   for (int run = 0; run < 3 && trusted == 200; ++run) trusted = run_two_accounts(dir / "trusted.json");
   EXPECT_LT(trusted, 200) << "the control: per-account grants, a whole-ledger write";
