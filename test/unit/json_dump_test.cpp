@@ -115,4 +115,20 @@ TEST(JsonDump, RequestTextIsTheDumpOfItsMessage) {
   EXPECT_EQ(td::mcp_request_text(7, "tools/call", &p), R"({"id":7,"jsonrpc":"2.0","method":"tools/call","params":{"name":"echo"}})");
 }
 
+// The session writes a response's text around its result (mcp_result_text): the same bytes as mcp_dump of the
+// response object, for random ids (numbers and strings, as JSON-RPC allows) and results.
+TEST(JsonDump, ResultTextIsTheDumpOfItsMessage) {
+  std::mt19937_64 rng(90210);
+  int differ = 0;
+  for (int i = 0; i < 5000; ++i) {
+    const json id = rng() % 2 ? json(static_cast<std::int64_t>(rng()) >> (rng() % 64)) : json(random_text(rng));
+    const json result = random_value(rng, 0);
+    const std::string want = td::mcp_dump(json{{"jsonrpc", "2.0"}, {"id", id}, {"result", result}});
+    const std::string got = td::mcp_result_text(id, result);
+    if (got != want && ++differ <= 5) ADD_FAILURE() << "response " << i << "\n got: " << got << "\nwant: " << want;
+  }
+  EXPECT_EQ(differ, 0);
+  EXPECT_EQ(td::mcp_result_text(json("a"), json{{"content", json::array()}}), R"({"id":"a","jsonrpc":"2.0","result":{"content":[]}})");
+}
+
 }  // namespace json_dump_test_ns

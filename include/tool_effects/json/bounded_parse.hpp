@@ -127,7 +127,10 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
  public:
   using json = nlohmann::json;
 
-  untrusted_json_builder(const json_limits& limits, std::string_view context) : limits_(limits), context_(context) {}
+  untrusted_json_builder(const json_limits& limits, std::string_view context) : limits_(limits), context_(context) {
+    stack_.reserve(8);  // a typical message's depth, reserved at once instead of grown
+    frames_.reserve(8);
+  }
 
   json root;
 
@@ -144,9 +147,12 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
   bool end_array() override { return close(); }
   bool key(string_t& k) override {
     frame& f = frames_.back();
-    if (stack_.back()->contains(k))
+    auto& members = stack_.back()->get_ref<json::object_t&>();
+    const auto at = members.lower_bound(k);
+    if (at != members.end() && at->first == k)
       throw json_error(pointer_with(k), "duplicate key", k, context_, json_error_reason::duplicate_key);
     f.key = std::move(k);
+    f.hint = at;  // where the member goes: nothing is inserted into this object before its value is stored
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
@@ -160,7 +166,8 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
   struct frame {
     bool object;
     std::string key;
-    std::size_t index = 0;  // elements seen so far (arrays)
+    std::size_t index = 0;               // elements seen so far (arrays)
+    json::object_t::iterator hint = {};  // objects: the position of the member being read (from key())
   };
 
   std::string pointer_with(std::string_view last_key = {}) const {
@@ -183,8 +190,9 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
       throw json_error(pointer_with(), str_cat("more than ", std::to_string(limits_.max_values), " values"), "",
                        context_, json_error_reason::too_large);
   }
-  // Stores a finished value where it belongs; returns where it went.
-  json* store(json&& v) {
+  // Stores a value where it belongs; returns where it went. A container keeps its key in its frame (the JSON
+  // pointer of an error inside it names it); a scalar's is moved into the object.
+  json* store(json&& v, bool container = false) {
     if (stack_.empty()) {
       root = std::move(v);
       return &root;
@@ -194,9 +202,10 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
       top.push_back(std::move(v));
       return &top.back();
     }
-    json& slot = top[frames_.back().key];
-    slot = std::move(v);
-    return &slot;
+    frame& f = frames_.back();  // one search per member, in key()
+    auto& members = top.get_ref<json::object_t&>();
+    return &(container ? members.emplace_hint(f.hint, f.key, std::move(v))
+                       : members.emplace_hint(f.hint, std::move(f.key), std::move(v)))->second;
   }
   bool put(json&& v) {
     element();
@@ -208,8 +217,8 @@ class untrusted_json_builder final : public nlohmann::json_sax<nlohmann::json> {
     if (frames_.size() >= limits_.max_depth)
       throw json_error(pointer_with(), too_deep_message(limits_.max_depth), object ? "{" : "[", context_,
                        json_error_reason::too_deep);
-    stack_.push_back(store(object ? json::object() : json::array()));
-    frames_.push_back({object, {}, 0});
+    stack_.push_back(store(object ? json::object() : json::array(), true));
+    frames_.push_back({object, {}, 0, {}});
     return true;
   }
   bool close() {

@@ -212,7 +212,8 @@ class mcp_server {
   // parked when it asks what the request's `inputResponses` do not answer; resumed by the `requestState` of the
   // request sent again (never run twice). A `requestState` this server did not issue, altered, or whose call
   // waits no more: -32602 naming /requestState.
-  boost::asio::awaitable<nlohmann::json> call_tool_asking(nlohmann::json params, mcp_server_request request);
+  boost::asio::awaitable<nlohmann::json> call_tool_asking(nlohmann::json params, detail::tool_call_request call,
+                                                          mcp_server_request request);
   // prompts/get of a prompt that asks its client: in the 2026-07-28 era (`modern`) by InputRequiredResult, the
   // request parked as call_tool_asking parks a call; before it over the request's channel.
   boost::asio::awaitable<nlohmann::json> get_prompt_asking(nlohmann::json params, mcp_server_request request,

@@ -708,8 +708,7 @@ inline void mcp_session::answer(const nlohmann::json& id, const std::string& met
     reply_error(id, code, message, std::move(data));
     return;
   }
-  nlohmann::json reply = {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(*j.result)}};
-  std::string line = mcp_dump(reply);
+  std::string line = mcp_result_text(id, *j.result);
   if (line.size() > settings_.max_message_bytes) {
     reply_error(id, -32603,
                 str_cat("Internal error: ", method, ": the handler's answer has ", std::to_string(line.size()),

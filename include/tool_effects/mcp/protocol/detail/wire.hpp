@@ -22,11 +22,18 @@ namespace tool_effects::detail {
 // A message as it goes on the wire (json/detail/dump.hpp: compact, invalid UTF-8 replaced).
 inline std::string mcp_dump(const nlohmann::json& j) { return json_dump(j); }
 
+// What mcp_request_text and mcp_result_text reserve at once: a small message then allocates once, not at each
+// doubling of its text.
+inline constexpr std::size_t mcp_small_message_bytes = 256;
+
 // The request {"id": id, "jsonrpc": "2.0", "method": method, "params": *params} (no "params" when `params` is null
 // or points to null) as mcp_dump writes it, byte for byte (nlohmann's objects keep their keys sorted), written
 // around the params' own text: the params are neither copied nor wrapped in a new message object.
+
 inline std::string mcp_request_text(std::int64_t id, std::string_view method, const nlohmann::json* params) {
-  std::string out = "{\"id\":";
+  std::string out;
+  out.reserve(mcp_small_message_bytes);
+  out += "{\"id\":";
   out += std::to_string(id);
   out += ",\"jsonrpc\":\"2.0\",\"method\":";
   json_dump_string(out, method);
@@ -34,6 +41,19 @@ inline std::string mcp_request_text(std::int64_t id, std::string_view method, co
     out += ",\"params\":";
     json_dump_to(out, *params);
   }
+  out += '}';
+  return out;
+}
+
+// The response {"id": id, "jsonrpc": "2.0", "result": result} as mcp_dump writes it, byte for byte, written around
+// the result's own text (as mcp_request_text is): the result is neither copied nor wrapped in a message object.
+inline std::string mcp_result_text(const nlohmann::json& id, const nlohmann::json& result) {
+  std::string out;
+  out.reserve(mcp_small_message_bytes);
+  out += "{\"id\":";
+  json_dump_to(out, id);
+  out += ",\"jsonrpc\":\"2.0\",\"result\":";
+  json_dump_to(out, result);
   out += '}';
   return out;
 }

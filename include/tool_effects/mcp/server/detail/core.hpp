@@ -59,7 +59,9 @@ struct tool_call_request {
   std::string idempotency_key;  // "" when the client gave none
 };
 
-inline tool_call_request read_tool_call(const nlohmann::json& params) {
+// The call `params` (a tools/call request's) asks for; its arguments are moved out of `params`, which the caller
+// reads no further (but for members other than "arguments").
+inline tool_call_request read_tool_call(nlohmann::json&& params) {
   auto bad = [](const std::string& at, std::string message, const nlohmann::json& v) -> mcp_server_error {
     const std::string shown = v.is_null() ? std::string() : preview(v);
     return mcp_server_error(rpc_invalid_params,
@@ -75,7 +77,7 @@ inline tool_call_request read_tool_call(const nlohmann::json& params) {
   r.name = name->get<std::string>();
   if (const auto a = params.find("arguments"); a != params.end() && !a->is_null()) {
     if (!a->is_object()) throw bad("/arguments", expected("an object", *a), *a);
-    r.arguments = *a;
+    r.arguments = std::move(*a);
   } else {
     r.arguments = nlohmann::json::object();
   }

@@ -35,7 +35,7 @@ namespace tool_effects {
 template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nlohmann::json params,
                                                                             mcp_server_request request) {
-  detail::tool_call_request r = detail::read_tool_call(params);
+  detail::tool_call_request r = detail::read_tool_call(std::move(params));
   if (!host_->registry().index_of(r.name))
     throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
   check_key(r, request.caller);
@@ -171,9 +171,9 @@ std::shared_ptr<detail::mcp_mrtr_call> mcp_server<Host, Options>::parked_call(co
 
 template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool_asking(nlohmann::json params,
+                                                                                   detail::tool_call_request r,
                                                                                    mcp_server_request request) {
   const detail::mcp_input_params in = detail::read_input_params(params);
-  detail::tool_call_request r = detail::read_tool_call(params);
   if (in.state)
     co_return co_await next_outcome(parked_call(*in.state, "tools/call", r.name, request.caller), false, *in.state,
                                     in.responses, {});

@@ -65,8 +65,8 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::handle_request
                                                                                  mcp_server_request request) {
   request.modern = detail::mcp_request_is_modern(method, params, request.transport_version);
   if (request.modern) {
-    const detail::mcp_request_meta meta = detail::read_request_meta(params, request.transport_version);
-    request.client_capabilities = meta.client_capabilities;
+    detail::mcp_request_meta meta = detail::read_request_meta(params, request.transport_version);
+    request.client_capabilities = std::move(meta.client_capabilities);
     request.ask_client = {};  // no server-to-client request inside a 2026-07-28 call: it asks by InputRequiredResult
     // A modern request's log level is its own (no session to set one on): none asks for no log messages.
     request.log_level = meta.log_level.empty()
@@ -139,15 +139,18 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::serve_request(
                                              " before initialize (send initialize first, or a 2026-07-28 request "
                                              "whose _meta names its version)"));
   }
-  r.client_capabilities = state->capabilities.get();
   auto session = ctx.session;
-  // (A plain lambda that calls a coroutine function: the coroutine owns what it needs, not the lambda's captures,
-  // which the asker's std::function may outlive or not.)
-  r.ask_client = [c = std::make_shared<const detail::mcp_request_context>(
-                      detail::mcp_request_context{ctx.id, std::string(), nullptr, session})](
-                     std::string method, nlohmann::json params, std::chrono::milliseconds timeout) {
-    return ask_over_session(c, std::move(method), std::move(params), timeout);
-  };
+  // A 2026-07-28 request names its client's capabilities itself (handle_request), and asks by InputRequiredResult.
+  if (!modern) {
+    r.client_capabilities = state->capabilities.get();
+    // (A plain lambda that calls a coroutine function: the coroutine owns what it needs, not the lambda's
+    // captures, which the asker's std::function may outlive or not.)
+    r.ask_client = [c = std::make_shared<const detail::mcp_request_context>(
+                        detail::mcp_request_context{ctx.id, std::string(), nullptr, session})](
+                       std::string method, nlohmann::json params, std::chrono::milliseconds timeout) {
+      return ask_over_session(c, std::move(method), std::move(params), timeout);
+    };
+  }
   // Posted onto the session's strand, as progress is (below): it precedes the response.
   r.log = [id = ctx.id, session](nlohmann::json params) {
     auto s = session.lock();
@@ -368,7 +371,8 @@ template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_call_tool(nlohmann::json params,
                                                                                mcp_server_request request) {
   if (!request.modern) co_return co_await call_tool(std::move(params), std::move(request));
-  const detail::tool_call_request call = detail::read_tool_call(params);
+  // (The arguments move into `call`; call_tool_asking reads the rest of `params`: requestState, inputResponses.)
+  detail::tool_call_request call = detail::read_tool_call(std::move(params));
   if (const auto i = host_->registry().index_of(call.name)) {
     if (request.param_headers)
       detail::check_param_headers(entry(*i)["inputSchema"], call.arguments, *request.param_headers);
@@ -381,7 +385,7 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_call_tool(n
                           detail::pointer_token(detail::mcp_meta_client_capabilities), " does not declare"),
           nlohmann::json{{"requiredCapabilities", {{std::string(needed), nlohmann::json::object()}}}});
   }
-  co_return co_await call_tool_asking(std::move(params), std::move(request));
+  co_return co_await call_tool_asking(std::move(params), std::move(call), std::move(request));
 }
 
 }  // namespace tool_effects
