@@ -59,9 +59,9 @@ struct tool_call_request {
   std::string idempotency_key;  // "" when the client gave none
 };
 
-// The call `params` (a tools/call request's) asks for; its arguments are moved out of `params`, which the caller
-// reads no further (but for members other than "arguments").
-inline tool_call_request read_tool_call(nlohmann::json&& params) {
+// The call `params` (a tools/call request's) asks for. Its arguments are moved out of `params` (left null there);
+// the caller may still read its other members (requestState, inputResponses).
+inline tool_call_request read_tool_call(nlohmann::json& params) {
   auto bad = [](const std::string& at, std::string message, const nlohmann::json& v) -> mcp_server_error {
     const std::string shown = v.is_null() ? std::string() : preview(v);
     return mcp_server_error(rpc_invalid_params,

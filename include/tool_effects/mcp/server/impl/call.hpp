@@ -35,7 +35,7 @@ namespace tool_effects {
 template <class Host, class Options>
 boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nlohmann::json params,
                                                                             mcp_server_request request) {
-  detail::tool_call_request r = detail::read_tool_call(std::move(params));
+  detail::tool_call_request r = detail::read_tool_call(params);
   if (!host_->registry().index_of(r.name))
     throw mcp_server_error(detail::rpc_invalid_params, detail::str_cat("Unknown tool: ", detail::quote_input(r.name)));
   check_key(r, request.caller);

@@ -372,7 +372,7 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::on_call_tool(n
                                                                                mcp_server_request request) {
   if (!request.modern) co_return co_await call_tool(std::move(params), std::move(request));
   // (The arguments move into `call`; call_tool_asking reads the rest of `params`: requestState, inputResponses.)
-  detail::tool_call_request call = detail::read_tool_call(std::move(params));
+  detail::tool_call_request call = detail::read_tool_call(params);
   if (const auto i = host_->registry().index_of(call.name)) {
     if (request.param_headers)
       detail::check_param_headers(entry(*i)["inputSchema"], call.arguments, *request.param_headers);
