@@ -56,8 +56,12 @@ class connection;
 namespace detail {
 struct tls_context_impl;  // defined by net/detail/tls.hpp in a TLS build only (the layouts here never change)
 struct tls_session;
+// (The two handshakes are function templates only so that a translation unit that calls neither compiles no
+// coroutine of them: g++ emits every inline non-template coroutine at -O0.)
+template <class Unused = void>
 asio::awaitable<beast::error_code> tls_handshake(connection& c, const tls_context& ctx, const std::string& host);
 // The server's side of the handshake, on an accepted connection.
+template <class Unused = void>
 asio::awaitable<beast::error_code> tls_accept(connection& c, const tls_context& ctx);
 // `n` random bytes from OpenSSL, in a TLS build; false without TLS (or on failure).
 bool tls_random(char* out, std::size_t n) noexcept;
@@ -110,7 +114,9 @@ class connection {
   std::chrono::steady_clock::time_point idle_since{};
 
  private:
+  template <class Unused>
   friend asio::awaitable<beast::error_code> detail::tls_handshake(connection&, const tls_context&, const std::string&);
+  template <class Unused>
   friend asio::awaitable<beast::error_code> detail::tls_accept(connection&, const tls_context&);
   [[nodiscard]] bool tls_pending() noexcept;  // decrypted bytes the TLS layer holds (they make no socket readable)
   beast::tcp_stream tcp_;

@@ -75,7 +75,8 @@ struct mcp_input_request {
 /// (`mcp_client_asker_of(ctx)` gives it). Every ask is bounded by a timeout
 /// (the server's `client_request_timeout` unless one is given), is refused at
 /// once when the client did not declare the capability, and its answer is
-/// checked strictly. Thread-safe; lives as long as the call.
+/// checked strictly. Thread-safe; lives as long as the call. Its asking members are member templates (called
+/// as plain functions) only so that a translation unit that asks nothing compiles none of their coroutines.
 class mcp_client_asker {
  public:
   /// Sends `method` with `params` to the client and returns its result, or throws (a transport's channel).
@@ -119,6 +120,7 @@ class mcp_client_asker {
   /// elicitation/create (form mode): `message` and `requested_schema` (checked first). Returns
   /// {"action": "accept"|"decline"|"cancel"} with, on accept, "content" checked against the schema
   /// (the schema's defaults applied).
+  template <class = void>
   [[nodiscard]] boost::asio::awaitable<nlohmann::json> async_elicit(
       std::string message, nlohmann::json requested_schema,
       std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
@@ -128,12 +130,14 @@ class mcp_client_asker {
 
   /// sampling/createMessage with `params` (checked first: messages, maxTokens, ...). Returns the
   /// CreateMessageResult, checked (role, content, model).
+  template <class = void>
   [[nodiscard]] boost::asio::awaitable<nlohmann::json> async_create_message(
       nlohmann::json params, std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     co_return co_await async_ask_one("sampling/createMessage", std::move(params), timeout);
   }
 
   /// roots/list. Returns the ListRootsResult, checked ({"roots": [{"uri": "file://...", "name"?}, ...]}).
+  template <class = void>
   [[nodiscard]] boost::asio::awaitable<nlohmann::json> async_list_roots(
       std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     co_return co_await async_ask_one("roots/list", nlohmann::json::object(), timeout);
@@ -142,6 +146,7 @@ class mcp_client_asker {
   /// Several asks at once (at most 16, keys distinct): every one checked and its capability required before
   /// any goes; in the 2026-07-28 era one InputRequiredResult carries them all, over a session they go one
   /// after another. Returns {key: checked answer} (a key left empty: "<method>#<position from 1>").
+  template <class = void>
   [[nodiscard]] boost::asio::awaitable<nlohmann::json> async_ask_all(
       std::vector<mcp_input_request> asks, std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     for (std::size_t i = 0; i < asks.size(); ++i)
@@ -154,6 +159,7 @@ class mcp_client_asker {
 
   /// As `async_elicit`, blocking the calling thread: for a synchronous tool (the server runs those on
   /// threads of its own); a coroutine tool co_awaits `async_elicit`.
+  template <class = void>
   [[nodiscard]] nlohmann::json elicit(std::string message, nlohmann::json requested_schema,
                                       std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     return boost::asio::co_spawn(executor_, async_elicit(std::move(message), std::move(requested_schema), timeout),
@@ -161,6 +167,7 @@ class mcp_client_asker {
         .get();
   }
   /// As `async_create_message`, blocking the calling thread (see `elicit`).
+  template <class = void>
   [[nodiscard]] nlohmann::json create_message(nlohmann::json params,
                                               std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     return boost::asio::co_spawn(executor_, async_create_message(std::move(params), timeout), boost::asio::use_future)
@@ -168,10 +175,12 @@ class mcp_client_asker {
   }
 
   /// As `async_list_roots`, blocking the calling thread (see `elicit`).
+  template <class = void>
   [[nodiscard]] nlohmann::json list_roots(std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     return boost::asio::co_spawn(executor_, async_list_roots(timeout), boost::asio::use_future).get();
   }
   /// As `async_ask_all`, blocking the calling thread (see `elicit`).
+  template <class = void>
   [[nodiscard]] nlohmann::json ask_all(std::vector<mcp_input_request> asks,
                                        std::optional<std::chrono::milliseconds> timeout = std::nullopt) const {
     return boost::asio::co_spawn(executor_, async_ask_all(std::move(asks), timeout), boost::asio::use_future).get();
@@ -223,6 +232,7 @@ class mcp_client_asker {
                                         "sampling/createMessage, roots/list)"));
   }
 
+  template <class = void>
   boost::asio::awaitable<nlohmann::json> async_ask_one(std::string method, nlohmann::json params,
                                                        std::optional<std::chrono::milliseconds> timeout) const {
     std::vector<mcp_input_request> asks;
@@ -234,6 +244,7 @@ class mcp_client_asker {
 
   // Every ask checked and its capability required first, then sent (all at once by InputRequiredResult, or
   // one after another over the session), and every answer checked.
+  template <class = void>
   boost::asio::awaitable<std::vector<nlohmann::json>> ask_each(const std::vector<mcp_input_request>& asks,
                                                               std::optional<std::chrono::milliseconds> timeout) const {
     if (!send_ && !input_)

@@ -100,7 +100,8 @@ decltype(auto) connection::visit(Op&& op) {
   return op(tcp_);
 }
 
-inline asio::awaitable<beast::error_code> detail::tls_accept(connection& c, const tls_context& ctx) {
+template <class Unused>
+asio::awaitable<beast::error_code> detail::tls_accept(connection& c, const tls_context& ctx) {
   if (!ctx.get()) co_return beast::error_code(asio::error::no_protocol_option);
   c.tls_ = {new tls_session(c.tcp_, ctx.get()->ssl), &delete_tls_session};
   auto [ec] = co_await c.tls_->stream.async_handshake(asio::ssl::stream_base::server,
@@ -112,7 +113,8 @@ inline bool connection::tls_pending() noexcept {
   return tls_ && SSL_pending(tls_->stream.native_handle()) > 0;
 }
 
-inline asio::awaitable<beast::error_code> detail::tls_handshake(connection& c, const tls_context& ctx,
+template <class Unused>
+asio::awaitable<beast::error_code> detail::tls_handshake(connection& c, const tls_context& ctx,
                                                                 const std::string& host) {
   if (!ctx.get()) co_return beast::error_code(asio::error::no_protocol_option);
   c.tls_ = {new tls_session(c.tcp_, ctx.get()->ssl), &delete_tls_session};
@@ -140,11 +142,13 @@ decltype(auto) connection::visit(Op&& op) {
 
 inline bool connection::tls_pending() noexcept { return false; }
 
-inline asio::awaitable<beast::error_code> detail::tls_handshake(connection&, const tls_context&, const std::string&) {
+template <class Unused>
+asio::awaitable<beast::error_code> detail::tls_handshake(connection&, const tls_context&, const std::string&) {
   co_return beast::error_code(asio::error::no_protocol_option);
 }
 
-inline asio::awaitable<beast::error_code> detail::tls_accept(connection&, const tls_context&) {
+template <class Unused>
+asio::awaitable<beast::error_code> detail::tls_accept(connection&, const tls_context&) {
   co_return beast::error_code(asio::error::no_protocol_option);
 }
 

@@ -100,7 +100,9 @@ inline std::string mcp_cut(std::string_view s, std::size_t max) {
   return s.size() > max ? str_cat(utf8_prefix(s, max), "...") : std::string(s);
 }
 
-struct mcp_request_context;
+template <class Unused = void>
+struct basic_mcp_request_context;
+using mcp_request_context = basic_mcp_request_context<>;
 // A handler of the peer's request `method`: its result, or throws
 // (mcp_handler_error: that error response; anything else: -32603). The
 // function is called on the session's strand; the awaitable it returns runs
@@ -110,21 +112,22 @@ using mcp_notification_handler = std::function<void(const nlohmann::json& params
 
 // One JSON-RPC session over one transport. Everything but the constructor
 // and what mcp_request_context does runs on the session's strand.
-class mcp_session : public std::enable_shared_from_this<mcp_session> {
+template <class Unused>
+class basic_mcp_session : public std::enable_shared_from_this<basic_mcp_session<Unused>> {
  public:
-  mcp_session(mcp_strand strand, mcp_session_settings settings)
+  basic_mcp_session(mcp_strand strand, mcp_session_settings settings)
       : strand_(std::move(strand)), settings_(std::move(settings)), name_(settings_.name) {}
-  mcp_session(const mcp_session&) = delete;
-  mcp_session& operator=(const mcp_session&) = delete;
+  basic_mcp_session(const basic_mcp_session&) = delete;
+  basic_mcp_session& operator=(const basic_mcp_session&) = delete;
   // The transport does not outlive the session.
-  ~mcp_session() {
+  ~basic_mcp_session() {
     if (transport_) transport_->stop();
   }
 
   // Starts carrying messages over `t` (throws what t->start throws).
   void start(std::shared_ptr<mcp_transport> t) {
     transport_ = std::move(t);
-    transport_->start(shared_from_this());
+    transport_->start(this->shared_from_this());
   }
 
   // Handlers, registered before start (a later one replaces an earlier one).
@@ -167,7 +170,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   // response (mcp_rpc_error), the timeout (cancellation sent unless `meta` is
   // modern over a stateless transport or the method is initialize;
   // mcp_transient_error timeout) or the end of the session (its error).
-  static asio::awaitable<nlohmann::json> request(std::shared_ptr<mcp_session> self, std::string method,
+  static asio::awaitable<nlohmann::json> request(std::shared_ptr<basic_mcp_session> self, std::string method,
                                                  nlohmann::json params, std::chrono::milliseconds timeout,
                                                  mcp_outgoing meta = {}) {
     co_return co_await request_of(std::move(self), method, &params, timeout, std::move(meta));
@@ -176,7 +179,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   // `request` with the params read where they are (null: none): they must outlive the co_await, as the
   // caller's own message does. The request's text is written around the params' text (mcp_request_text):
   // a client's arguments are neither copied nor wrapped in a new message object.
-  static asio::awaitable<nlohmann::json> request_of(std::shared_ptr<mcp_session> self, const std::string& method,
+  static asio::awaitable<nlohmann::json> request_of(std::shared_ptr<basic_mcp_session> self, const std::string& method,
                                                     const nlohmann::json* params, std::chrono::milliseconds timeout,
                                                     mcp_outgoing meta = {}) {
     if (self->dead_) std::rethrow_exception(self->dead_error());
@@ -224,7 +227,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   // its 202), waits until the peer accepted it: a refusal is the transport's
   // error, no answer within `timeout` a timeout. Otherwise it is written and
   // not awaited (nothing acknowledges it).
-  static asio::awaitable<void> notify_accepted(std::shared_ptr<mcp_session> self, std::string method,
+  static asio::awaitable<void> notify_accepted(std::shared_ptr<basic_mcp_session> self, std::string method,
                                                nlohmann::json params, mcp_outgoing meta,
                                                std::chrono::milliseconds timeout) {
     if (self->dead_) std::rethrow_exception(self->dead_error());
@@ -320,7 +323,7 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   }
 
   // Clean end: every pending request fails with `why` (null: closed, "the session ended"), then the transport's shutdown.
-  static asio::awaitable<void> shutdown(std::shared_ptr<mcp_session> self, std::exception_ptr why) {
+  static asio::awaitable<void> shutdown(std::shared_ptr<basic_mcp_session> self, std::exception_ptr why) {
     if (!self->mark_dead(std::move(why))) co_return;
     if (auto t = self->transport_) co_await t->shutdown();
   }
@@ -341,7 +344,8 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
   }
 
  private:
-  friend struct mcp_request_context;
+  template <class>
+  friend struct basic_mcp_request_context;
 
   // One request of ours waiting for its response.
   struct pending_request {
@@ -557,11 +561,11 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
     jobs_.emplace(key, j);
     busy->fetch_add(1);
     asio::co_spawn(strand_,
-                   serve(shared_from_this(), id, std::move(key), method, std::move(params), std::move(h), j, incoming),
+                   serve(this->shared_from_this(), id, std::move(key), method, std::move(params), std::move(h), j, incoming),
                    asio::detached);
   }
 
-  static asio::awaitable<void> serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
+  static asio::awaitable<void> serve(std::shared_ptr<basic_mcp_session> self, nlohmann::json id, std::string key,
                                      std::string method, nlohmann::json params,
                                      std::shared_ptr<const mcp_request_handler> handler,
                                      std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming);
@@ -588,11 +592,12 @@ class mcp_session : public std::enable_shared_from_this<mcp_session> {
 
 // What a request handler is given: the request, and what it may do while it
 // runs (from its own strand; each hops to the session's strand).
-struct mcp_request_context {
+template <class Unused>
+struct basic_mcp_request_context {
   nlohmann::json id;
   std::string method;
   nlohmann::json params;  // null when the request had none
-  std::weak_ptr<mcp_session> session;
+  std::weak_ptr<basic_mcp_session<Unused>> session;
   std::shared_ptr<const mcp_incoming> incoming{};  // what the transport knew of the request (null: nothing)
 
   // The request's progress token (params._meta.progressToken), or null.
@@ -629,11 +634,12 @@ struct mcp_request_context {
     mcp_outgoing meta;
     meta.related_id = id;
     co_return co_await asio::co_spawn(
-        s->strand(), mcp_session::request(s, std::move(m), std::move(p), timeout, std::move(meta)), asio::use_awaitable);
+        s->strand(), basic_mcp_session<Unused>::request(s, std::move(m), std::move(p), timeout, std::move(meta)), asio::use_awaitable);
   }
 };
 
-inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> self, nlohmann::json id, std::string key,
+template <class Unused>
+asio::awaitable<void> basic_mcp_session<Unused>::serve(std::shared_ptr<basic_mcp_session> self, nlohmann::json id, std::string key,
                                                 std::string method, nlohmann::json params,
                                                 std::shared_ptr<const mcp_request_handler> h,
                                                 std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming) {
@@ -689,7 +695,8 @@ inline asio::awaitable<void> mcp_session::serve(std::shared_ptr<mcp_session> sel
 
 // The answer to the peer's request `id` once its job `j` ended (none when it
 // was cancelled or the session ended).
-inline void mcp_session::answer(const nlohmann::json& id, const std::string& method, job& j,
+template <class Unused>
+void basic_mcp_session<Unused>::answer(const nlohmann::json& id, const std::string& method, job& j,
                                 std::chrono::milliseconds timeout) {
   if (dead_) return;
   if (j.cancelled) {

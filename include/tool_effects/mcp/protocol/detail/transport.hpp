@@ -77,7 +77,12 @@ struct mcp_strand_probe {
   }
 };
 
-class mcp_session;
+// The session (mcp/protocol/detail/session.hpp) is a class template only so that a translation unit that uses no
+// session compiles none of its coroutines: g++ emits every inline non-template coroutine, and all it reaches, at
+// -O0. Its one instantiation is `mcp_session`; so for the other class templates `basic_mcp_*` of the MCP wing.
+template <class Unused = void>
+class basic_mcp_session;
+using mcp_session = basic_mcp_session<>;
 
 // Writing to a pipe whose reader exited must be an error, not SIGPIPE. Only
 // the default disposition is changed (a program's own handler is kept).

@@ -336,7 +336,8 @@ inline bool approval_granted(const nlohmann::json& answer) {
 // approver when its options have none). Approved only when approval_granted; a client without the elicitation
 // capability, a decline, a cancel, a timeout or any failure of the ask is a denial. The approval is asked for this
 // call of this request, by its own asker, and is good for nothing else.
-inline confirmation mcp_ask_user_to_confirm(const mcp_client_asker& asker, const confirmation_request& c) {
+template <class = void>  // compiled only where used (see mcp_client_asker)
+confirmation mcp_ask_user_to_confirm(const mcp_client_asker& asker, const confirmation_request& c) {
   if (!asker.client_declared("elicitation")) return confirmation::deny;
   try {
     return approval_granted(asker.elicit(approval_message(c), approval_schema())) ? confirmation::approve

@@ -82,7 +82,9 @@ inline nlohmann::json mcp_input_required_result(const std::vector<mcp_input_requ
   return {{"resultType", mcp_input_required}, {"inputRequests", std::move(requests)}, {"requestState", state}};
 }
 
-class mcp_mrtr_call;
+template <class Unused = void>
+class basic_mcp_mrtr_call;
+using mcp_mrtr_call = basic_mcp_mrtr_call<>;  // a class template: see basic_mcp_session
 
 // The parked calls of one server, by requestState: "<id>.<HMAC-SHA256(key, id)>" (both base64url), the id
 // random (128 bits) and the key drawn when the server is made (256 bits). Thread-safe.
@@ -151,12 +153,13 @@ class mcp_mrtr_parking {
 // state change runs on the call's strand, but a call that never asks: its first request's waiter is set before
 // the call starts, and its end, when no ask came first (one atomic step decides which), completes that waiter on
 // the call's own thread. So a call that asks nothing never crosses to the asks thread.
-class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
+template <class Unused>
+class basic_mcp_mrtr_call : public std::enable_shared_from_this<basic_mcp_mrtr_call<Unused>> {
  public:
   // Of the request waiting: the call's result or an InputRequiredResult, or the error that ends the request.
   using outcome_handler = std::function<void(std::exception_ptr, nlohmann::json)>;
 
-  mcp_mrtr_call(boost::asio::any_io_executor ex, std::shared_ptr<mcp_mrtr_parking> parking, std::string method,
+  basic_mcp_mrtr_call(boost::asio::any_io_executor ex, std::shared_ptr<mcp_mrtr_parking> parking, std::string method,
                 std::string name, std::string owner = {})
       : strand_(boost::asio::make_strand(ex)), parking_(std::move(parking)), method_(std::move(method)),
         name_(std::move(name)), owner_(std::move(owner)) {}
@@ -171,7 +174,7 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   // client_ask_too_many_parked when the server parks its most).
   boost::asio::awaitable<std::vector<nlohmann::json>> ask(std::vector<mcp_input_request> asks,
                                                           std::chrono::milliseconds timeout) {
-    co_return co_await boost::asio::co_spawn(strand_, ask_on_strand(shared_from_this(), std::move(asks), timeout),
+    co_return co_await boost::asio::co_spawn(strand_, ask_on_strand(this->shared_from_this(), std::move(asks), timeout),
                                              boost::asio::use_awaitable);
   }
 
@@ -184,7 +187,7 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
       waiter_ = std::move(h);
       return;
     }
-    boost::asio::post(strand_, [self = shared_from_this(), state = std::move(state), responses = std::move(responses),
+    boost::asio::post(strand_, [self = this->shared_from_this(), state = std::move(state), responses = std::move(responses),
                                 h = std::move(h)]() mutable {
       self->wait_on_strand(state, std::move(responses), std::move(h));
     });
@@ -192,7 +195,7 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
 
   // The server stops: an ask waiting fails at once (client_ask_failed) instead of at its timeout.
   void abandon() {
-    boost::asio::post(strand_, [self = shared_from_this()] {
+    boost::asio::post(strand_, [self = this->shared_from_this()] {
       if (!self->group_) return;
       self->group_->abandoned = true;
       self->group_->timer.cancel();
@@ -222,7 +225,7 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
       if (auto h = std::exchange(waiter_, {})) h(e, std::move(result));
       return;
     }
-    boost::asio::post(strand_, [self = shared_from_this(), e, result = std::move(result)]() mutable {
+    boost::asio::post(strand_, [self = this->shared_from_this(), e, result = std::move(result)]() mutable {
       self->finished_ = true;
       if (auto h = std::exchange(self->waiter_, {})) h(e, std::move(result));
     });
@@ -259,13 +262,13 @@ class mcp_mrtr_call : public std::enable_shared_from_this<mcp_mrtr_call> {
   // Parks the group under a new state and answers the waiting request with what is still open.
   bool park(group& g) {
     if (!g.state.empty()) parking_->forget(g.state);
-    g.state = parking_->park(shared_from_this());
+    g.state = parking_->park(this->shared_from_this());
     if (g.state.empty()) return false;
     if (auto h = std::exchange(waiter_, {})) h(nullptr, mcp_input_required_result(g.asks, g.answered, g.state));
     return true;
   }
 
-  static boost::asio::awaitable<std::vector<nlohmann::json>> ask_on_strand(std::shared_ptr<mcp_mrtr_call> self,
+  static boost::asio::awaitable<std::vector<nlohmann::json>> ask_on_strand(std::shared_ptr<basic_mcp_mrtr_call> self,
                                                                            std::vector<mcp_input_request> asks,
                                                                            std::chrono::milliseconds timeout) {
     int expected = fresh;

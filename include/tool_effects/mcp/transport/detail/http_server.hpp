@@ -83,7 +83,14 @@ struct mcp_listener_hooks {
   asio::any_io_executor verify_executor{};
 };
 
-class mcp_http_server_core;
+// The listener and its sessions are class templates only so that a translation unit that serves no HTTP compiles
+// none of their coroutines (see basic_mcp_session); `mcp_http_server_core` and `mcp_http_session` below.
+template <class Unused = void>
+class basic_mcp_http_server_core;
+template <class Unused = void>
+class basic_mcp_http_session;
+using mcp_http_server_core = basic_mcp_http_server_core<>;
+using mcp_http_session = basic_mcp_http_session<>;
 
 // The writer of one connection that carries an SSE stream (or waits for a JSON response).
 struct mcp_http_out {
@@ -113,9 +120,11 @@ struct mcp_http_stream {
 
 // One MCP session of a client (or, with an empty id, one stateless request): the transport of its protocol
 // session. Its state is the listener's strand's, which is also its protocol session's strand.
-class mcp_http_session final : public mcp_transport, public std::enable_shared_from_this<mcp_http_session> {
+template <class Unused>
+class basic_mcp_http_session final : public mcp_transport,
+                                   public std::enable_shared_from_this<basic_mcp_http_session<Unused>> {
  public:
-  mcp_http_session(std::weak_ptr<mcp_http_server_core> core, std::string id, std::string owner)
+  basic_mcp_http_session(std::weak_ptr<basic_mcp_http_server_core<Unused>> core, std::string id, std::string owner)
       : core_(std::move(core)), id_(std::move(id)), owner_(std::move(owner)) {}
   [[nodiscard]] const std::string& session_id() const noexcept { return id_; }
   [[nodiscard]] bool stateless() const noexcept { return id_.empty(); }
@@ -147,16 +156,17 @@ class mcp_http_session final : public mcp_transport, public std::enable_shared_f
   std::size_t pending = 0;  // requests not yet answered
 
  private:
-  std::weak_ptr<mcp_http_server_core> core_;
+  std::weak_ptr<basic_mcp_http_server_core<Unused>> core_;
   std::string id_;
   std::string owner_;
 };
 
 // The listener: accepts connections, reads their requests (http_server_handle.hpp), owns the sessions.
-class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server_core> {
+template <class Unused>
+class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp_http_server_core<Unused>> {
  public:
   using clock = std::chrono::steady_clock;
-  mcp_http_server_core(hs_asio::any_io_executor ex, mcp_listener_hooks hooks, mcp_http_server_options o)
+  basic_mcp_http_server_core(hs_asio::any_io_executor ex, mcp_listener_hooks hooks, mcp_http_server_options o)
       : strand_(make_mcp_strand(ex)), acceptor_(strand_), hooks_(std::move(hooks)), o_(std::move(o)) {
     if (o_.authorization && !o_.authorization->verify_token)
       throw std::invalid_argument("mcp_http_server: authorization needs a verify_token");
@@ -196,7 +206,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     if (ec) throw std::system_error(ec, str_cat("mcp_http_server: cannot bind ", address, ":", std::to_string(port)));
     acceptor_.listen();
     const unsigned short bound = acceptor_.local_endpoint().port();
-    hs_asio::co_spawn(strand_, accept_loop(shared_from_this()), hs_asio::detached);
+    hs_asio::co_spawn(strand_, accept_loop(this->shared_from_this()), hs_asio::detached);
     return bound;
   }
 
@@ -204,7 +214,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // strand to have done it.
   void close() {
     if (closed_.exchange(true)) return;
-    auto self = shared_from_this();
+    auto self = this->shared_from_this();
     auto job = [self] { self->close_on_strand(); };
     if (mcp_strand_probe{strand_}.running_in_this_thread()) {
       job();
@@ -225,7 +235,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // What session `s` sends (its transport's send, on the strand): a response goes to the stream of its request;
   // a request or notification related to a request of `s` still open goes to that request's stream, else to one
   // GET stream of the session (kept, bounded, until one opens); a stateless session drops it.
-  void route(mcp_http_session& s, std::string text, std::int64_t request_id, const mcp_outgoing& meta) {
+  void route(basic_mcp_http_session<Unused>& s, std::string text, std::int64_t request_id, const mcp_outgoing& meta) {
     if (s.closed) return;
     const bool response = request_id == 0 && meta.method.empty();
     if (response) {
@@ -267,7 +277,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // Request `id` of `s` gets no answer (its client cancelled it): its stream ends, and the connection with it.
-  void drop_request(mcp_http_session& s, const nlohmann::json& id) {
+  void drop_request(basic_mcp_http_session<Unused>& s, const nlohmann::json& id) {
     const auto st = close_request(s, id);
     if (st && st->out) {
       st->out->done = true;
@@ -277,7 +287,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
 
   // Request `id` of `s` is answered or dropped: no longer open, counted, its stream finished and released.
   // Returns that stream; none when `id` is not open (unknown, or answered before) or its stream is gone.
-  std::shared_ptr<mcp_http_stream> close_request(mcp_http_session& s, const nlohmann::json& id) {
+  std::shared_ptr<mcp_http_stream> close_request(basic_mcp_http_session<Unused>& s, const nlohmann::json& id) {
     const auto it = s.open_requests.find(mcp_dump(id));
     if (it == s.open_requests.end()) return nullptr;
     auto st = s.streams[it->second];
@@ -290,7 +300,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // Ends the stream of request `id` of `s` unanswered (SSE polling): the client resumes it with Last-Event-ID.
-  bool close_request_stream(mcp_http_session& s, const nlohmann::json& id) {
+  bool close_request_stream(basic_mcp_http_session<Unused>& s, const nlohmann::json& id) {
     const auto it = s.open_requests.find(mcp_dump(id));
     if (it == s.open_requests.end()) return false;
     const auto st = s.streams.find(it->second);
@@ -305,7 +315,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
 
   // Ends session `s`: its streams close, its protocol session ends (its requests under way are cancelled), and
   // the two let go of each other. By value: a caller may pass the map's own element.
-  void end_session(std::shared_ptr<mcp_http_session> s) {
+  void end_session(std::shared_ptr<basic_mcp_http_session<Unused>> s) {
     if (s->closed) return;
     s->closed = true;
     for (auto& [id, st] : s->streams) {
@@ -334,7 +344,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   using http_response = hs_http::response<hs_http::string_body>;
 
   // One request of `s` answered (or given up).
-  void count_answered(mcp_http_session& s) {
+  void count_answered(basic_mcp_http_session<Unused>& s) {
     if (s.pending == 0) return;
     --s.pending;
     if (!s.stateless()) return;
@@ -382,7 +392,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     out.notify();
   }
   // Turns an undecided POST into an SSE stream: the headers and the priming event go first.
-  void start_sse(mcp_http_session& s, mcp_http_stream& st) {
+  void start_sse(basic_mcp_http_session<Unused>& s, mcp_http_stream& st) {
     st.sse = true;
     if (!st.out) return;
     std::string head =
@@ -395,7 +405,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // Drops the oldest finished streams past max_kept_streams.
-  void trim_finished(mcp_http_session& s) {
+  void trim_finished(basic_mcp_http_session<Unused>& s) {
     std::size_t finished = 0;
     for (auto& [id, st] : s.streams) finished += st->finished ? 1 : 0;
     for (auto it = s.streams.begin(); it != s.streams.end() && finished > o_.max_kept_streams;) {
@@ -409,8 +419,8 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // A new session (or stateless request) with its protocol session started over it.
-  std::shared_ptr<mcp_http_session> open_session(std::string id, std::string owner) {
-    auto s = std::make_shared<mcp_http_session>(weak_from_this(), std::move(id), std::move(owner));
+  std::shared_ptr<basic_mcp_http_session<Unused>> open_session(std::string id, std::string owner) {
+    auto s = std::make_shared<basic_mcp_http_session<Unused>>(this->weak_from_this(), std::move(id), std::move(owner));
     s->engine = hooks_.make_session(strand_);
     s->engine->start(s);
     if (!s->stateless()) {
@@ -426,12 +436,12 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // no idle session can go.
   bool make_room(const std::string& owner) {
     auto lru_idle = [&](bool of_owner) {
-      std::shared_ptr<mcp_http_session> out;
+      std::shared_ptr<basic_mcp_http_session<Unused>> out;
       for (auto& [k, v] : sessions_)
         if ((!of_owner || v->owner() == owner) && idle(*v) && (!out || v->last_active < out->last_active)) out = v;
       return out;
     };
-    std::vector<std::shared_ptr<mcp_http_session>> stale;  // idle past session_idle_timeout: they go anyway
+    std::vector<std::shared_ptr<basic_mcp_http_session<Unused>>> stale;  // idle past session_idle_timeout: they go anyway
     for (auto& [k, v] : sessions_)
       if (idle(*v) && clock::now() - v->last_active > o_.session_idle_timeout) stale.push_back(v);
     for (auto& v : stale) end_session(v);
@@ -461,7 +471,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     }
   }
 
-  static hs_asio::awaitable<void> accept_loop(std::shared_ptr<mcp_http_server_core> self) {
+  static hs_asio::awaitable<void> accept_loop(std::shared_ptr<basic_mcp_http_server_core<Unused>> self) {
     for (;;) {
       auto [ec, sock] = co_await self->acceptor_.async_accept(hs_asio::as_tuple(hs_asio::use_awaitable));
       if (self->closed_ || ec == hs_asio::error::operation_aborted || !self->acceptor_.is_open()) co_return;
@@ -479,7 +489,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     }
   }
 
-  static hs_asio::awaitable<void> serve(std::shared_ptr<mcp_http_server_core> self, hs_tcp::socket sock);
+  static hs_asio::awaitable<void> serve(std::shared_ptr<basic_mcp_http_server_core<Unused>> self, hs_tcp::socket sock);
 
   // At the connection bound: closes the connection that has spent longest reading a request head (a slowloris, or
   // an idle keep-alive connection), so that a new client is served; false when every connection is busy.
@@ -571,7 +581,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
     return r;
   }
 
-  static hs_asio::awaitable<void> write_reply(std::shared_ptr<mcp_http_server_core> self,
+  static hs_asio::awaitable<void> write_reply(std::shared_ptr<basic_mcp_http_server_core<Unused>> self,
                                               net::connection& stream, std::shared_ptr<http_response> res) {
     stream.tcp().expires_after(self->o_.write_timeout);
     auto [ec, n] = co_await stream.visit(
@@ -582,7 +592,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // Writes what `out` queues until it is done or dead; the connection then closes.
-  static hs_asio::awaitable<void> pump(std::shared_ptr<mcp_http_server_core> self, net::connection& stream,
+  static hs_asio::awaitable<void> pump(std::shared_ptr<basic_mcp_http_server_core<Unused>> self, net::connection& stream,
                                        std::shared_ptr<mcp_http_out> out) {
     // A read that ends when the client closes: a GET stream the client left is noticed before the next write.
     auto watch = [](std::shared_ptr<mcp_http_out> o, net::connection* s) -> hs_asio::awaitable<void> {
@@ -620,12 +630,12 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // Detaches `out` from every stream that still names it.
-  static void detach(mcp_http_session& s, const std::shared_ptr<mcp_http_out>& out) {
+  static void detach(basic_mcp_http_session<Unused>& s, const std::shared_ptr<mcp_http_out>& out) {
     for (auto& [id, st] : s.streams)
       if (st->out == out) st->out.reset();
   }
 
-  std::shared_ptr<mcp_http_session> find_session(std::string_view id) {
+  std::shared_ptr<basic_mcp_http_session<Unused>> find_session(std::string_view id) {
     const auto it = sessions_.find(std::string(id));
     return it == sessions_.end() ? nullptr : it->second;
   }
@@ -633,7 +643,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   // The session a GET or DELETE names by `sid`, if `owner` owns it; else `refusal` is what to send: no `sid`,
   // 405 in the 2026-07-28 era (`modern_refusal`: the era has none) and 400 before it; a session unknown or
   // another principal's, 404 (so one principal cannot tell another's sessions from none).
-  std::shared_ptr<mcp_http_session> owned_session(std::string_view sid, std::string_view version,
+  std::shared_ptr<basic_mcp_http_session<Unused>> owned_session(std::string_view sid, std::string_view version,
                                                   std::string_view owner, std::string_view modern_refusal,
                                                   reply& refusal) {
     if (sid.empty()) {
@@ -651,7 +661,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   }
 
   // A session with no pending request and no open stream.
-  static bool idle(const mcp_http_session& s) {
+  static bool idle(const basic_mcp_http_session<Unused>& s) {
     if (s.pending != 0) return false;
     for (auto& [id, st] : s.streams)
       if (st->out) return false;
@@ -677,7 +687,7 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> n_sessions_{0};
   std::atomic<std::size_t> n_connections_{0};
-  std::map<std::string, std::shared_ptr<mcp_http_session>> sessions_;
+  std::map<std::string, std::shared_ptr<basic_mcp_http_session<Unused>>> sessions_;
   std::map<std::string, std::size_t> sessions_of_;        // owner → its live sessions
   std::map<std::string, std::size_t> stateless_pending_;  // owner → its stateless requests not yet answered
   std::size_t bytes_in_flight_ = 0;                       // max_bytes_in_flight's count
@@ -695,20 +705,24 @@ class mcp_http_server_core : public std::enable_shared_from_this<mcp_http_server
   std::set<std::shared_ptr<mcp_http_out>> outs_;  // every writer alive (close() wakes them)
 };
 
-inline void mcp_http_session::send(std::string message, std::int64_t request_id, mcp_outgoing meta) {
+template <class Unused>
+void basic_mcp_http_session<Unused>::send(std::string message, std::int64_t request_id, mcp_outgoing meta) {
   if (auto c = core_.lock()) c->route(*this, std::move(message), request_id, meta);
 }
-inline bool mcp_http_session::close_stream(const nlohmann::json& request_id) {
+template <class Unused>
+bool basic_mcp_http_session<Unused>::close_stream(const nlohmann::json& request_id) {
   auto c = core_.lock();
   return c && c->close_request_stream(*this, request_id);
 }
-inline void mcp_http_session::unanswered(const nlohmann::json& request_id) {
+template <class Unused>
+void basic_mcp_http_session<Unused>::unanswered(const nlohmann::json& request_id) {
   if (auto c = core_.lock()) c->drop_request(*this, request_id);
 }
-inline void mcp_http_session::stop() noexcept {
+template <class Unused>
+void basic_mcp_http_session<Unused>::stop() noexcept {
   if (closed) return;
   try {
-    if (auto c = core_.lock()) c->end_session(shared_from_this());
+    if (auto c = core_.lock()) c->end_session(this->shared_from_this());
   } catch (...) {  // (allocation) the session is marked closed either way
     closed = true;
   }

@@ -83,14 +83,15 @@ inline std::optional<std::pair<std::uint64_t, std::uint64_t>> mcp_http_event_id(
   return std::pair{stream, seq};
 }
 
-inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_http_server_core> self,
+template <class Unused>
+hs_asio::awaitable<void> basic_mcp_http_server_core<Unused>::serve(std::shared_ptr<basic_mcp_http_server_core<Unused>> self,
                                                             hs_tcp::socket sock) {
   auto stream = std::make_shared<net::connection>(std::move(sock));
   self->conns_[stream] = clock::now();
   ++self->n_connections_;
   const std::uint64_t connection = ++self->next_connection_;
   struct guard {
-    mcp_http_server_core* core;
+    basic_mcp_http_server_core<Unused>* core;
     std::shared_ptr<net::connection> s;
     ~guard() {
       --core->n_connections_;
@@ -165,14 +166,16 @@ inline hs_asio::awaitable<void> mcp_http_server_core::serve(std::shared_ptr<mcp_
 }
 
 // Writes `res` as the whole answer to the request; the connection stays (false) unless `r` closes it.
-inline hs_asio::awaitable<bool> mcp_http_server_core::answer(net::connection& stream,
+template <class Unused>
+hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::answer(net::connection& stream,
                                                              std::shared_ptr<http_response> res) {
-  auto self = shared_from_this();
+  auto self = this->shared_from_this();
   co_await write_reply(self, stream, res);
   co_return !res->keep_alive();
 }
 
-inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& stream,
+template <class Unused>
+hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle(net::connection& stream,
                                                              hs_http::request<hs_http::string_body>& req,
                                                              std::uint64_t connection, connection_memo& memo) {
   const std::string_view target(req.target().data(), req.target().size());
@@ -264,11 +267,12 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle(net::connection& st
   }
 }
 
-inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connection& stream,
+template <class Unused>
+hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle_post(net::connection& stream,
                                                                   hs_http::request<hs_http::string_body>& req,
                                                                   std::shared_ptr<const mcp_principal> principal,
                                                                   std::uint64_t connection) {
-  auto self = shared_from_this();
+  auto self = this->shared_from_this();
   auto field = [&](std::string_view name) {
     const auto v = req[boost::beast::string_view(name.data(), name.size())];
     return std::string_view(v.data(), v.size());
@@ -371,7 +375,7 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
   // to on the server (mcp_incoming::caller): the principal, else the session, else (stateless, no
   // authorization) this connection.
   const std::string owner = principal ? principal->key() : std::string();
-  std::shared_ptr<mcp_http_session> s;
+  std::shared_ptr<basic_mcp_http_session<Unused>> s;
   if (is_request && method == "initialize" && !modern) {  // 2026-07-28 has no initialize: the server says -32601
     if (!sid.empty()) {
       auto res =
@@ -499,10 +503,11 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_post(net::connectio
   co_return taken;
 }
 
-inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(net::connection& stream,
+template <class Unused>
+hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle_get(net::connection& stream,
                                                                  hs_http::request<hs_http::string_body>& req,
                                                                  std::string owner) {
-  auto self = shared_from_this();
+  auto self = this->shared_from_this();
   const std::string_view accept(req[hs_http::field::accept].data(), req[hs_http::field::accept].size());
   if (accept.find("text/event-stream") == std::string_view::npos && accept.find("*/*") == std::string_view::npos) {
     auto res = make_response(error_reply(406, -32600, "Not Acceptable: the client must accept text/event-stream"));
@@ -584,7 +589,8 @@ inline hs_asio::awaitable<bool> mcp_http_server_core::handle_get(net::connection
   co_return true;
 }
 
-inline std::string mcp_http_server_core::metadata_url() const {
+template <class Unused>
+std::string basic_mcp_http_server_core<Unused>::metadata_url() const {
   std::string origin;  // the resource's scheme, host and port as written (no default port added)
   try {
     net::url u = net::parse_http_url(o_.authorization->resource);
@@ -597,7 +603,8 @@ inline std::string mcp_http_server_core::metadata_url() const {
   return origin + mcp_protected_resource_path(path_);
 }
 
-inline auto mcp_http_server_core::auth_refusal(unsigned status, std::string_view error, std::string_view message,
+template <class Unused>
+auto basic_mcp_http_server_core<Unused>::auth_refusal(unsigned status, std::string_view error, std::string_view message,
                                                const std::vector<std::string>& scopes, const nlohmann::json& id) const
     -> std::shared_ptr<http_response> {
   auto res = make_response(error_reply(status, status == 401 ? -32001 : -32003, message, id));
@@ -605,7 +612,8 @@ inline auto mcp_http_server_core::auth_refusal(unsigned status, std::string_view
   return res;
 }
 
-inline auto mcp_http_server_core::authenticate(const hs_http::request<hs_http::string_body>& req,
+template <class Unused>
+auto basic_mcp_http_server_core<Unused>::authenticate(const hs_http::request<hs_http::string_body>& req,
                                                connection_memo& memo)
     -> hs_asio::awaitable<authenticated> {
   // (Every value below is a named local: g++ 12 destroys the temporaries of a co_await or co_return expression

@@ -36,13 +36,16 @@
 
 namespace tool_effects::detail {
 
-class mcp_stdio_server_transport : public mcp_transport,
-                                   public std::enable_shared_from_this<mcp_stdio_server_transport> {
+// A class template only so that a translation unit that does not serve stdio compiles none of its coroutines
+// (g++ emits every inline non-template coroutine, and all it reaches, at -O0): see mcp_stdio_server_transport.
+template <class Unused = void>
+class basic_mcp_stdio_server_transport : public mcp_transport,
+                                         public std::enable_shared_from_this<basic_mcp_stdio_server_transport<Unused>> {
  public:
   // Reads `in_fd`, writes `out_fd` (both duplicated: the originals stay open);
   // `on_end` runs once on the strand when input ended or the transport stopped.
-  mcp_stdio_server_transport(mcp_strand strand, int in_fd, int out_fd, std::size_t max_line_bytes,
-                             std::size_t max_write_queue_bytes, std::function<void()> on_end)
+  basic_mcp_stdio_server_transport(mcp_strand strand, int in_fd, int out_fd, std::size_t max_line_bytes,
+                                   std::size_t max_write_queue_bytes, std::function<void()> on_end)
       : strand_(std::move(strand)),
         in_(asio::any_io_executor(strand_), ::dup(in_fd)),
         out_(asio::any_io_executor(strand_), ::dup(out_fd)),
@@ -53,7 +56,7 @@ class mcp_stdio_server_transport : public mcp_transport,
   void start(const std::shared_ptr<mcp_session>& s) override {
     ignore_sigpipe_once();
     session_ = s;
-    asio::co_spawn(strand_, read_loop(shared_from_this()), asio::detached);
+    asio::co_spawn(strand_, read_loop(this->shared_from_this()), asio::detached);
   }
 
   void send(std::string message, std::int64_t, mcp_outgoing) override {
@@ -62,7 +65,7 @@ class mcp_stdio_server_transport : public mcp_transport,
       stop();  // the client stopped reading its stdout: nothing more can reach it
       return;
     }
-    if (out_queue_.claim_writer()) asio::co_spawn(strand_, write_loop(shared_from_this()), asio::detached);
+    if (out_queue_.claim_writer()) asio::co_spawn(strand_, write_loop(this->shared_from_this()), asio::detached);
   }
   void abandon(std::int64_t) override {}
   void initialized(const std::string&) override {}
@@ -80,7 +83,7 @@ class mcp_stdio_server_transport : public mcp_transport,
   }
 
  private:
-  static asio::awaitable<void> read_loop(std::shared_ptr<mcp_stdio_server_transport> self) {
+  static asio::awaitable<void> read_loop(std::shared_ptr<basic_mcp_stdio_server_transport> self) {
     std::array<char, 65536> chunk{};
     const auto deliver = [&self](std::string& line) {
       if (auto s = self->session_.lock()) s->deliver(line);
@@ -113,7 +116,7 @@ class mcp_stdio_server_transport : public mcp_transport,
     });
   }
 
-  static asio::awaitable<void> write_loop(std::shared_ptr<mcp_stdio_server_transport> self) {
+  static asio::awaitable<void> write_loop(std::shared_ptr<basic_mcp_stdio_server_transport> self) {
     const auto ec = co_await self->out_queue_.drain(self->out_, [&self] { return self->done_; });
     if (ec || self->input_ended_) self->stop();  // the client is gone, or the session is over
   }
@@ -128,6 +131,9 @@ class mcp_stdio_server_transport : public mcp_transport,
   bool input_ended_ = false;
   bool done_ = false;
 };
+
+// The server side of the stdio binding (the one instantiation of the template above).
+using mcp_stdio_server_transport = basic_mcp_stdio_server_transport<>;
 
 }  // namespace tool_effects::detail
 
