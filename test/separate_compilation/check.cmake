@@ -22,7 +22,7 @@ if(DEFINED SET AND SET STREQUAL "mcp")
       "tool_effects::mcp_client::list_tools"
       "tool_effects::mcp_client::call_op("
       "tool_effects::mcp_text("
-      "tool_effects::detail::mcp_session::"
+      "tool_effects::detail::basic_mcp_session<void>::"  # the session: a class template (basic_mcp_session)
       "tool_effects::detail::mcp_connection::"
       "tool_effects::detail::mcp_stdio_child_transport::"
       "tool_effects::detail::mcp_http_transport::")
