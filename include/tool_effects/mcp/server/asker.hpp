@@ -1,9 +1,9 @@
-// tool_effects/mcp/server/asker.hpp — what a tool running in
-// an mcp_server asks its client (elicitation/create, sampling/createMessage, roots/list), over the request's own
-// channel (stdio: the session's request, as the client role sends its own; Streamable HTTP: the POST stream of
-// the call that asks; a 2026-07-28 request: an InputRequiredResult, mcp/server/detail/mrtr.hpp). The request is checked before it goes, the answer strictly after it came back (the client
-// side's checks: elicitation_schema.hpp, sampling_checks.hpp), and every failure is an `mcp_ask_error` with a
-// stable reason. See docs/mcp-capabilities.md ("Tools ask the client").
+// tool_effects/mcp/server/asker.hpp — what a tool running in an mcp_server asks its client (elicitation/create,
+// sampling/createMessage, roots/list), over the request's own channel (stdio: the session's request, as the client
+// role sends its own; Streamable HTTP: the POST stream of the call that asks; a 2026-07-28 request: an
+// InputRequiredResult, mcp/server/detail/mrtr.hpp). The request is checked before it goes, the answer strictly
+// after it came back (the client side's checks: elicitation_schema.hpp, sampling_checks.hpp), and every failure is
+// an `mcp_ask_error` with a stable reason. See docs/mcp-capabilities.md ("Tools ask the client").
 #ifndef TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
 #define TOOL_EFFECTS_MCP_SERVER_ASKER_HPP
 
@@ -252,8 +252,9 @@ class mcp_client_asker {
                           detail::str_cat(asks.empty() ? std::string("ask") : asks.front().method, ": ",
                                           unavailable_.empty() ? "no channel to the client" : unavailable_));
     if (asks.size() > detail::mcp_max_input_requests)
-      throw mcp_ask_error(mcp_ask_invalid_request, detail::str_cat(std::to_string(asks.size()), " asks at once, more than ",
-                                                                   std::to_string(detail::mcp_max_input_requests)));
+      throw mcp_ask_error(mcp_ask_invalid_request,
+                          detail::str_cat(std::to_string(asks.size()), " asks at once, more than ",
+                                          std::to_string(detail::mcp_max_input_requests)));
     std::vector<prepared> ready;
     for (std::size_t i = 0; i < asks.size(); ++i) {
       for (std::size_t j = 0; j < i; ++j)

@@ -560,9 +560,10 @@ class basic_mcp_session : public std::enable_shared_from_this<basic_mcp_session<
     auto j = std::make_shared<job>(strand_);
     jobs_.emplace(key, j);
     busy->fetch_add(1);
-    asio::co_spawn(strand_,
-                   serve(this->shared_from_this(), id, std::move(key), method, std::move(params), std::move(h), j, incoming),
-                   asio::detached);
+    asio::co_spawn(
+        strand_,
+        serve(this->shared_from_this(), id, std::move(key), method, std::move(params), std::move(h), j, incoming),
+        asio::detached);
   }
 
   static asio::awaitable<void> serve(std::shared_ptr<basic_mcp_session> self, nlohmann::json id, std::string key,
@@ -634,15 +635,17 @@ struct basic_mcp_request_context {
     mcp_outgoing meta;
     meta.related_id = id;
     co_return co_await asio::co_spawn(
-        s->strand(), basic_mcp_session<Unused>::request(s, std::move(m), std::move(p), timeout, std::move(meta)), asio::use_awaitable);
+        s->strand(), basic_mcp_session<Unused>::request(s, std::move(m), std::move(p), timeout, std::move(meta)),
+        asio::use_awaitable);
   }
 };
 
 template <class Unused>
-asio::awaitable<void> basic_mcp_session<Unused>::serve(std::shared_ptr<basic_mcp_session> self, nlohmann::json id, std::string key,
-                                                std::string method, nlohmann::json params,
-                                                std::shared_ptr<const mcp_request_handler> h,
-                                                std::shared_ptr<job> j, std::shared_ptr<const mcp_incoming> incoming) {
+asio::awaitable<void> basic_mcp_session<Unused>::serve(std::shared_ptr<basic_mcp_session> self, nlohmann::json id,
+                                                       std::string key, std::string method, nlohmann::json params,
+                                                       std::shared_ptr<const mcp_request_handler> h,
+                                                       std::shared_ptr<job> j,
+                                                       std::shared_ptr<const mcp_incoming> incoming) {
   // The handler is called here, on the strand (a function that is not a
   // coroutine may read the role's strand-bound state and make the coroutine);
   // the coroutine it returns runs on a strand of its own.
@@ -658,29 +661,30 @@ asio::awaitable<void> basic_mcp_session<Unused>::serve(std::shared_ptr<basic_mcp
     }(std::current_exception()));
   }
   mcp_handler_work_fn work = [made]() { return std::move(**made); };
-  j->running = mcp_start_handler(self->strand_, self->settings_.handler_executor, work, [j, busy = self->settings_.busy, h](std::exception_ptr e,
-                                                                                           nlohmann::json r) {
-    busy->fetch_sub(1);
-    if (j->done) return;
-    if (e) {
-      try {
-        std::rethrow_exception(e);
-      } catch (const mcp_handler_error& x) {
-        j->error.emplace(x.code(), x.what(), x.data());
-      } catch (const json_error& x) {
-        j->error.emplace(-32603, str_cat("Internal error: the handler's answer is invalid: ", mcp_cut(x.what(), 1000)),
-                         nullptr);
-      } catch (const std::exception& x) {
-        j->error.emplace(-32603, str_cat("Internal error: the handler failed: ", mcp_cut(x.what(), 1000)), nullptr);
-      } catch (...) {
-        j->error.emplace(-32603, "Internal error: the handler failed", nullptr);
-      }
-    } else {
-      j->result = std::move(r);
-    }
-    j->done = true;
-    j->timer.cancel();
-  });
+  j->running = mcp_start_handler(
+      self->strand_, self->settings_.handler_executor, work,
+      [j, busy = self->settings_.busy, h](std::exception_ptr e, nlohmann::json r) {
+        busy->fetch_sub(1);
+        if (j->done) return;
+        if (e) {
+          try {
+            std::rethrow_exception(e);
+          } catch (const mcp_handler_error& x) {
+            j->error.emplace(x.code(), x.what(), x.data());
+          } catch (const json_error& x) {
+            j->error.emplace(
+                -32603, str_cat("Internal error: the handler's answer is invalid: ", mcp_cut(x.what(), 1000)), nullptr);
+          } catch (const std::exception& x) {
+            j->error.emplace(-32603, str_cat("Internal error: the handler failed: ", mcp_cut(x.what(), 1000)), nullptr);
+          } catch (...) {
+            j->error.emplace(-32603, "Internal error: the handler failed", nullptr);
+          }
+        } else {
+          j->result = std::move(r);
+        }
+        j->done = true;
+        j->timer.cancel();
+      });
   const auto timeout = self->settings_.handler_timeout;
   if (!j->cancelled && !self->dead_) {  // (either may have come before this coroutine first ran)
     j->timer.expires_after(timeout);
@@ -697,7 +701,7 @@ asio::awaitable<void> basic_mcp_session<Unused>::serve(std::shared_ptr<basic_mcp
 // was cancelled or the session ended).
 template <class Unused>
 void basic_mcp_session<Unused>::answer(const nlohmann::json& id, const std::string& method, job& j,
-                                std::chrono::milliseconds timeout) {
+                                       std::chrono::milliseconds timeout) {
   if (dead_) return;
   if (j.cancelled) {
     if (transport_) transport_->unanswered(id);

@@ -187,10 +187,9 @@ class basic_mcp_mrtr_call : public std::enable_shared_from_this<basic_mcp_mrtr_c
       waiter_ = std::move(h);
       return;
     }
-    boost::asio::post(strand_, [self = this->shared_from_this(), state = std::move(state), responses = std::move(responses),
-                                h = std::move(h)]() mutable {
-      self->wait_on_strand(state, std::move(responses), std::move(h));
-    });
+    boost::asio::post(
+        strand_, [self = this->shared_from_this(), state = std::move(state), responses = std::move(responses),
+                  h = std::move(h)]() mutable { self->wait_on_strand(state, std::move(responses), std::move(h)); });
   }
 
   // The server stops: an ask waiting fails at once (client_ask_failed) instead of at its timeout.

@@ -165,13 +165,15 @@ class basic_mcp_http_session final : public mcp_transport,
 template <class Unused>
 class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp_http_server_core<Unused>> {
  public:
+  using session_type = basic_mcp_http_session<Unused>;  // one session's (or stateless request's) transport
   using clock = std::chrono::steady_clock;
   basic_mcp_http_server_core(hs_asio::any_io_executor ex, mcp_listener_hooks hooks, mcp_http_server_options o)
       : strand_(make_mcp_strand(ex)), acceptor_(strand_), hooks_(std::move(hooks)), o_(std::move(o)) {
     if (o_.authorization && !o_.authorization->verify_token)
       throw std::invalid_argument("mcp_http_server: authorization needs a verify_token");
     if (!hooks_.verify_executor) hooks_.verify_executor = mcp_inner_executor(strand_);
-    if (o_.tls) tls_ = net::tls_context::server(net::tls_options{o_.tls->client_ca_file, o_.tls->cert_file, o_.tls->key_file});
+    if (o_.tls)
+      tls_ = net::tls_context::server(net::tls_options{o_.tls->client_ca_file, o_.tls->cert_file, o_.tls->key_file});
   }
 
   // The strand every session of this listener runs on.
@@ -235,7 +237,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   // What session `s` sends (its transport's send, on the strand): a response goes to the stream of its request;
   // a request or notification related to a request of `s` still open goes to that request's stream, else to one
   // GET stream of the session (kept, bounded, until one opens); a stateless session drops it.
-  void route(basic_mcp_http_session<Unused>& s, std::string text, std::int64_t request_id, const mcp_outgoing& meta) {
+  void route(session_type& s, std::string text, std::int64_t request_id, const mcp_outgoing& meta) {
     if (s.closed) return;
     const bool response = request_id == 0 && meta.method.empty();
     if (response) {
@@ -277,7 +279,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // Request `id` of `s` gets no answer (its client cancelled it): its stream ends, and the connection with it.
-  void drop_request(basic_mcp_http_session<Unused>& s, const nlohmann::json& id) {
+  void drop_request(session_type& s, const nlohmann::json& id) {
     const auto st = close_request(s, id);
     if (st && st->out) {
       st->out->done = true;
@@ -287,7 +289,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
 
   // Request `id` of `s` is answered or dropped: no longer open, counted, its stream finished and released.
   // Returns that stream; none when `id` is not open (unknown, or answered before) or its stream is gone.
-  std::shared_ptr<mcp_http_stream> close_request(basic_mcp_http_session<Unused>& s, const nlohmann::json& id) {
+  std::shared_ptr<mcp_http_stream> close_request(session_type& s, const nlohmann::json& id) {
     const auto it = s.open_requests.find(mcp_dump(id));
     if (it == s.open_requests.end()) return nullptr;
     auto st = s.streams[it->second];
@@ -300,7 +302,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // Ends the stream of request `id` of `s` unanswered (SSE polling): the client resumes it with Last-Event-ID.
-  bool close_request_stream(basic_mcp_http_session<Unused>& s, const nlohmann::json& id) {
+  bool close_request_stream(session_type& s, const nlohmann::json& id) {
     const auto it = s.open_requests.find(mcp_dump(id));
     if (it == s.open_requests.end()) return false;
     const auto st = s.streams.find(it->second);
@@ -315,7 +317,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
 
   // Ends session `s`: its streams close, its protocol session ends (its requests under way are cancelled), and
   // the two let go of each other. By value: a caller may pass the map's own element.
-  void end_session(std::shared_ptr<basic_mcp_http_session<Unused>> s) {
+  void end_session(std::shared_ptr<session_type> s) {
     if (s->closed) return;
     s->closed = true;
     for (auto& [id, st] : s->streams) {
@@ -344,7 +346,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   using http_response = hs_http::response<hs_http::string_body>;
 
   // One request of `s` answered (or given up).
-  void count_answered(basic_mcp_http_session<Unused>& s) {
+  void count_answered(session_type& s) {
     if (s.pending == 0) return;
     --s.pending;
     if (!s.stateless()) return;
@@ -392,7 +394,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
     out.notify();
   }
   // Turns an undecided POST into an SSE stream: the headers and the priming event go first.
-  void start_sse(basic_mcp_http_session<Unused>& s, mcp_http_stream& st) {
+  void start_sse(session_type& s, mcp_http_stream& st) {
     st.sse = true;
     if (!st.out) return;
     std::string head =
@@ -405,7 +407,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // Drops the oldest finished streams past max_kept_streams.
-  void trim_finished(basic_mcp_http_session<Unused>& s) {
+  void trim_finished(session_type& s) {
     std::size_t finished = 0;
     for (auto& [id, st] : s.streams) finished += st->finished ? 1 : 0;
     for (auto it = s.streams.begin(); it != s.streams.end() && finished > o_.max_kept_streams;) {
@@ -419,8 +421,8 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // A new session (or stateless request) with its protocol session started over it.
-  std::shared_ptr<basic_mcp_http_session<Unused>> open_session(std::string id, std::string owner) {
-    auto s = std::make_shared<basic_mcp_http_session<Unused>>(this->weak_from_this(), std::move(id), std::move(owner));
+  std::shared_ptr<session_type> open_session(std::string id, std::string owner) {
+    auto s = std::make_shared<session_type>(this->weak_from_this(), std::move(id), std::move(owner));
     s->engine = hooks_.make_session(strand_);
     s->engine->start(s);
     if (!s->stateless()) {
@@ -436,12 +438,12 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   // no idle session can go.
   bool make_room(const std::string& owner) {
     auto lru_idle = [&](bool of_owner) {
-      std::shared_ptr<basic_mcp_http_session<Unused>> out;
+      std::shared_ptr<session_type> out;
       for (auto& [k, v] : sessions_)
         if ((!of_owner || v->owner() == owner) && idle(*v) && (!out || v->last_active < out->last_active)) out = v;
       return out;
     };
-    std::vector<std::shared_ptr<basic_mcp_http_session<Unused>>> stale;  // idle past session_idle_timeout: they go anyway
+    std::vector<std::shared_ptr<session_type>> stale;  // idle past session_idle_timeout: they go anyway
     for (auto& [k, v] : sessions_)
       if (idle(*v) && clock::now() - v->last_active > o_.session_idle_timeout) stale.push_back(v);
     for (auto& v : stale) end_session(v);
@@ -471,7 +473,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
     }
   }
 
-  static hs_asio::awaitable<void> accept_loop(std::shared_ptr<basic_mcp_http_server_core<Unused>> self) {
+  static hs_asio::awaitable<void> accept_loop(std::shared_ptr<basic_mcp_http_server_core> self) {
     for (;;) {
       auto [ec, sock] = co_await self->acceptor_.async_accept(hs_asio::as_tuple(hs_asio::use_awaitable));
       if (self->closed_ || ec == hs_asio::error::operation_aborted || !self->acceptor_.is_open()) co_return;
@@ -489,7 +491,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
     }
   }
 
-  static hs_asio::awaitable<void> serve(std::shared_ptr<basic_mcp_http_server_core<Unused>> self, hs_tcp::socket sock);
+  static hs_asio::awaitable<void> serve(std::shared_ptr<basic_mcp_http_server_core> self, hs_tcp::socket sock);
 
   // At the connection bound: closes the connection that has spent longest reading a request head (a slowloris, or
   // an idle keep-alive connection), so that a new client is served; false when every connection is busy.
@@ -581,8 +583,8 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
     return r;
   }
 
-  static hs_asio::awaitable<void> write_reply(std::shared_ptr<basic_mcp_http_server_core<Unused>> self,
-                                              net::connection& stream, std::shared_ptr<http_response> res) {
+  static hs_asio::awaitable<void> write_reply(std::shared_ptr<basic_mcp_http_server_core> self, net::connection& stream,
+                                              std::shared_ptr<http_response> res) {
     stream.tcp().expires_after(self->o_.write_timeout);
     auto [ec, n] = co_await stream.visit(
         [&](auto& s) { return hs_http::async_write(s, *res, hs_asio::as_tuple(hs_asio::use_awaitable)); });
@@ -592,7 +594,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // Writes what `out` queues until it is done or dead; the connection then closes.
-  static hs_asio::awaitable<void> pump(std::shared_ptr<basic_mcp_http_server_core<Unused>> self, net::connection& stream,
+  static hs_asio::awaitable<void> pump(std::shared_ptr<basic_mcp_http_server_core> self, net::connection& stream,
                                        std::shared_ptr<mcp_http_out> out) {
     // A read that ends when the client closes: a GET stream the client left is noticed before the next write.
     auto watch = [](std::shared_ptr<mcp_http_out> o, net::connection* s) -> hs_asio::awaitable<void> {
@@ -630,12 +632,12 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // Detaches `out` from every stream that still names it.
-  static void detach(basic_mcp_http_session<Unused>& s, const std::shared_ptr<mcp_http_out>& out) {
+  static void detach(session_type& s, const std::shared_ptr<mcp_http_out>& out) {
     for (auto& [id, st] : s.streams)
       if (st->out == out) st->out.reset();
   }
 
-  std::shared_ptr<basic_mcp_http_session<Unused>> find_session(std::string_view id) {
+  std::shared_ptr<session_type> find_session(std::string_view id) {
     const auto it = sessions_.find(std::string(id));
     return it == sessions_.end() ? nullptr : it->second;
   }
@@ -643,9 +645,8 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   // The session a GET or DELETE names by `sid`, if `owner` owns it; else `refusal` is what to send: no `sid`,
   // 405 in the 2026-07-28 era (`modern_refusal`: the era has none) and 400 before it; a session unknown or
   // another principal's, 404 (so one principal cannot tell another's sessions from none).
-  std::shared_ptr<basic_mcp_http_session<Unused>> owned_session(std::string_view sid, std::string_view version,
-                                                  std::string_view owner, std::string_view modern_refusal,
-                                                  reply& refusal) {
+  std::shared_ptr<session_type> owned_session(std::string_view sid, std::string_view version, std::string_view owner,
+                                              std::string_view modern_refusal, reply& refusal) {
     if (sid.empty()) {
       refusal = mcp_version_is_modern(version)
                     ? error_reply(405, -32600, modern_refusal, nullptr, false, "POST")
@@ -661,7 +662,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   }
 
   // A session with no pending request and no open stream.
-  static bool idle(const basic_mcp_http_session<Unused>& s) {
+  static bool idle(const session_type& s) {
     if (s.pending != 0) return false;
     for (auto& [id, st] : s.streams)
       if (st->out) return false;
@@ -687,7 +688,7 @@ class basic_mcp_http_server_core : public std::enable_shared_from_this<basic_mcp
   std::atomic<bool> closed_{false};
   std::atomic<std::size_t> n_sessions_{0};
   std::atomic<std::size_t> n_connections_{0};
-  std::map<std::string, std::shared_ptr<basic_mcp_http_session<Unused>>> sessions_;
+  std::map<std::string, std::shared_ptr<session_type>> sessions_;
   std::map<std::string, std::size_t> sessions_of_;        // owner → its live sessions
   std::map<std::string, std::size_t> stateless_pending_;  // owner → its stateless requests not yet answered
   std::size_t bytes_in_flight_ = 0;                       // max_bytes_in_flight's count

@@ -84,14 +84,14 @@ inline std::optional<std::pair<std::uint64_t, std::uint64_t>> mcp_http_event_id(
 }
 
 template <class Unused>
-hs_asio::awaitable<void> basic_mcp_http_server_core<Unused>::serve(std::shared_ptr<basic_mcp_http_server_core<Unused>> self,
-                                                            hs_tcp::socket sock) {
+hs_asio::awaitable<void> basic_mcp_http_server_core<Unused>::serve(std::shared_ptr<basic_mcp_http_server_core> self,
+                                                                   hs_tcp::socket sock) {
   auto stream = std::make_shared<net::connection>(std::move(sock));
   self->conns_[stream] = clock::now();
   ++self->n_connections_;
   const std::uint64_t connection = ++self->next_connection_;
   struct guard {
-    basic_mcp_http_server_core<Unused>* core;
+    basic_mcp_http_server_core* core;
     std::shared_ptr<net::connection> s;
     ~guard() {
       --core->n_connections_;
@@ -168,7 +168,7 @@ hs_asio::awaitable<void> basic_mcp_http_server_core<Unused>::serve(std::shared_p
 // Writes `res` as the whole answer to the request; the connection stays (false) unless `r` closes it.
 template <class Unused>
 hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::answer(net::connection& stream,
-                                                             std::shared_ptr<http_response> res) {
+                                                                    std::shared_ptr<http_response> res) {
   auto self = this->shared_from_this();
   co_await write_reply(self, stream, res);
   co_return !res->keep_alive();
@@ -176,8 +176,8 @@ hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::answer(net::connect
 
 template <class Unused>
 hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle(net::connection& stream,
-                                                             hs_http::request<hs_http::string_body>& req,
-                                                             std::uint64_t connection, connection_memo& memo) {
+                                                                    hs_http::request<hs_http::string_body>& req,
+                                                                    std::uint64_t connection, connection_memo& memo) {
   const std::string_view target(req.target().data(), req.target().size());
   const std::string_view path = target.substr(0, target.find('?'));
   if (o_.authorization && path == mcp_protected_resource_path(path_)) {  // RFC 9728: public, GET only
@@ -269,9 +269,9 @@ hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle(net::connect
 
 template <class Unused>
 hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle_post(net::connection& stream,
-                                                                  hs_http::request<hs_http::string_body>& req,
-                                                                  std::shared_ptr<const mcp_principal> principal,
-                                                                  std::uint64_t connection) {
+                                                                         hs_http::request<hs_http::string_body>& req,
+                                                                         std::shared_ptr<const mcp_principal> principal,
+                                                                         std::uint64_t connection) {
   auto self = this->shared_from_this();
   auto field = [&](std::string_view name) {
     const auto v = req[boost::beast::string_view(name.data(), name.size())];
@@ -375,7 +375,7 @@ hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle_post(net::co
   // to on the server (mcp_incoming::caller): the principal, else the session, else (stateless, no
   // authorization) this connection.
   const std::string owner = principal ? principal->key() : std::string();
-  std::shared_ptr<basic_mcp_http_session<Unused>> s;
+  std::shared_ptr<session_type> s;
   if (is_request && method == "initialize" && !modern) {  // 2026-07-28 has no initialize: the server says -32601
     if (!sid.empty()) {
       auto res =
@@ -505,8 +505,8 @@ hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle_post(net::co
 
 template <class Unused>
 hs_asio::awaitable<bool> basic_mcp_http_server_core<Unused>::handle_get(net::connection& stream,
-                                                                 hs_http::request<hs_http::string_body>& req,
-                                                                 std::string owner) {
+                                                                        hs_http::request<hs_http::string_body>& req,
+                                                                        std::string owner) {
   auto self = this->shared_from_this();
   const std::string_view accept(req[hs_http::field::accept].data(), req[hs_http::field::accept].size());
   if (accept.find("text/event-stream") == std::string_view::npos && accept.find("*/*") == std::string_view::npos) {
@@ -605,7 +605,8 @@ std::string basic_mcp_http_server_core<Unused>::metadata_url() const {
 
 template <class Unused>
 auto basic_mcp_http_server_core<Unused>::auth_refusal(unsigned status, std::string_view error, std::string_view message,
-                                               const std::vector<std::string>& scopes, const nlohmann::json& id) const
+                                                      const std::vector<std::string>& scopes,
+                                                      const nlohmann::json& id) const
     -> std::shared_ptr<http_response> {
   auto res = make_response(error_reply(status, status == 401 ? -32001 : -32003, message, id));
   res->set(hs_http::field::www_authenticate, mcp_bearer_challenge_value(metadata_url(), error, scopes));
@@ -614,8 +615,7 @@ auto basic_mcp_http_server_core<Unused>::auth_refusal(unsigned status, std::stri
 
 template <class Unused>
 auto basic_mcp_http_server_core<Unused>::authenticate(const hs_http::request<hs_http::string_body>& req,
-                                               connection_memo& memo)
-    -> hs_asio::awaitable<authenticated> {
+                                                      connection_memo& memo) -> hs_asio::awaitable<authenticated> {
   // (Every value below is a named local: g++ 12 destroys the temporaries of a co_await or co_return expression
   // twice, GCC bug 99576.)
   authenticated out;
