@@ -18,18 +18,13 @@
 #include <tool_effects/mcp/gateway/metrics.hpp>
 
 #include "gateway_test_support.hpp"
+#include "sanitizers.hpp"
 
 // Every allocation of this program counted, per thread: what gateway_metrics::observe allocates. Not under
-// AddressSanitizer or ThreadSanitizer, whose runtimes define operator new themselves (the link would fail);
-// soak::under_sanitizer says the same, but too late for the preprocessor.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+// AddressSanitizer or ThreadSanitizer, whose runtimes define operator new themselves (the link would fail).
+#if TOOL_EFFECTS_TEST_TSAN || TOOL_EFFECTS_TEST_ASAN
 #define GATEWAY_COUNTS_ALLOCATIONS 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define GATEWAY_COUNTS_ALLOCATIONS 0
-#endif
-#endif
-#ifndef GATEWAY_COUNTS_ALLOCATIONS
+#else
 #define GATEWAY_COUNTS_ALLOCATIONS 1
 namespace {
 thread_local std::size_t allocations = 0;

@@ -49,6 +49,7 @@
 #include <tool_effects/mcp.hpp>
 
 #include "mcp_test_support.hpp"
+#include "sanitizers.hpp"
 
 namespace mcp_hostile_test_ns {
 
@@ -63,17 +64,7 @@ constexpr long mib = 1024;  // /proc/self/status counts in kB
 // memory measured is the sanitizer's as much as the client's: the memory
 // bounds and the controls' growth are then printed, not asserted; every
 // outcome still is.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool memory_is_measurable = false;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-constexpr bool memory_is_measurable = false;
-#else
-constexpr bool memory_is_measurable = true;
-#endif
-#else
-constexpr bool memory_is_measurable = true;
-#endif
+constexpr bool memory_is_measurable = !(TOOL_EFFECTS_TEST_TSAN || TOOL_EFFECTS_TEST_ASAN);
 
 // A field of /proc/self/status in kB ("VmRSS:", "VmHWM:"); -1 if absent.
 long status_kb(const char* field) {
@@ -156,14 +147,7 @@ TEST(McpHostile, ControlAnUnboundedParseOfTheDeepLineCrashes) {
   // Under ThreadSanitizer the child's stack overflow is left to the kernel (handle_segv=0): TSan's own handler
   // of it can hang (seen until ctest's timeout of 300 s; the child otherwise ends within 2 s). The child is then
   // killed by SIGSEGV, which the predicate below accepts as before.
-  bool tsan = false;
-#if defined(__SANITIZE_THREAD__)
-  tsan = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-  tsan = true;
-#endif
-#endif
+  constexpr bool tsan = TOOL_EFFECTS_TEST_TSAN;
   const char* const tsan_options = std::getenv("TSAN_OPTIONS");
   const std::string saved = tsan_options ? tsan_options : "";
   if (tsan) ::setenv("TSAN_OPTIONS", (saved + " handle_segv=0").c_str(), 1);

@@ -9,21 +9,13 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "sanitizers.hpp"
+
 namespace soak {
 
-// True in a ThreadSanitizer or AddressSanitizer build (g++ and clang spell it differently): the soaks and
-// sampled properties run fewer rounds there, since every memory access costs 5-15 times as much.
-#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
-inline constexpr bool under_sanitizer = true;
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
-inline constexpr bool under_sanitizer = true;
-#else
-inline constexpr bool under_sanitizer = false;
-#endif
-#else
-inline constexpr bool under_sanitizer = false;
-#endif
+// True in a ThreadSanitizer or AddressSanitizer build: the soaks and sampled properties run fewer rounds there,
+// since every memory access costs 5-15 times as much.
+inline constexpr bool under_sanitizer = TOOL_EFFECTS_TEST_TSAN || TOOL_EFFECTS_TEST_ASAN;
 
 inline constexpr std::size_t default_turns = under_sanitizer ? 1'000 : 10'000;
 
