@@ -1,8 +1,8 @@
 # ctest consumer.*: builds and runs test/consumer against tool_effects obtained as a user would, with the same
 # compiler and generator. MODE picks how:
 #
-#   install        (consumer.find_package) `cmake --install` of this build into a scratch prefix, then
-#                  find_package(tool_effects CONFIG) from there, and the pkg-config files from there
+#   install        (consumer.find_package) `cmake --install` of this build into a scratch prefix (laid out as
+#                  the deb modes' root), then find_package(tool_effects CONFIG) and the pkg-config files from there
 #   subdirectory   (consumer.add_subdirectory) add_subdirectory(<repo>) with GoogleTest made unfindable
 #                  (CMAKE_DISABLE_FIND_PACKAGE_GTest): tests, examples and benchmarks must be OFF by themselves
 #   deb            (consumer.deb) configure <repo> with tests off, `cpack -G DEB`, check the package's control
@@ -33,7 +33,10 @@ if(NOT CONFIG)
   set(CONFIG Release)
 endif()
 
-set(_prefix "${WORK_DIR}/prefix")
+# The install mode installs under root/usr, where the deb modes find the package's files: the consumers' compile
+# commands are then the same in both (their paths are relative to the work directory), and the second mode's hit
+# the compiler cache.
+set(_prefix "${WORK_DIR}/root/usr")
 set(_build "${WORK_DIR}/build")
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
@@ -244,6 +247,7 @@ macro(_consumer_steps)
     if(EXPECT_MCP AND EXPECT_COMPILED)
       list(APPEND _pc_cases "tool_effects-mcp-compiled=mcp_main.cpp")
     endif()
+    set(_pc_compiles "")
     foreach(_case IN LISTS _pc_cases)
       string(REGEX REPLACE "=.*" "" _pc "${_case}")
       string(REGEX REPLACE "^[^=]*=" "" _src "${_case}")
@@ -253,13 +257,43 @@ macro(_consumer_steps)
         # pkgconf prints the include dir of the .pc's relocated prefix.
         message(FATAL_ERROR "consumer: ${_pc}.pc does not point into ${_package_root}: ${_flags}")
       endif()
-      # Compiled (through the build's compiler cache, when it has one) and linked apart: a cache keeps objects.
-      _capture(_cflags "pkg-config --cflags ${_pc}" "${_pkg_config}" --cflags "${_pc}")
-      _capture(_libs "pkg-config --libs ${_pc}" "${_pkg_config}" --libs "${_pc}")
-      separate_arguments(_cflag_list UNIX_COMMAND "${_cflags}")
-      separate_arguments(_lib_list UNIX_COMMAND "${_libs}")
-      _step(pkg_config_compile_${_pc} ${TE_LAUNCHER} "${CXX}" ${_cflag_list} -Wall -Wextra -Wpedantic -Werror -c
-            "${SOURCE_DIR}/${_src}" -o "${WORK_DIR}/pc_${_pc}.o")
+      _capture(_cflags_${_pc} "pkg-config --cflags ${_pc}" "${_pkg_config}" --cflags "${_pc}")
+      _capture(_libs_${_pc} "pkg-config --libs ${_pc}" "${_pkg_config}" --libs "${_pc}")
+      list(APPEND _pc_compiles "${_pc}=${_src}")
+    endforeach()
+    # Compiled (through the build's compiler cache, when it has one) two at a time (execute_process runs its
+    # commands at once; the test holds two of ctest's slots), then linked and run one by one.
+    list(LENGTH _pc_compiles _n_pc)
+    set(_i 0)
+    while(_i LESS _n_pc)
+      set(_commands "")
+      set(_names "")
+      math(EXPR _j "${_i} + 1")
+      foreach(_k IN ITEMS ${_i} ${_j})
+        if(_k LESS _n_pc)
+          list(GET _pc_compiles ${_k} _case)
+          string(REGEX REPLACE "=.*" "" _pc "${_case}")
+          string(REGEX REPLACE "^[^=]*=" "" _src "${_case}")
+          separate_arguments(_cflag_list UNIX_COMMAND "${_cflags_${_pc}}")
+          list(APPEND _commands COMMAND ${TE_LAUNCHER} "${CXX}" ${_cflag_list} -Wall -Wextra -Wpedantic -Werror -c
+               "${SOURCE_DIR}/${_src}" -o "${WORK_DIR}/pc_${_pc}.o")
+          list(APPEND _names "${_pc}")
+        endif()
+      endforeach()
+      message("consumer: pkg_config_compile ${_names}")
+      execute_process(${_commands} WORKING_DIRECTORY "${WORK_DIR}" RESULTS_VARIABLE _rcs OUTPUT_VARIABLE _out
+                      ERROR_VARIABLE _out)
+      foreach(_rc IN LISTS _rcs)
+        if(NOT _rc EQUAL 0)
+          message(FATAL_ERROR "consumer: pkg_config_compile of ${_names} failed (${_rcs}):\n${_out}")
+        endif()
+      endforeach()
+      math(EXPR _i "${_i} + 2")
+    endwhile()
+    foreach(_case IN LISTS _pc_compiles)
+      string(REGEX REPLACE "=.*" "" _pc "${_case}")
+      separate_arguments(_cflag_list UNIX_COMMAND "${_cflags_${_pc}}")
+      separate_arguments(_lib_list UNIX_COMMAND "${_libs_${_pc}}")
       _step(pkg_config_link_${_pc} "${CXX}" ${_cflag_list} "${WORK_DIR}/pc_${_pc}.o" -o "${WORK_DIR}/pc_${_pc}"
             ${_lib_list})
       _step(pkg_config_run_${_pc} "${WORK_DIR}/pc_${_pc}")
