@@ -9,8 +9,9 @@
 //   bench_mcp_vs_ts_server [--threads N]              stdio, until stdin closes
 //   bench_mcp_vs_ts_server [--threads N] --http PORT  Streamable HTTP on 127.0.0.1:PORT/mcp, until SIGTERM/SIGINT
 // --threads: the thread_pool the server runs on (default 1: the Node server has one thread for JavaScript).
-// Both tools return at once, so the server sets `nonblocking_calls` (a call runs as a coroutine, as McpServer runs
-// its tools on its event loop); --blocking-calls leaves it off (each call holds a caller thread), for the A/B.
+// The server's options are the defaults, so a call runs as a coroutine (as McpServer runs its tools on its event
+// loop): its dispatch options have no approver and no journal. --blocking-calls adds an approver (which these
+// read-only tools never ask), so each call holds a caller thread, for the A/B.
 // bench_mcp_vs_ts_server_auth (the same source with TOOL_EFFECTS_BENCH_AUTH=1, linked with tool_effects::mcp_auth)
 // takes, over HTTP, `--jwt ISSUER AUDIENCE JWKS_URL`: an OAuth resource server (audience = resource) whose tokens
 // are JWTs verified by mcp_jwt_verifier (what it costs per call: scripts/bench-auth, docs/benchmarks.md).
@@ -79,39 +80,11 @@ int usage(const char* what) {
   std::fprintf(stderr, "bench_mcp_vs_ts_server: %s\n", what);
   return 2;
 }
-}  // namespace
 
-int main(int argc, char** argv) {
-  std::size_t threads = 1;
-  int port = -1;
-  bool nonblocking = true;
-  std::string jwt_issuer, jwt_audience, jwt_jwks;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--threads" && i + 1 < argc) threads = std::stoul(argv[++i]);
-    else if (a == "--http" && i + 1 < argc) port = std::stoi(argv[++i]);
-    else if (a == "--blocking-calls") nonblocking = false;
-#ifdef TOOL_EFFECTS_BENCH_AUTH
-    else if (a == "--jwt" && i + 3 < argc) {
-      jwt_issuer = argv[++i];
-      jwt_audience = argv[++i];
-      jwt_jwks = argv[++i];
-    }
-#endif
-    else return usage("usage: [--threads N] [--blocking-calls] [--http PORT [--jwt ISSUER AUDIENCE JWKS_URL]]");
-  }
-  // SIGTERM and SIGINT are waited for by the main thread (blocked here, before any thread starts).
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGTERM);
-  sigaddset(&stop, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
-
-  te::tool_registry<echo, blob> registry;
-  te::json_tool_host host(registry);
-  boost::asio::thread_pool pool(threads);
-  te::mcp_server server(
-      pool, host, te::mcp_server_options{.name = "bench-server", .version = "1.0.0", .nonblocking_calls = nonblocking});
+// Serves over stdio (port < 0) until stdin closes, else Streamable HTTP on 127.0.0.1:port until SIGTERM or SIGINT.
+template <class Server>
+int serve(Server& server, int port, const sigset_t& stop, [[maybe_unused]] const std::string& jwt_issuer,
+          [[maybe_unused]] const std::string& jwt_audience, [[maybe_unused]] const std::string& jwt_jwks) {
   if (port < 0) {
     server.serve_stdio();
     return 0;
@@ -131,4 +104,46 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&stop, &sig);
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::size_t threads = 1;
+  int port = -1;
+  bool caller_threads = false;
+  std::string jwt_issuer, jwt_audience, jwt_jwks;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--threads" && i + 1 < argc) threads = std::stoul(argv[++i]);
+    else if (a == "--http" && i + 1 < argc) port = std::stoi(argv[++i]);
+    else if (a == "--blocking-calls") caller_threads = true;
+#ifdef TOOL_EFFECTS_BENCH_AUTH
+    else if (a == "--jwt" && i + 3 < argc) {
+      jwt_issuer = argv[++i];
+      jwt_audience = argv[++i];
+      jwt_jwks = argv[++i];
+    }
+#endif
+    else return usage("usage: [--threads N] [--blocking-calls] [--http PORT [--jwt ISSUER AUDIENCE JWKS_URL]]");
+  }
+  // SIGTERM and SIGINT are waited for by the main thread (blocked here, before any thread starts).
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGTERM);
+  sigaddset(&stop, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop, nullptr);
+
+  te::tool_registry<echo, blob> registry;
+  te::json_tool_host host(registry);
+  boost::asio::thread_pool pool(threads);
+  const te::mcp_server_options options{.name = "bench-server", .version = "1.0.0"};
+  if (caller_threads) {
+    const auto approve = [](const te::confirmation_request&) { return te::confirmation::approve; };
+    te::mcp_server server(pool, host, options,
+                          te::run_options{}.with(te::local_coordinator{}).with(te::approver(approve)));
+    return serve(server, port, stop, jwt_issuer, jwt_audience, jwt_jwks);
+  }
+  te::mcp_server server(pool, host, options);
+  return serve(server, port, stop, jwt_issuer, jwt_audience, jwt_jwks);
 }

@@ -1,7 +1,9 @@
-// mcp_server_options::nonblocking_calls: a tools/call runs as a coroutine on the server's executor, with no
-// caller thread, under the same coordinator and the same bound of calls at once. Each test has its control:
-// the same server without the option (or without the coordinator). Both eras: a 2026-07-28 tools/call (run as
-// a parked MRTR call, whose tool may ask its client by InputRequiredResult) takes the same route.
+// Calls without a caller thread: a tools/call runs as a coroutine on the server's executor, with no caller
+// thread, under the same coordinator and the same bound of calls at once, with mcp_server_options::
+// nonblocking_calls and by default, when the dispatch options start a turn without blocking (no approver, no
+// journal). Each test has its control: the same server whose options hold an approver, without the option (or
+// without the coordinator). Both eras: a 2026-07-28 tools/call (run as a parked MRTR call, whose tool may ask its
+// client by InputRequiredResult) takes the same route.
 #include <atomic>
 #include <cstdint>
 #include <optional>
@@ -136,6 +138,30 @@ struct threads_seen {
   }
 };
 
+// How a test's server runs its calls: with the option; by default (the option off, dispatch options without an
+// approver or a journal); or, the control, the option off and an approver in the dispatch options, whose turn
+// may block as it starts, so it starts on a caller thread.
+enum class route { option, by_default, control };
+
+const char* route_name(route r) {
+  return r == route::option ? "nonblocking_calls" : r == route::by_default ? "by default" : "control: caller threads";
+}
+
+// Calls body(server) with a server of route `r` on `pool` and `host`.
+template <class Body>
+void with_server(route r, boost::asio::thread_pool& pool, te::json_tool_host<>& host, Body body) {
+  const te::mcp_server_options options{.nonblocking_calls = r == route::option};
+  if (r == route::control) {
+    const auto approve = [](const te::confirmation_request&) { return te::confirmation::approve; };
+    te::mcp_server server(pool, host, options,
+                          te::run_options{}.with(te::local_coordinator{}).with(te::approver(approve)));
+    body(server);
+  } else {
+    te::mcp_server server(pool, host, options);
+    body(server);
+  }
+}
+
 // The answer to one request sent from this thread, or "CODE message" of its error.
 template <class Server>
 json answer(Server& server, json params, te::mcp_server_request request = {}) {
@@ -152,45 +178,48 @@ json answer(Server& server, json params, te::mcp_server_request request = {}) {
 
 }  // namespace
 
-// 200 increments from four sessions, without caller threads, lose none under the server's coordinator, and no
-// more than max_concurrent_calls run at once. Control: the same server with a coordinator that grants
-// everything loses some, and more calls overlap.
+// 200 increments from four sessions, without caller threads (with the option and by default), lose none under the
+// server's coordinator, and no more than max_concurrent_calls run at once. Control: the same server with a
+// coordinator that grants everything loses some, and more calls overlap.
 // Both eras: a 2026-07-28 call goes through the same admission queue and coordinator.
 TEST(NonblockingCalls, IncrementsFromFourSessionsLoseNoneAndStayWithinTheBound) {
-  for (const auto& [modern, coordinated] :
-       {std::pair{false, true}, std::pair{false, false}, std::pair{true, true}, std::pair{true, false}}) {
-    SCOPED_TRACE(modern ? "2026-07-28" : "2025-11-25");
-    SCOPED_TRACE(coordinated ? "coordinated" : "control: no coordination");
-    account a;
-    te::tool_registry<> reg;
-    te::json_tool_host<> host{reg};
-    add_tools(host, a);
-    boost::asio::thread_pool pool(2);
-    const te::mcp_server_options options{.max_concurrent_calls = 3, .nonblocking_calls = true};
-    if (coordinated) {
-      te::mcp_server server(pool, host, options);
-      EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50, modern), 0);
-      EXPECT_EQ(a.balance, 200);
-      EXPECT_EQ(a.most_at_once.load(), 1) << "the coordinator runs the writes one at a time";
-    } else {
-      te::mcp_server server(pool, host, options, te::run_options{}.with(coordinator_test::grant_everything{}));
-      EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50, modern), 0);
-      EXPECT_LT(a.balance, 200) << "the control loses increments";
-      EXPECT_GT(a.most_at_once.load(), 1);
-      EXPECT_LE(a.most_at_once.load(), 3) << "max_concurrent_calls bounds the calls without a caller thread";
+  for (const bool option : {true, false})
+    for (const auto& [modern, coordinated] :
+         {std::pair{false, true}, std::pair{false, false}, std::pair{true, true}, std::pair{true, false}}) {
+      SCOPED_TRACE(option ? "nonblocking_calls" : "by default");
+      SCOPED_TRACE(modern ? "2026-07-28" : "2025-11-25");
+      SCOPED_TRACE(coordinated ? "coordinated" : "control: no coordination");
+      account a;
+      te::tool_registry<> reg;
+      te::json_tool_host<> host{reg};
+      add_tools(host, a);
+      boost::asio::thread_pool pool(2);
+      const te::mcp_server_options options{.max_concurrent_calls = 3, .nonblocking_calls = option};
+      if (coordinated) {
+        te::mcp_server server(pool, host, options);
+        EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50, modern), 0);
+        EXPECT_EQ(a.balance, 200);
+        EXPECT_EQ(a.most_at_once.load(), 1) << "the coordinator runs the writes one at a time";
+      } else {
+        te::mcp_server server(pool, host, options, te::run_options{}.with(coordinator_test::grant_everything{}));
+        EXPECT_EQ(call_concurrently(server, "add_to_balance", 4, 50, modern), 0);
+        EXPECT_LT(a.balance, 200) << "the control loses increments";
+        EXPECT_GT(a.most_at_once.load(), 1);
+        EXPECT_LE(a.most_at_once.load(), 3) << "max_concurrent_calls bounds the calls without a caller thread";
+      }
     }
-  }
 }
 
-// With the option, a call's turn is prepared (here: its target computed by the tool's target_fn) in the
-// session's own thread, and no thread but that one and the server's executor takes part. A 2026-07-28 call (a
-// parked MRTR call, which may outlive its first request when its tool asks) is prepared on the server's
-// executor. Control: without the option, on a caller thread.
+// With the option, and by default, a call's turn is prepared (here: its target computed by the tool's target_fn)
+// in the session's own thread, and no thread but that one and the server's executor takes part. A 2026-07-28 call
+// (a parked MRTR call, which may outlive its first request when its tool asks) is prepared on the server's
+// executor. Control: with an approver in the options and without the option, on a caller thread.
 TEST(NonblockingCalls, NoCallerThreadTakesPartInACall) {
   for (const bool modern : {false, true})
-    for (const bool nonblocking : {true, false}) {
+    for (const route way : {route::option, route::by_default, route::control}) {
+      const bool nonblocking = way != route::control;
       SCOPED_TRACE(modern ? "2026-07-28" : "2025-11-25");
-      SCOPED_TRACE(nonblocking ? "nonblocking" : "control: caller threads");
+      SCOPED_TRACE(route_name(way));
       te::tool_registry<> reg;
       te::json_tool_host<> host{reg};
       threads_seen seen;
@@ -198,20 +227,21 @@ TEST(NonblockingCalls, NoCallerThreadTakesPartInACall) {
                [](const te::attempt_context&, const json&) -> boost::asio::awaitable<json> { co_return json(1); });
       boost::asio::thread_pool pool(1);
       seen.learn_pool_thread(pool);
-      te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = nonblocking});
       std::atomic<int> ok{0};
-      std::thread session([&] {
-        seen.session_thread = std::this_thread::get_id();
-        boost::asio::io_context io;
-        for (int i = 0; i < 4; ++i)
-          boost::asio::co_spawn(io, server.handle_request("tools/call", call_params("add_to_balance", modern), {}),
-                                [&ok, modern](std::exception_ptr e, json r) {
-                                  ok += !e && !r.value("isError", false) &&
-                                        (!modern || r.value("resultType", "") == "complete");
-                                });
-        io.run();
+      with_server(way, pool, host, [&](auto& server) {
+        std::thread session([&] {
+          seen.session_thread = std::this_thread::get_id();
+          boost::asio::io_context io;
+          for (int i = 0; i < 4; ++i)
+            boost::asio::co_spawn(io, server.handle_request("tools/call", call_params("add_to_balance", modern), {}),
+                                  [&ok, modern](std::exception_ptr e, json r) {
+                                    ok += !e && !r.value("isError", false) &&
+                                          (!modern || r.value("resultType", "") == "complete");
+                                  });
+          io.run();
+        });
+        session.join();
       });
-      session.join();
       EXPECT_EQ(ok.load(), 4);
       const std::set<std::thread::id> others = seen.others();
       const std::lock_guard l(seen.m);
@@ -231,11 +261,13 @@ TEST(NonblockingCalls, NoCallerThreadTakesPartInACall) {
 // InputRequiredResult, and the request sent again with the answer and the requestState gets the tool's result,
 // no caller thread taking part: a coroutine tool awaits the ask (no thread waits), a synchronous one blocks
 // the executor's thread while it waits (as with a call of the earlier era), here the pool's only thread (the
-// ask runs on the server's own asks thread). Control: without the option, on a caller thread.
+// ask runs on the server's own asks thread). The same by default. Control: with an approver in the options and
+// without the option, on a caller thread.
 TEST(NonblockingCalls, AModernCallThatAsksItsClientGetsItsAnswer) {
-  for (const bool nonblocking : {true, false})
+  for (const route way : {route::option, route::by_default, route::control})
     for (const bool coroutine : {true, false}) {
-      SCOPED_TRACE(nonblocking ? "nonblocking" : "control: caller threads");
+      const bool nonblocking = way != route::control;
+      SCOPED_TRACE(route_name(way));
       SCOPED_TRACE(coroutine ? "coroutine tool" : "synchronous tool");
       te::tool_registry<> reg;
       te::json_tool_host<> host{reg};
@@ -259,20 +291,21 @@ TEST(NonblockingCalls, AModernCallThatAsksItsClientGetsItsAnswer) {
         });
       boost::asio::thread_pool pool(1);
       seen.learn_pool_thread(pool);
-      te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = nonblocking});
-      const json caps = {{"roots", json::object()}};
-      const json first = answer(server, call_params("add_to_balance", true, caps));
-      ASSERT_EQ(first.value("resultType", ""), "input_required") << first.dump();
-      ASSERT_EQ(first.at("inputRequests").size(), 1u) << first.dump();
-      const std::string key = first["inputRequests"].begin().key();
-      EXPECT_EQ(first["inputRequests"][key].value("method", ""), "roots/list");
-      json retry = call_params("add_to_balance", true, caps);
-      retry["inputResponses"] = {{key, {{"roots", json::array({{{"uri", "file:///home/a"}, {"name", "a"}}})}}}};
-      retry["requestState"] = first["requestState"];
-      const json done = answer(server, retry);
-      EXPECT_EQ(done.value("resultType", ""), "complete") << done.dump();
-      ASSERT_TRUE(done.contains("content")) << done.dump();
-      EXPECT_EQ(done["content"].at(0).value("text", ""), "file:///home/a") << done.dump();
+      with_server(way, pool, host, [&](auto& server) {
+        const json caps = {{"roots", json::object()}};
+        const json first = answer(server, call_params("add_to_balance", true, caps));
+        ASSERT_EQ(first.value("resultType", ""), "input_required") << first.dump();
+        ASSERT_EQ(first.at("inputRequests").size(), 1u) << first.dump();
+        const std::string key = first["inputRequests"].begin().key();
+        EXPECT_EQ(first["inputRequests"][key].value("method", ""), "roots/list");
+        json retry = call_params("add_to_balance", true, caps);
+        retry["inputResponses"] = {{key, {{"roots", json::array({{{"uri", "file:///home/a"}, {"name", "a"}}})}}}};
+        retry["requestState"] = first["requestState"];
+        const json done = answer(server, retry);
+        EXPECT_EQ(done.value("resultType", ""), "complete") << done.dump();
+        ASSERT_TRUE(done.contains("content")) << done.dump();
+        EXPECT_EQ(done["content"].at(0).value("text", ""), "file:///home/a") << done.dump();
+      });
       EXPECT_EQ(runs.load(), 1) << "the call was parked and resumed, not run again";
       if (nonblocking) {
         EXPECT_TRUE(seen.others().empty()) << "nothing but the session's thread and the server's executor";
@@ -284,11 +317,11 @@ TEST(NonblockingCalls, AModernCallThatAsksItsClientGetsItsAnswer) {
 
 // A 2026-07-28 call without a caller thread reports as one on a caller thread does: its tool's progress and log
 // message reach its request, and a request cancelled before its call is admitted (here: before it is sent) ends
-// without running the tool, with the same result. Control: the same calls without the option.
+// without running the tool, with the same result; by default too. Control: the same calls on caller threads.
 TEST(NonblockingCalls, AModernCallReportsAndIsCancelledAsOnACallerThread) {
-  std::map<bool, std::vector<std::string>> seen_by;  // what each form's requests saw
-  for (const bool nonblocking : {true, false}) {
-    SCOPED_TRACE(nonblocking ? "nonblocking" : "control: caller threads");
+  std::map<route, std::vector<std::string>> seen_by;  // what each route's requests saw
+  for (const route way : {route::option, route::by_default, route::control}) {
+    SCOPED_TRACE(route_name(way));
     te::tool_registry<> reg;
     te::json_tool_host<> host{reg};
     std::atomic<int> runs{0};
@@ -300,9 +333,8 @@ TEST(NonblockingCalls, AModernCallReportsAndIsCancelledAsOnACallerThread) {
                co_return json(1);
              });
     boost::asio::thread_pool pool(1);
-    te::mcp_server server(pool, host, te::mcp_server_options{.nonblocking_calls = nonblocking});
     std::mutex m;
-    std::vector<std::string>& seen = seen_by[nonblocking];
+    std::vector<std::string>& seen = seen_by[way];
     te::mcp_server_request reporting;
     reporting.progress = [&](double done, double total, const std::string& message) {
       const std::lock_guard l(m);
@@ -314,18 +346,21 @@ TEST(NonblockingCalls, AModernCallReportsAndIsCancelledAsOnACallerThread) {
     };
     json params = call_params("add_to_balance", true);
     params["_meta"]["io.modelcontextprotocol/logLevel"] = "debug";
-    const json done = answer(server, params, reporting);
-    EXPECT_EQ(done.value("resultType", ""), "complete") << done.dump();
-    te::mcp_server_request cancelled;
-    cancelled.cancel.cancel();
-    const json c = answer(server, call_params("add_to_balance", true), cancelled);
-    EXPECT_TRUE(c.value("isError", false)) << c.dump();
-    EXPECT_EQ(runs.load(), 1) << "the cancelled call's tool did not run";
-    const std::lock_guard l(m);
-    seen.push_back("cancelled " + c.dump());
-    EXPECT_EQ(seen.size(), 3u);
+    with_server(way, pool, host, [&](auto& server) {
+      const json done = answer(server, params, reporting);
+      EXPECT_EQ(done.value("resultType", ""), "complete") << done.dump();
+      te::mcp_server_request cancelled;
+      cancelled.cancel.cancel();
+      const json c = answer(server, call_params("add_to_balance", true), cancelled);
+      EXPECT_TRUE(c.value("isError", false)) << c.dump();
+      EXPECT_EQ(runs.load(), 1) << "the cancelled call's tool did not run";
+      const std::lock_guard l(m);
+      seen.push_back("cancelled " + c.dump());
+      EXPECT_EQ(seen.size(), 3u);
+    });
   }
-  EXPECT_EQ(seen_by[true], seen_by[false]) << "the same as on a caller thread";
+  EXPECT_EQ(seen_by[route::option], seen_by[route::control]) << "the same as on a caller thread";
+  EXPECT_EQ(seen_by[route::by_default], seen_by[route::control]) << "the same as on a caller thread";
 }
 
 // json_tool_host::async_run gives the outcomes `run` gives for the same turn: a call that cannot run fails alone
@@ -368,6 +403,13 @@ TEST(NonblockingCalls, AsyncRunGivesWhatRunGives) {
   EXPECT_EQ(a.balance, 4) << "two turns of two increments, one at a time under the coordinator";
   EXPECT_EQ(awaited[0].value()["balance"].get<long>() + awaited[2].value()["balance"].get<long>(), 3 + 4);
 }
+
+// When a server runs its calls without caller threads by default: with dispatch options that start a turn without
+// blocking (here: only a coordinator), not with an approver (nor with a journal).
+static_assert(te::detail::mcp_turn_starts_without_blocking<decltype(te::run_options{}.with(te::local_coordinator{}))>);
+static_assert(!te::detail::mcp_turn_starts_without_blocking<decltype(te::run_options{}
+                                                                         .with(te::local_coordinator{})
+                                                                         .with(te::approver{}))>);
 
 // The server's destructor waits for a call under way without a caller thread, as it waits for its caller
 // threads: the call ends (and its tool's coroutine with it) before the server is gone. Without the wait the

@@ -205,7 +205,7 @@ class mcp_server {
   boost::asio::awaitable<nlohmann::json> on_get_prompt(nlohmann::json params, mcp_server_request request);
 
   // Runs one `tools/call` (params as sent) through the dispatcher under the server's coordinator, by
-  // run_tool_call (on a caller thread, or as a coroutine with options.nonblocking_calls); `request.cancel`
+  // run_tool_call (as a coroutine when without_caller_thread(), else on a caller thread); `request.cancel`
   // cancels it while it waits (a running call runs to its end).
   boost::asio::awaitable<nlohmann::json> call_tool(nlohmann::json params, mcp_server_request request);
   // Runs one `tools/call` of the 2026-07-28 era, whose tool asks its client by InputRequiredResult (MRTR):
@@ -239,13 +239,13 @@ class mcp_server {
   static std::pair<tool_call, std::string> turn_of(const detail::tool_call_request& r, const std::string& caller);
   // The reporter's bounds and the call's principal.
   void configure(detail::mcp_request_reporter& reporter, const mcp_principal* principal) const;
-  // Completes once the admission queue (options.nonblocking_calls, max_concurrent_calls) lets one call through;
+  // Completes once the admission queue (without_caller_thread(), max_concurrent_calls) lets one call through;
   // its caller then holds the place (detail::mcp_admitted_call) until the call ended. The awaiting coroutine's
   // cancellation cancels the call's turn (`cancel`), which then ends at once when admitted.
   boost::asio::awaitable<void> admission(turn_cancellation cancel);
   // Runs one tools/call of either era and returns its result: as a coroutine (run_call_async) when
-  // options.nonblocking_calls allow it, else on a caller thread (run_call). The call's place in the admission
-  // queue, if it needs one, is its caller's (admission).
+  // without_caller_thread() and the call's approver allow it, else on a caller thread (run_call). The call's place
+  // in the admission queue, if it needs one, is its caller's (admission).
   boost::asio::awaitable<nlohmann::json> run_tool_call(std::shared_ptr<detail::tool_call_request> r, std::string caller,
                                                        std::shared_ptr<const mcp_principal> principal,
                                                        turn_cancellation cancel,
@@ -253,7 +253,7 @@ class mcp_server {
                                                        detail::mcp_request_log log,
                                                        std::shared_ptr<const mcp_client_asker> asker,
                                                        std::shared_ptr<const std::function<void()>> close_stream);
-  // A 2026-07-28 tools/call with options.nonblocking_calls: admitted, run by run_tool_call (without a caller
+  // A 2026-07-28 tools/call when without_caller_thread(): admitted, run by run_tool_call (without a caller
   // thread when it can), and `parked` finished with its result; its place is released after the call let go of
   // `parked` (whose strand lives on the server's asks thread). Spawned on the server's executor.
   boost::asio::awaitable<void> run_parked_call(std::shared_ptr<detail::mcp_mrtr_call> parked,
@@ -262,7 +262,7 @@ class mcp_server {
                                                std::function<void(double, double, const std::string&)> progress,
                                                detail::mcp_request_log log,
                                                std::shared_ptr<const mcp_client_asker> asker);
-  // run_call as a coroutine on the server's executor (options.nonblocking_calls): holds no thread while it waits.
+  // run_call as a coroutine on the server's executor (without_caller_thread()): holds no thread while it waits.
   boost::asio::awaitable<nlohmann::json> run_call_async(
       std::shared_ptr<detail::tool_call_request> r, std::string caller, std::shared_ptr<const mcp_principal> principal,
       turn_cancellation cancel, std::function<void(double, double, const std::string&)> progress,
@@ -311,6 +311,12 @@ class mcp_server {
   Host* host_;
   mcp_server_options options_;
   Options dispatch_;
+  // Whether tools/calls run as coroutines, admitted by `admission_`, rather than on caller threads: when the
+  // options say so (nonblocking_calls), or when the dispatch options start a turn without blocking.
+  [[nodiscard]] bool without_caller_thread() const noexcept {
+    return options_.nonblocking_calls || detail::mcp_turn_starts_without_blocking<Options>;
+  }
+
   std::unique_ptr<boost::asio::thread_pool> callers_;
   std::unique_ptr<detail::mcp_call_admission> admission_;  // the bound of calls without a caller thread
   detail::mcp_catalog catalog_;                        // resources, templates, prompts; the sessions' subscriptions

@@ -49,12 +49,14 @@ struct mcp_server_options {
   /// built it) before it goes out, from any thread: a proxy adds what its upstream said of the tool (title,
   /// description, schemas, `_meta`). Empty: the entries go as built.
   std::function<void(std::size_t tool, nlohmann::json& entry)> tool_entry{};
-  /// The host's tools never block a thread (each is a coroutine, or returns at once) and neither does the
-  /// dispatch options' approver, if they have one. A tools/call then runs as a coroutine on the server's
-  /// executor, holding no thread while it waits for its grant or its tool, instead of holding a caller thread
-  /// (a proxy's calls cross two threads fewer). Still at most `max_concurrent_calls` at once, admitted in
-  /// order; a call whose client the server itself would ask by elicitation (no approver in the options) still
-  /// takes a caller thread, within the same bound.
+  /// A tools/call runs as a coroutine, holding no thread while it waits for its grant or its tool (its turn
+  /// prepared and started in the session's thread, its tools run on the server's executor), whenever starting
+  /// its turn cannot block: by default when the dispatch options have no approver and no journal. Set, this
+  /// says that the host's tools never block a thread (each is a coroutine, or returns at once) and neither do
+  /// the options' approver and journal, so calls run so with them too. Otherwise a call holds one of the
+  /// server's caller threads. Either way at most `max_concurrent_calls` at once, admitted in order; a call whose
+  /// client the server itself would ask by elicitation (no approver in the options) takes a caller thread,
+  /// within the same bound.
   bool nonblocking_calls = false;
 };
 

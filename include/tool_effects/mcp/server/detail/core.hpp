@@ -197,8 +197,17 @@ struct mcp_request_reporter final : attempt_reporter {
   }
 };
 
+// Whether a server dispatching with `Options` runs a tools/call without a caller thread even when
+// mcp_server_options::nonblocking_calls is off: the call's turn is prepared and started in the thread that awaits
+// it (the session's), so nothing that starts it may block there. Options without an approver (it may ask a person)
+// and without a journal (its start records are written, and synced, as the turn starts) start a turn without
+// blocking; the tools run on the server's executor either way.
+template <class Options>
+inline constexpr bool mcp_turn_starts_without_blocking =
+    !options_have_approver<Options> && !options_have_journal<Options>;
+
 // At most `max` tools/calls at once, the rest admitted first come, first served as calls end: the bound of
-// mcp_server_options::max_concurrent_calls for calls that hold no caller thread (nonblocking_calls).
+// mcp_server_options::max_concurrent_calls for calls that hold no caller thread (mcp_server::without_caller_thread).
 // `admit(start)` calls `start()` at once when a place is free, else when one frees (in the thread of the
 // `release()` that frees it; `start` must not block). Each admitted call releases its place once.
 class mcp_call_admission {

@@ -1,6 +1,6 @@
 // tool_effects/mcp/server/impl/call.hpp — internal to <tool_effects/mcp/server.hpp> (included by
-// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (on a caller thread or, with nonblocking_calls, as a
-// coroutine; through the dispatcher under the server's coordinator; in either era, one route: run_tool_call), the
+// mcp/server/impl/server.hpp): how mcp_server runs a tools/call (as a coroutine or, when its turn may block, on a
+// caller thread; through the dispatcher under the server's coordinator; in either era, one route: run_tool_call), the
 // 2026-07-28 calls and prompts that ask their client by InputRequiredResult
 // (parked, resumed, never run twice), what the server reads off each static tool type, and stdio.
 #ifndef TOOL_EFFECTS_MCP_SERVER_IMPL_CALL_HPP
@@ -45,10 +45,10 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool(nloh
       std::move(request.ask_client), std::move(request.client_capabilities), options_.client_request_timeout, executor_,
       "the request has no channel to its client");
   auto close = std::make_shared<const std::function<void()>>(std::move(request.close_stream));
-  // With options.nonblocking_calls every call takes its place in the admission queue (max_concurrent_calls),
-  // kept until the call ended.
+  // Without caller threads every call takes its place in the admission queue (max_concurrent_calls), kept until
+  // the call ended.
   std::optional<detail::mcp_admitted_call> place;
-  if (options_.nonblocking_calls) {
+  if (without_caller_thread()) {
     auto admitted = admission(request.cancel);  // (Locals, as above.)
     co_await std::move(admitted);
     place.emplace(*admission_);
@@ -78,11 +78,11 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::run_tool_call(
     turn_cancellation cancel, std::function<void(double, double, const std::string&)> progress,
     detail::mcp_request_log log, std::shared_ptr<const mcp_client_asker> asker,
     std::shared_ptr<const std::function<void()>> close_stream) {
-  // With options.nonblocking_calls a call runs without a caller thread unless it might be asked of its user by
-  // the server's own elicitation approver (no approver in the options, a client that declared elicitation),
-  // which blocks while it waits for the answer.
+  // Without caller threads (without_caller_thread) a call runs as a coroutine unless it might be asked of its
+  // user by the server's own elicitation approver (no approver in the options, a client that declared
+  // elicitation), which blocks while it waits for the answer.
   if constexpr (requires { host_->async_run(executor_, dispatch_, std::vector<tool_call>{}, std::string()); }) {
-    if (options_.nonblocking_calls &&
+    if (without_caller_thread() &&
         (detail::options_have_approver<Options> || !asker->client_declared("elicitation"))) {
       // (Locals, not temporaries of the co_await expression: g++ 12 destroys such temporaries twice.)
       auto run = run_call_async(std::move(r), std::move(caller), std::move(principal), std::move(cancel),
@@ -194,9 +194,9 @@ boost::asio::awaitable<nlohmann::json> mcp_server<Host, Options>::call_tool_aski
                                  progress = std::move(request.progress),
                                  log = detail::mcp_request_log{std::move(request.log_level), std::move(request.log)},
                                  caller = request.caller, principal = request.principal] {
-    // With options.nonblocking_calls, admitted and run as a call of the earlier era is (run_tool_call: without a
-    // caller thread when it can), on the server's executor; else on a caller thread.
-    if (options_.nonblocking_calls)
+    // Without caller threads (without_caller_thread), admitted and run as a call of the earlier era is
+    // (run_tool_call: as a coroutine when it can), on the server's executor; else on a caller thread.
+    if (without_caller_thread())
       boost::asio::co_spawn(executor_, run_parked_call(call, args, caller, principal, cancel, progress, log, asker),
                             boost::asio::detached);
     else

@@ -32,7 +32,7 @@ mcp_server<Host, Options>::~mcp_server() {
   listeners_.clear();
   parking_->abandon_all();
   callers_->join();
-  admission_->wait_idle();  // the calls under way without a caller thread (nonblocking_calls)
+  admission_->wait_idle();  // the calls under way without a caller thread (without_caller_thread)
   io_.reset();
 }
 
