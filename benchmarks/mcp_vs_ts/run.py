@@ -159,7 +159,7 @@ def med(rs, key):
 
 
 SERVERS = ["ts-mcpserver", "cpp-server"]
-BLOCKING = "cpp-blocking"  # --ab-blocking: the same server with --blocking-calls (each call holds a caller thread)
+BLOCKING = "cpp-blocking"  # --ab-blocking: the same server with --blocking-calls (an approver: each call holds a caller thread)
 SERVER_CLIENTS = ["ts-sdk", "cpp-raw"]
 
 
@@ -277,7 +277,7 @@ def main():
     ap.add_argument("--servers", action="store_true", help="compare the servers (needs --cpp-server)")
     ap.add_argument("--cpp-server", help="bench_mcp_vs_ts_server")
     ap.add_argument("--ab-blocking", action="store_true",
-                    help="with --servers: also the C++ server with --blocking-calls (nonblocking_calls off)")
+                    help="with --servers: also the C++ server with --blocking-calls (an approver: caller threads)")
     ap.add_argument("--server-threads", type=int, default=1, help="thread_pool size of the C++ server")
     args = ap.parse_args()
     args.dir = os.path.abspath(args.dir)
