@@ -95,9 +95,10 @@ elseif(MODE STREQUAL "deb" OR MODE STREQUAL "deb-install")
     message(FATAL_ERROR "consumer: MODE=${MODE} needs dpkg and dpkg-deb")
   endif()
   set(_pkg_build "${WORK_DIR}/package-build")
-  if(MODE STREQUAL "deb" AND EXISTS "${BUILD_DIR}/CPackConfig.cmake")
-    # The package of the build under test: cpack installs its tree (its libraries are built already) and packs
-    # what its install rules give, which do not depend on the tests being on.
+  if(EXISTS "${BUILD_DIR}/CPackConfig.cmake")
+    # The package of the build under test (deb: the ctest's build; deb-install: the release preset's, built by
+    # scripts/deb-install-check): cpack installs its tree (its libraries are built already) and packs what its
+    # install rules give, which do not depend on the tests being on.
     file(MAKE_DIRECTORY "${_pkg_build}")
     execute_process(COMMAND "${_cpack}" -G DEB --config "${BUILD_DIR}/CPackConfig.cmake" -B "${_pkg_build}"
                     WORKING_DIRECTORY "${_pkg_build}" RESULT_VARIABLE _rc OUTPUT_VARIABLE _out ERROR_VARIABLE _out)
