@@ -22,11 +22,12 @@
 
 #include "auth_test_support.hpp"
 
+namespace auth_introspection_test_ns {
+
 namespace te = tool_effects;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-namespace {
 
 constexpr const char* client_id = "bank-rs";
 constexpr const char* client_secret = "s3cret:with/odd+chars";
@@ -121,7 +122,6 @@ class AuthIntrospection : public ::testing::Test {
   std::vector<std::string> tokens_;
 };
 
-}  // namespace
 
 TEST_F(AuthIntrospection, AnActiveTokenIsAcceptedWithItsClaims) {
   const te::mcp_introspection_verifier verify(options());
@@ -379,3 +379,5 @@ TEST_F(AuthIntrospection, AnHttpsEndpointIsAskedWithTheConfiguredCa) {
   EXPECT_TRUE(log_.has_reason("introspection_unavailable"));
   EXPECT_EQ(asked.load(), 1);
 }
+
+}  // namespace auth_introspection_test_ns

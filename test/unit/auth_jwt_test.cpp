@@ -29,11 +29,12 @@
 
 #include "auth_test_support.hpp"
 
+namespace auth_jwt_test_ns {
+
 namespace te = tool_effects;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-namespace {
 
 std::string b64url(std::string_view s) { return te::detail::mcp_base64(s, true); }
 
@@ -218,7 +219,6 @@ class AuthJwt : public ::testing::Test {
   std::vector<std::string> tokens_;
 };
 
-}  // namespace
 
 // The strict base64url decoder the verifier reads every part with (RFC 4648 section 10 vectors, unpadded).
 TEST(AuthBase64url, DecodesTheCanonicalFormOnly) {
@@ -663,3 +663,5 @@ TEST_F(AuthJwt, AnHttpsJwksIsFetchedWithTheConfiguredCa) {
   o.tls.ca_file = certs.dir.string() + "/missing.pem";  // a CA file that cannot be read fails at construction
   EXPECT_THROW(te::mcp_jwt_verifier{o}, te::net::net_error);
 }
+
+}  // namespace auth_jwt_test_ns

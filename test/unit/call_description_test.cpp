@@ -15,6 +15,8 @@
 
 #include "varied_tools.hpp"
 
+namespace call_description_test_ns {
+
 namespace te = tool_effects;
 using te::access_mode;
 using te::call_description;
@@ -210,3 +212,5 @@ TEST(Agreement, ManifestFlagsEqualTheDeclaredFlags) {
   const auto calls = manifest();
   for (std::size_t i = 0; i < vt::tool_count; ++i) EXPECT_EQ(calls[i].effects, varied::flags[i]) << calls[i].name;
 }
+
+}  // namespace call_description_test_ns

@@ -15,6 +15,8 @@
 
 #include "varied_tools.hpp"
 
+namespace composite_test_ns {
+
 namespace te = tool_effects;
 using te::effect;
 using te::effect_set;
@@ -206,3 +208,5 @@ TEST(Composite, AnUnknownPartMakesTheWholeUnknownAndExclusive) {
   // An empty composite is unknown too.
   EXPECT_TRUE(te::accesses_v<te::composite<>>.exclusive);
 }
+
+}  // namespace composite_test_ns

@@ -16,6 +16,8 @@
 
 #include "varied_tools.hpp"
 
+namespace conflict_test_ns {
+
 namespace te = tool_effects;
 using te::access_mode;
 
@@ -389,3 +391,5 @@ TEST(ResourceIdentity, SamePathConflictsAtCompileTimeAndRuntime) {
   const auto w = te::describe<twins::write_a>(), r = te::describe<twins::read_b>();
   EXPECT_EQ(te::conflicts(w, r), m(0, 1)) << "the runtime form agrees";
 }
+
+}  // namespace conflict_test_ns

@@ -11,6 +11,8 @@
 #include <type_traits>
 #include <utility>
 
+namespace declaration_test_ns {
+
 namespace te = tool_effects;
 using te::effect;
 using te::effect_set;
@@ -50,14 +52,18 @@ struct both_ways {
 };
 }  // namespace vendor
 
+}  // namespace declaration_test_ns
+
 template <>
-struct tool_effects::side_effects_of<vendor::mailer> {
+struct tool_effects::side_effects_of<declaration_test_ns::vendor::mailer> {
   using type = effects<external, network>;
 };
 template <>
-struct tool_effects::side_effects_of<vendor::both_ways> {
+struct tool_effects::side_effects_of<declaration_test_ns::vendor::both_ways> {
   using type = effects<read>;
 };
+
+namespace declaration_test_ns {
 
 namespace {
 
@@ -336,3 +342,5 @@ TEST(Tagged, WrapsNonCallableValues) {
   EXPECT_EQ(handle.get(), "https://example.invalid");
   EXPECT_TRUE(te::ParallelSafe<decltype(handle)>);
 }
+
+}  // namespace declaration_test_ns

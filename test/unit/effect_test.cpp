@@ -14,6 +14,8 @@
 #include <unordered_set>
 #include <vector>
 
+namespace effect_test_ns {
+
 namespace te = tool_effects;
 using te::effect;
 using te::effect_set;
@@ -273,3 +275,5 @@ TEST(EffectSetText, ParsingIsUsableInConstantExpressions) {
   static_assert(te::try_parse_effect("idempotent") == effect::idempotent);
   SUCCEED();
 }
+
+}  // namespace effect_test_ns

@@ -25,6 +25,8 @@
 
 #include "soak_support.hpp"
 
+namespace identity_keys_test_ns {
+
 namespace {
 
 // Arguments with an optional operation, an optional target and an opaque payload.
@@ -36,15 +38,19 @@ struct sample_args {
 
 }  // namespace
 
+}  // namespace identity_keys_test_ns
+
 template <>
-struct tool_effects::identity_arguments<sample_args> {
-  static std::optional<std::string> string_arg(const sample_args& a, std::string_view name) {
+struct tool_effects::identity_arguments<identity_keys_test_ns::sample_args> {
+  static std::optional<std::string> string_arg(const identity_keys_test_ns::sample_args& a, std::string_view name) {
     if (name == "op") return a.op;
     if (name == "target") return a.target;
     return std::nullopt;
   }
-  static std::string canonical(const sample_args& a) { return a.payload; }
+  static std::string canonical(const identity_keys_test_ns::sample_args& a) { return a.payload; }
 };
+
+namespace identity_keys_test_ns {
 
 namespace {
 
@@ -224,3 +230,5 @@ TEST(KeyStability, AnotherProcessComputesTheSameKeys) {
 }
 
 }  // namespace
+
+}  // namespace identity_keys_test_ns

@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+namespace identity_test_ns {
+
 namespace {
 
 // A flat argument type: name -> text. Its canonical form is "k=v;" in key order.
@@ -19,19 +21,23 @@ struct flat_args {
 
 }  // namespace
 
+}  // namespace identity_test_ns
+
 template <>
-struct tool_effects::identity_arguments<flat_args> {
-  static std::optional<std::string> string_arg(const flat_args& a, std::string_view name) {
+struct tool_effects::identity_arguments<identity_test_ns::flat_args> {
+  static std::optional<std::string> string_arg(const identity_test_ns::flat_args& a, std::string_view name) {
     const auto it = a.values.find(std::string(name));
     if (it == a.values.end()) return std::nullopt;
     return it->second;
   }
-  static std::string canonical(const flat_args& a) {
+  static std::string canonical(const identity_test_ns::flat_args& a) {
     std::string out;
     for (const auto& [k, v] : a.values) out += k + "=" + v + ";";
     return out;
   }
 };
+
+namespace identity_test_ns {
 
 namespace {
 
@@ -237,3 +243,5 @@ TEST(RepeatDetector, RejectsBadPolicyNamingTheField) {
 }
 
 }  // namespace
+
+}  // namespace identity_test_ns

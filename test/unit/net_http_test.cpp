@@ -22,6 +22,8 @@
 
 #include <tool_effects/net/http_client.hpp>
 
+namespace net_http_test_ns {
+
 namespace net = tool_effects::net;
 namespace asio = boost::asio;
 namespace http = boost::beast::http;
@@ -356,3 +358,5 @@ TEST(NetHttp, TlsSettingsAreCheckedUpFront) {
     }
   }
 }
+
+}  // namespace net_http_test_ns

@@ -10,6 +10,8 @@
 
 #include <tool_effects/net/url.hpp>
 
+namespace net_url_test_ns {
+
 namespace net = tool_effects::net;
 
 namespace {
@@ -128,3 +130,5 @@ TEST(NetUrl, RecomposesWhatItParsed) {
                         "http://h?", "http://h#"})
     EXPECT_EQ(net::parse_uri_reference(u).text(), u);
 }
+
+}  // namespace net_url_test_ns

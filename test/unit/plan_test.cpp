@@ -16,6 +16,8 @@
 
 #include <tool_effects/plan.hpp>
 
+namespace plan_test_ns {
+
 namespace te = tool_effects;
 using te::access_mode;
 
@@ -422,3 +424,5 @@ TEST(RuntimePlan, ATurnOverTheLimitIsRefusedWithAStableError) {
   many.pop_back();
   EXPECT_EQ(te::plan_calls(many).size(), te::default_max_calls_per_turn);
 }
+
+}  // namespace plan_test_ns

@@ -7,6 +7,8 @@
 #include <tool_effects/detail/quote.hpp>
 #include <tool_effects/detail/utf8.hpp>
 
+namespace quote_test_ns {
+
 namespace {
 
 using tool_effects::detail::quote_text;
@@ -66,3 +68,5 @@ TEST(Utf8Excerpt, CutsLikeQuoteTextButDoesNotEscape) {
 }
 
 }  // namespace
+
+}  // namespace quote_test_ns

@@ -8,6 +8,8 @@
 
 #include <tool_effects/registry.hpp>
 
+namespace registry_test_ns {
+
 namespace te = tool_effects;
 
 namespace {
@@ -186,3 +188,5 @@ TEST(Registry, ACopyResolvesItsOwnDynamicTools) {
   EXPECT_FALSE(a.index_of("y").has_value());
   EXPECT_EQ(a.size(), 1u);
 }
+
+}  // namespace registry_test_ns

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+namespace rules_test_ns {
+
 namespace te = tool_effects;
 using te::effect;
 using te::effect_set;
@@ -216,3 +218,5 @@ TEST(AccessModes, SlugsRoundTripAndTheStrictParseReportsTheBadInput) {
     }
   }
 }
+
+}  // namespace rules_test_ns
